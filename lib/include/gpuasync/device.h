@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * libgpuasync device API: one interface over every backend.
+ *
+ *   struct ga_dev *dev;
+ *   int rc = ga_dev_open("sim:version=4,max_buffers=8", &dev);
+ *   ga_reg_write(dev, GA_REG_WRITE_ENABLE, 0, 1);
+ *   ga_dev_close(dev);
+ *
+ * Device strings:
+ *   /dev/datadev_N            the upstream datadev driver or gpuasync.ko
+ *   sim[:key=value,...]       the simulated card (see gpuasync/sim.h)
+ *
+ * Conventions (whole library): every call returns 0 (or a count) on
+ * success and a negative errno on failure; handles come back through
+ * out-parameters.  After a failure ga_last_error() returns an explanation
+ * for the calling thread.  Nothing is printed unless GPUASYNC_LOG is set.
+ *
+ * Thread safety: a struct ga_dev may be used from many threads at once.
+ * All ga_dev_*, ga_reg_*, ga_buf_* calls take the device lock where they
+ * touch shared state; register read-modify-write is atomic with respect to
+ * other calls on the same device.  ga_dev_close() must not race with other
+ * calls on the same device (the caller stops its threads first).
+ *
+ * Order: ga_dev_open -> ga_buf_create ... ga_buf_destroy -> ga_dev_close.
+ * ga_dev_close destroys buffers still alive (GPU memory freed, pins
+ * released, address registers zeroed).
+ */
+#ifndef GPUASYNC_DEVICE_H
+#define GPUASYNC_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuasync/regs.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ga_dev;
+struct ga_buf;
+
+/* Text explaining the last failed call in this thread ("" if none). */
+const char *ga_last_error(void);
+
+/* ---- open / close -------------------------------------------------------- */
+
+struct ga_open_opts {
+	/* Force GA_LAYOUT_V4_LEGACY latency offsets on version 4/5. */
+	bool latency_legacy;
+	/* CUDA device ordinal for GPU memory; -1 = host memory only. */
+	int gpu_index;
+	/* Allow GPU memory (falls back to host memory when none present). */
+	bool use_gpu;
+};
+#define GA_OPEN_OPTS_DEFAULT { .latency_legacy = false, .gpu_index = 0, .use_gpu = true }
+
+int ga_dev_open(const char *spec, struct ga_dev **out);
+int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts,
+		     struct ga_dev **out);
+void ga_dev_close(struct ga_dev *dev);
+
+/* ---- identity and capabilities ------------------------------------------ */
+
+enum ga_cap {
+	GA_CAP_SUPPORTED,      /* GpuAsync present and enabled on this card */
+	GA_CAP_REG_MMAP,       /* register block can be mapped */
+	GA_CAP_REMOVE_ONE,     /* a single (last) buffer can be removed */
+	GA_CAP_ARM_MANY,       /* many buffers armed in one call */
+	GA_CAP_BUFFER_TABLE,   /* driver reports pinned buffers */
+	GA_CAP_ENABLE_IOCTL,   /* GPU_Enable_Tx/Rx exist (pre-release ABI) */
+	GA_CAP_GPU_MEMORY,     /* buffers are real CUDA device memory */
+	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
+	GA_CAP_COUNT
+};
+
+struct ga_dev_info {
+	char backend[16];        /* "sim" or "datadev" */
+	char path[128];          /* device path or sim spec */
+	unsigned int version;    /* firmware version (0 = none) */
+	enum ga_layout layout;
+	unsigned int max_buffers;
+	unsigned int dma_data_bytes;
+	uint64_t clock_hz;       /* latency counter clock */
+	char gpu[128];           /* GPU name, or "none (host memory)" */
+	char memory_note[128];   /* why host memory is used, if it is */
+};
+
+int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
+bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap);
+enum ga_layout ga_dev_layout(struct ga_dev *dev);
+
+/* ---- registers ----------------------------------------------------------- */
+
+/* Read/write a field by id; @index selects the buffer for per-buffer rows.
+ * Writes validate the value against the field width (-ERANGE), the access
+ * mode (-EACCES for RO) and do read-modify-write under the device lock. */
+int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+		uint32_t *val);
+int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+		 uint32_t val);
+/* Same, by name ("rx_frame_count"). */
+int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index,
+		     uint32_t *val);
+int ga_reg_write_name(struct ga_dev *dev, const char *name, unsigned int index,
+		      uint32_t val);
+/* Raw 32-bit word at a byte offset inside the core block (4-byte aligned,
+ * < GA_CORE_SIZE): -EINVAL when misaligned, -ERANGE when outside. */
+int ga_reg_read_raw(struct ga_dev *dev, uint32_t offset, uint32_t *val);
+int ga_reg_write_raw(struct ga_dev *dev, uint32_t offset, uint32_t val);
+
+/* Map the register block (GA_CORE_SIZE bytes) into this process.  For the
+ * simulated card this is its shared-memory file; another process can map
+ * it too through ga_dev_reg_path().  ga_dev_unmap_regs before close. */
+int ga_dev_map_regs(struct ga_dev *dev, volatile uint32_t **regs);
+void ga_dev_unmap_regs(struct ga_dev *dev, volatile uint32_t *regs);
+/* A path another process can open and mmap (size GA_CORE_SIZE, offset
+ * @offset) to reach the same registers: "/dev/shm/..." or "/dev/datadev_0". */
+int ga_dev_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *offset);
+
+/* ---- buffers ------------------------------------------------------------- */
+
+enum ga_dir {
+	GA_DIR_WRITE, /* FPGA->GPU: the firmware writes into it */
+	GA_DIR_READ,  /* GPU->FPGA: the firmware reads from it */
+};
+
+enum ga_buf_state {
+	GA_BUF_IDLE,  /* registered, not armed, nothing landed */
+	GA_BUF_FREE,  /* armed: on the free list, waiting for a frame */
+	GA_BUF_READY, /* a frame landed (write) / read completed (read) */
+	GA_BUF_BUSY,  /* read queued, not yet completed */
+	GA_BUF_ERROR, /* last frame had a non-zero result, or memory went away */
+};
+const char *ga_buf_state_name(enum ga_buf_state s);
+
+/* Decoded 8-byte descriptor the firmware writes at buffer offset 0. */
+struct ga_header {
+	uint32_t size;        /* bytes at +4: the doorbell, 0 = nothing yet */
+	uint8_t result;       /* bits 1:0 */
+	bool overflow;        /* bit 2 */
+	bool cont;            /* bit 3 */
+	uint8_t last_user;    /* bits 23:16 */
+	uint8_t first_user;   /* bits 31:24 */
+};
+void ga_header_decode(const uint8_t raw[8], struct ga_header *h);
+void ga_header_encode(const struct ga_header *h, uint8_t raw[8]);
+
+/*
+ * Create buffer @index in direction @dir with @size payload bytes (a
+ * multiple of 64 KiB; the allocation adds dma_data_bytes for the header
+ * area and rounds up).  Upstream assigns indices in call order, so @index
+ * must equal the number of buffers already in that direction: -EINVAL
+ * otherwise, with an explanation.  V4 write buffers share one size:
+ * -EINVAL when @size differs from the existing ones.
+ */
+int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index,
+		  size_t size, struct ga_buf **out);
+/* Release a buffer.  Only the last index can go on its own (-EBUSY for
+ * others, explained); the engine must not have it armed (-EBUSY). */
+int ga_buf_destroy(struct ga_buf *buf);
+/* Remove every buffer of the device (the upstream all-at-once path). */
+int ga_buf_destroy_all(struct ga_dev *dev);
+
+struct ga_buf *ga_buf_get(struct ga_dev *dev, enum ga_dir dir, unsigned int index);
+unsigned int ga_buf_count(struct ga_dev *dev, enum ga_dir dir);
+
+struct ga_buf_info {
+	enum ga_dir dir;
+	unsigned int index;
+	size_t size;           /* payload bytes registered */
+	size_t alloc_size;     /* bytes allocated (header area included) */
+	uint64_t gpu_address;  /* device pointer (or host address) */
+	uint64_t bus_address;  /* address programmed into the card */
+	bool gpu_memory;       /* CUDA device memory vs host memory */
+	enum ga_buf_state state;
+};
+int ga_buf_info(struct ga_buf *buf, struct ga_buf_info *info);
+
+/* Arm a write buffer (free list).  The doorbell at +4 is cleared first. */
+int ga_buf_arm(struct ga_buf *buf);
+/* Arm many write buffers at once (one ioctl on gpuasync.ko). */
+int ga_buf_arm_many(struct ga_dev *dev, const unsigned int *indices, unsigned int n);
+/* Queue a GPU->FPGA read of @bytes from read buffer @buf (clears its
+ * completion word, then writes the read-size register). */
+int ga_buf_send(struct ga_buf *buf, uint32_t bytes);
+
+/* Read/write buffer memory (header area included: offset 0 = header). */
+int ga_buf_read(struct ga_buf *buf, size_t offset, void *dst, size_t len);
+int ga_buf_write(struct ga_buf *buf, size_t offset, const void *src, size_t len);
+int ga_buf_header(struct ga_buf *buf, struct ga_header *h);
+
+/* CUDA IPC handle (64 bytes) as 128 hex chars + NUL; -ENOTSUP on host memory. */
+int ga_buf_ipc_handle(struct ga_buf *buf, char *hex, size_t len);
+
+/* Engines (write = FPGA->GPU, read = GPU->FPGA). */
+int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUASYNC_DEVICE_H */

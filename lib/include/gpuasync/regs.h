@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The GpuAsyncCore register map: one table, every field once.
+ *
+ * GA_REGISTERS() below is the only place that knows an offset.  It expands
+ * into the enum of register ids, the table of struct ga_reg rows (lib and
+ * kmod), the files under registers/ and buffers/<i>/, the metrics names,
+ * the generated README and the table tests.  Adding a register is adding
+ * one row.
+ *
+ * Layouts:
+ *   GA_LAYOUT_V1         firmware versions 1-3 (<= 16 buffers, 4 KiB block)
+ *   GA_LAYOUT_V4         versions 4-5, firmware since 2026-03-20: latency
+ *                        block at 0xC0..0xF8 with max/min and read DMA
+ *   GA_LAYOUT_V4_LEGACY  versions 4-5 as the upstream driver headers still
+ *                        describe them: latencies at 0x48/0x50/0x58 only
+ * Both V4 layouts report version 4, so the choice between them is a setting
+ * (config "latency_block", sim option "latency=legacy"), never a guess.
+ *
+ * Row columns:
+ *   id, "name", access, format, flags, array,
+ *   loc(V1), loc(V4), loc(V4_LEGACY), min_version, "unit", "one-line doc"
+ * loc is GA_LOC(offset, lsb, msb, stride) or GA_NA.  For per-buffer rows (array !=
+ * GA_ARRAY_NONE) the instance i lives at offset + i * stride; stride 0 means
+ * only buffer 0 is measured in that layout (V4 latencies).
+ *
+ * Offsets are relative to the GpuAsyncCore block (BAR0 + GA_CORE_OFFSET).
+ * This header is plain C usable from the kernel (kmod/) too.
+ */
+#ifndef GPUASYNC_REGS_H
+#define GPUASYNC_REGS_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+#endif
+
+enum ga_layout {
+	GA_LAYOUT_V1,
+	GA_LAYOUT_V4,
+	GA_LAYOUT_V4_LEGACY,
+	GA_LAYOUT_COUNT
+};
+
+enum ga_access {
+	GA_RO, /* read-only: registers/<name> is 0444 */
+	GA_RW, /* read-write: 0644, read-modify-write of the field */
+	GA_WO, /* write-only strobe: 0200, any write triggers */
+};
+
+enum ga_format {
+	GA_FMT_DEC,
+	GA_FMT_HEX,
+	GA_FMT_BOOL,
+};
+
+/* Row flags: how monitoring and the filesystem should treat the value. */
+#define GA_F_COUNTER 0x01  /* monotonic event counter: metrics "_total" */
+#define GA_F_CYCLES 0x02   /* clock cycles: metrics in seconds via clock_hz */
+#define GA_F_DRIVER 0x04   /* programmed by the driver when buffers change */
+#define GA_F_BYTES 0x08    /* a size in bytes */
+#define GA_F_TRIGGER 0x10  /* RW, but every write also triggers an action */
+#define GA_F_WIDE_ID 0x20  /* identity/config, not live state */
+
+enum ga_array {
+	GA_ARRAY_NONE,  /* a scalar: registers/<name> */
+	GA_ARRAY_WRITE, /* one per FPGA->GPU (write) buffer: buffers/<i>/ */
+	GA_ARRAY_READ,  /* one per GPU->FPGA (read) buffer: read_buffers/<i>/ */
+};
+
+struct ga_reg_loc {
+	uint16_t offset;
+	uint8_t lsb, msb;
+	uint16_t stride;
+	uint8_t present;
+};
+
+#define GA_LOC(off, lsb, msb, stride) { (off), (lsb), (msb), (stride), 1 }
+#define GA_NA { 0, 0, 0, 0, 0 }
+
+/* clang-format off */
+#define GA_REGISTERS(X) \
+ X(MAX_BUFFERS, "max_buffers", GA_RO, GA_FMT_DEC, GA_F_WIDE_ID, GA_ARRAY_NONE, \
+   GA_LOC(0x04, 24, 28, 0), GA_LOC(0x00, 0, 15, 0), GA_LOC(0x00, 0, 15, 0), 1, "", \
+   "buffers per direction the firmware supports") \
+ X(AR_CACHE, "ar_cache", GA_RW, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x04, 0, 3, 0), GA_LOC(0x04, 0, 3, 0), GA_LOC(0x04, 0, 3, 0), 1, "", \
+   "AXI ARCACHE used for GPU->FPGA reads") \
+ X(AW_CACHE, "aw_cache", GA_RW, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x04, 8, 11, 0), GA_LOC(0x04, 8, 11, 0), GA_LOC(0x04, 8, 11, 0), 1, "", \
+   "AXI AWCACHE used for FPGA->GPU writes") \
+ X(DMA_DATA_BYTES, "dma_data_bytes", GA_RO, GA_FMT_DEC, GA_F_WIDE_ID | GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_LOC(0x04, 16, 23, 0), GA_LOC(0x04, 16, 23, 0), GA_LOC(0x04, 16, 23, 0), 1, "bytes", \
+   "AXI data width; the payload starts this far into each buffer") \
+ X(WRITE_COUNT, "write_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 0, 7, 0), GA_LOC(0x08, 0, 14, 0), GA_LOC(0x08, 0, 14, 0), 1, "", \
+   "index of the last write buffer in the ring (buffers in use - 1)") \
+ X(WRITE_ENABLE, "write_enable", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 8, 8, 0), GA_LOC(0x08, 15, 15, 0), GA_LOC(0x08, 15, 15, 0), 1, "", \
+   "FPGA->GPU write engine on; off drops frames (header still goes to buffer 0's address)") \
+ X(READ_COUNT, "read_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 16, 23, 0), GA_LOC(0x08, 16, 30, 0), GA_LOC(0x08, 16, 30, 0), 1, "", \
+   "index of the last read buffer in the ring (buffers in use - 1)") \
+ X(READ_ENABLE, "read_enable", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 24, 24, 0), GA_LOC(0x08, 31, 31, 0), GA_LOC(0x08, 31, 31, 0), 1, "", \
+   "GPU->FPGA read engine on; off discards pending read requests") \
+ X(RX_FRAME_COUNT, "rx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_LOC(0x10, 0, 31, 0), GA_LOC(0x10, 0, 31, 0), GA_LOC(0x10, 0, 31, 0), 1, "frames", \
+   "frames finished by the FPGA->GPU write engine, dropped ones included") \
+ X(TX_FRAME_COUNT, "tx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_LOC(0x14, 0, 31, 0), GA_LOC(0x14, 0, 31, 0), GA_LOC(0x14, 0, 31, 0), 1, "frames", \
+   "frames finished by the GPU->FPGA read engine") \
+ X(AXI_WRITE_ERROR_COUNT, "axi_write_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_LOC(0x18, 0, 31, 0), GA_LOC(0x18, 0, 31, 0), GA_LOC(0x18, 0, 31, 0), 1, "errors", \
+   "write DMA returns with a non-zero result (AXI error, overflow or timeout)") \
+ X(AXI_READ_ERROR_COUNT, "axi_read_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_LOC(0x1C, 0, 31, 0), GA_LOC(0x1C, 0, 31, 0), GA_LOC(0x1C, 0, 31, 0), 1, "errors", \
+   "read DMA returns with a non-zero result") \
+ X(COUNT_RESET, "count_reset", GA_WO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), 1, "", \
+   "write anything: clear frame/error/timeout counters, latency max/min and watermarks") \
+ X(AXI_WRITE_ERROR_VALUE, "axi_write_error_value", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), 1, "", \
+   "last write error: bits 1:0 AXI response, bit 2 overflow, bit 3 timeout") \
+ X(AXI_READ_ERROR_VALUE, "axi_read_error_value", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x28, 0, 2, 0), GA_LOC(0x28, 0, 2, 0), GA_LOC(0x28, 0, 2, 0), 1, "", \
+   "last read error code") \
+ X(ROUTE_MASK0, "route_mask0", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x2C, 0, 7, 0), GA_NA, GA_NA, 1, "", "stream demux route 0 TDEST mask") \
+ X(ROUTE_DEST0, "route_dest0", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x2C, 8, 15, 0), GA_NA, GA_NA, 1, "", "stream demux route 0 TDEST value") \
+ X(ROUTE_MASK1, "route_mask1", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x2C, 16, 23, 0), GA_NA, GA_NA, 1, "", "stream demux route 1 TDEST mask") \
+ X(ROUTE_DEST1, "route_dest1", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x2C, 24, 31, 0), GA_NA, GA_NA, 1, "", "stream demux route 1 TDEST value") \
+ X(VERSION, "version", GA_RO, GA_FMT_DEC, GA_F_WIDE_ID, GA_ARRAY_NONE, \
+   GA_LOC(0x30, 0, 7, 0), GA_LOC(0x30, 0, 7, 0), GA_LOC(0x30, 0, 7, 0), 1, "", \
+   "GpuAsyncCore firmware version") \
+ X(AXI_WRITE_TIMEOUT_COUNT, "axi_write_timeout_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_LOC(0x34, 0, 31, 0), GA_LOC(0x34, 0, 31, 0), GA_LOC(0x34, 0, 31, 0), 2, "errors", \
+   "write DMA transfers that timed out") \
+ X(DEMUX_SELECT, "demux_select", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x38, 0, 0, 0), GA_LOC(0x38, 0, 0, 0), GA_LOC(0x38, 0, 0, 0), 2, "", \
+   "1: incoming frames go to the GPU path, 0: to the normal CPU DMA path") \
+ X(MIN_WRITE_BUFFERS, "min_write_buffers", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x3C, 0, 31, 0), GA_LOC(0x3C, 0, 10, 0), GA_LOC(0x3C, 0, 10, 0), 3, "buffers", \
+   "fewest free write buffers seen since count_reset") \
+ X(MIN_READ_QUEUE, "min_read_queue", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_LOC(0x40, 0, 31, 0), GA_NA, GA_NA, 3, "requests", \
+   "fewest pending read requests seen since count_reset") \
+ X(MAX_READ_QUEUE, "max_read_queue", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x40, 0, 10, 0), GA_LOC(0x40, 0, 10, 0), 4, "requests", \
+   "most pending read requests seen since count_reset") \
+ X(WRITE_ACTIVE, "write_active", GA_RO, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x44, 0, 0, 0), GA_LOC(0x44, 0, 0, 0), 5, "", \
+   "write engine not idle: RDMA into GPU memory may be in flight") \
+ X(READ_ACTIVE, "read_active", GA_RO, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x44, 1, 1, 0), GA_LOC(0x44, 1, 1, 0), 5, "", \
+   "read engine not idle: RDMA from GPU memory may be in flight") \
+ X(WRITE_MAX_SIZE, "write_max_size", GA_RW, GA_FMT_DEC, GA_F_DRIVER | GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x60, 0, 31, 0), GA_LOC(0x60, 0, 31, 0), 4, "bytes", \
+   "largest payload written into any write buffer (shared; 0 is stored as 1)") \
+ X(TOTAL_LATENCY, "total_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_LOC(0x500, 0, 31, 16), GA_LOC(0xC0, 0, 31, 0), GA_LOC(0x48, 0, 31, 0), 1, "cycles", \
+   "frame accepted into the buffer until its read DMA completed") \
+ X(TOTAL_LATENCY_MAX, "total_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xC4, 0, 31, 0), GA_NA, 4, "cycles", "largest total latency since count_reset") \
+ X(TOTAL_LATENCY_MIN, "total_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xC8, 0, 31, 0), GA_NA, 4, "cycles", "smallest total latency since count_reset") \
+ X(GPU_LATENCY, "gpu_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_LOC(0x504, 0, 31, 16), GA_LOC(0xD0, 0, 31, 0), GA_LOC(0x50, 0, 31, 0), 1, "cycles", \
+   "write into the buffer done until the GPU re-armed it") \
+ X(GPU_LATENCY_MAX, "gpu_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xD4, 0, 31, 0), GA_NA, 4, "cycles", "largest GPU latency since count_reset") \
+ X(GPU_LATENCY_MIN, "gpu_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xD8, 0, 31, 0), GA_NA, 4, "cycles", "smallest GPU latency since count_reset") \
+ X(WRITE_LATENCY, "write_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_LOC(0x508, 0, 31, 16), GA_LOC(0xE0, 0, 31, 0), GA_LOC(0x58, 0, 31, 0), 1, "cycles", \
+   "frame accepted into the buffer until its write DMA returned") \
+ X(WRITE_LATENCY_MAX, "write_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xE4, 0, 31, 0), GA_NA, 4, "cycles", "largest write DMA latency since count_reset") \
+ X(WRITE_LATENCY_MIN, "write_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+   GA_NA, GA_LOC(0xE8, 0, 31, 0), GA_NA, 4, "cycles", "smallest write DMA latency since count_reset") \
+ X(READ_LATENCY, "read_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
+   GA_NA, GA_LOC(0xF0, 0, 31, 0), GA_NA, 4, "cycles", \
+   "read DMA of read buffer 0 started until it completed") \
+ X(READ_LATENCY_MAX, "read_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
+   GA_NA, GA_LOC(0xF4, 0, 31, 0), GA_NA, 4, "cycles", "largest read DMA latency since count_reset") \
+ X(READ_LATENCY_MIN, "read_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
+   GA_NA, GA_LOC(0xF8, 0, 31, 0), GA_NA, 4, "cycles", "smallest read DMA latency since count_reset") \
+ X(IB_MON_FRAME_COUNT, "inbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x104, 0, 31, 0), GA_LOC(0x104, 0, 31, 0), 4, "frames", \
+   "stream monitor: frames seen on the FPGA->GPU stream (low 32 bits)") \
+ X(IB_MON_FRAME_RATE, "inbound_frame_rate", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x10C, 0, 31, 0), GA_LOC(0x10C, 0, 31, 0), 4, "Hz", \
+   "stream monitor: FPGA->GPU frames per second") \
+ X(IB_MON_FRAME_SIZE, "inbound_frame_size", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x130, 0, 31, 0), GA_LOC(0x130, 0, 31, 0), 4, "bytes", \
+   "stream monitor: size of the last FPGA->GPU frame") \
+ X(OB_MON_FRAME_COUNT, "outbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x204, 0, 31, 0), GA_LOC(0x204, 0, 31, 0), 4, "frames", \
+   "stream monitor: frames sent on the GPU->FPGA stream (low 32 bits)") \
+ X(OB_MON_FRAME_RATE, "outbound_frame_rate", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x20C, 0, 31, 0), GA_LOC(0x20C, 0, 31, 0), 4, "Hz", \
+   "stream monitor: GPU->FPGA frames per second") \
+ X(OB_MON_FRAME_SIZE, "outbound_frame_size", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x230, 0, 31, 0), GA_LOC(0x230, 0, 31, 0), 4, "bytes", \
+   "stream monitor: size of the last GPU->FPGA frame") \
+ X(WRITE_ADDR_LO, "write_address_low", GA_RW, GA_FMT_HEX, GA_F_DRIVER, GA_ARRAY_WRITE, \
+   GA_LOC(0x100, 0, 31, 16), GA_LOC(0x4000, 0, 31, 8), GA_LOC(0x4000, 0, 31, 8), 1, "", \
+   "bus address of the write buffer, low word") \
+ X(WRITE_ADDR_HI, "write_address_high", GA_RW, GA_FMT_HEX, GA_F_DRIVER, GA_ARRAY_WRITE, \
+   GA_LOC(0x104, 0, 31, 16), GA_LOC(0x4004, 0, 31, 8), GA_LOC(0x4004, 0, 31, 8), 1, "", \
+   "bus address of the write buffer, high word") \
+ X(WRITE_SIZE, "write_size", GA_RW, GA_FMT_DEC, GA_F_DRIVER | GA_F_BYTES, GA_ARRAY_WRITE, \
+   GA_LOC(0x108, 0, 31, 16), GA_NA, GA_NA, 1, "bytes", \
+   "largest payload written into this buffer") \
+ X(READ_ADDR_LO, "read_address_low", GA_RW, GA_FMT_HEX, GA_F_DRIVER, GA_ARRAY_READ, \
+   GA_LOC(0x200, 0, 31, 16), GA_LOC(0x6000, 0, 31, 8), GA_LOC(0x6000, 0, 31, 8), 1, "", \
+   "bus address of the read buffer, low word") \
+ X(READ_ADDR_HI, "read_address_high", GA_RW, GA_FMT_HEX, GA_F_DRIVER, GA_ARRAY_READ, \
+   GA_LOC(0x204, 0, 31, 16), GA_LOC(0x6004, 0, 31, 8), GA_LOC(0x6004, 0, 31, 8), 1, "", \
+   "bus address of the read buffer, high word") \
+ X(FREE_LIST, "free_list", GA_WO, GA_FMT_DEC, 0, GA_ARRAY_WRITE, \
+   GA_LOC(0x300, 0, 31, 4), GA_LOC(0x2000, 0, 31, 4), GA_LOC(0x2000, 0, 31, 4), 1, "", \
+   "write anything: arm the write buffer (put it on the free list)") \
+ X(READ_SIZE, "read_size", GA_RW, GA_FMT_DEC, GA_F_TRIGGER | GA_F_BYTES, GA_ARRAY_READ, \
+   GA_LOC(0x400, 0, 31, 4), GA_LOC(0x3000, 0, 31, 4), GA_LOC(0x3000, 0, 31, 4), 1, "bytes", \
+   "bytes to send from the read buffer; every write queues one read")
+/* clang-format on */
+
+enum ga_reg_id {
+#define GA_REG_ENUM(id, ...) GA_REG_##id,
+	GA_REGISTERS(GA_REG_ENUM)
+#undef GA_REG_ENUM
+	GA_REG_COUNT
+};
+
+struct ga_reg {
+	const char *name;
+	enum ga_access access;
+	enum ga_format format;
+	unsigned int flags;
+	enum ga_array array;
+	struct ga_reg_loc loc[GA_LAYOUT_COUNT];
+	uint8_t min_version;
+	const char *unit;
+	const char *doc;
+};
+
+/* The table, indexed by enum ga_reg_id (defined in lib/src/regs.c). */
+extern const struct ga_reg ga_regs[GA_REG_COUNT];
+
+/* Firmware version -> layout.  latency_legacy picks GA_LAYOUT_V4_LEGACY. */
+enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy);
+const char *ga_layout_name(enum ga_layout layout);
+
+/* Is register @id part of firmware @version in @layout? */
+bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout,
+		    unsigned int version);
+
+/*
+ * Byte offset of instance @index of @id.  Returns 0, or -ENOENT when the
+ * register is absent from the layout/version, -ERANGE when @index is not an
+ * instance that exists (index >= max_buffers, or != 0 for stride-0 rows).
+ */
+int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version,
+		  unsigned int index, unsigned int max_buffers, uint32_t *offset);
+
+/* Field helpers: extract/insert the field bits of a 32-bit word. */
+uint32_t ga_reg_field_mask(enum ga_reg_id id, enum ga_layout layout);
+uint32_t ga_reg_field_get(enum ga_reg_id id, enum ga_layout layout, uint32_t word);
+uint32_t ga_reg_field_set(enum ga_reg_id id, enum ga_layout layout, uint32_t word,
+			  uint32_t value);
+/* Largest value the field can hold. */
+uint32_t ga_reg_field_max(enum ga_reg_id id, enum ga_layout layout);
+
+/* Lookup by name (file name under registers/): id, or -ENOENT. */
+int ga_reg_find(const char *name);
+
+#endif /* GPUASYNC_REGS_H */

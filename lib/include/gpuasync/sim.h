@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The simulated GpuAsyncCore card: controls that only exist on it.
+ *
+ * Spec string keys for ga_dev_open("sim:k=v,..."):
+ *   version=1..5 (default 4)   max_buffers=N (default 16 on V1, 1024 on V4+)
+ *   dma_data_bytes=N (32)      clock_hz=N (250000000)   latency=legacy|current
+ *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
+ *   rate=HZ size=BYTES pattern=prbs|counter|zero  (frame generator defaults)
+ *
+ * The model runs in its own thread.  It watches the register block (which
+ * lives in shared memory, so a CUDA consumer in another process can map it
+ * and write free-list and read-size registers from the GPU) and services
+ * it the way firmware does.  Deviation from hardware, required because
+ * plain memory cannot trap a write: free-list, read-size and count_reset
+ * words read back as 0 once the model has taken the request.
+ *
+ * All calls are thread-safe; they return -ENOTSUP on a non-sim device.
+ */
+#ifndef GPUASYNC_SIM_H
+#define GPUASYNC_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuasync/device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ga_pattern {
+	GA_PATTERN_PRBS,    /* 32-bit LFSR words, seeded by the frame number */
+	GA_PATTERN_COUNTER, /* 32-bit words: frame number + word index */
+	GA_PATTERN_ZERO,
+};
+const char *ga_pattern_name(enum ga_pattern p);
+int ga_pattern_parse(const char *s, enum ga_pattern *p);
+/* Fill/check @len bytes of frame @seq's payload: check returns the first
+ * bad byte offset, or -1 when all match. */
+void ga_pattern_fill(enum ga_pattern p, uint32_t seq, void *dst, uint32_t len);
+long ga_pattern_check(enum ga_pattern p, uint32_t seq, const void *src, uint32_t len);
+
+struct ga_sim_gen {
+	bool running;          /* generator on */
+	uint64_t rate_hz;      /* frames per second; 0 = as fast as possible */
+	uint32_t size;         /* payload bytes per frame */
+	enum ga_pattern pattern;
+	uint64_t remaining;    /* frames left to send; 0 = unlimited */
+	uint8_t first_user;    /* TUSER of the first beat (0x02 = SOF) */
+	uint8_t last_user;
+};
+
+int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen);
+int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen);
+
+/* Push one frame into the card's input stream now (blocks up to
+ * timeout_ms while the engine waits for a free buffer; -EAGAIN after). */
+int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len,
+		int timeout_ms);
+
+enum ga_sim_fault {
+	GA_FAULT_WRITE_ERROR,   /* next frames: AXI write error (value = code 1..3) */
+	GA_FAULT_WRITE_TIMEOUT, /* next frames: write DMA timeout */
+	GA_FAULT_READ_ERROR,    /* next reads: AXI read error (code 1..7) */
+	GA_FAULT_COUNT
+};
+const char *ga_sim_fault_name(enum ga_sim_fault f);
+/* Make the next @count operations fail with @fault (code where it applies). */
+int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
+		  uint32_t code);
+
+struct ga_sim_stats {
+	uint64_t generated;     /* frames the generator produced */
+	uint64_t delivered;     /* frames written into a buffer */
+	uint64_t dropped;       /* frames dropped while the engine was off */
+	uint64_t overflowed;    /* frames truncated at the max size */
+	uint64_t stalled_ns;    /* time the input waited for a free buffer */
+	uint64_t reads;         /* GPU->FPGA frames received by the card */
+	uint64_t read_bytes;
+	uint32_t last_read_crc; /* CRC-32 of the last received frame */
+};
+int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
+
+/* Copy up to @len bytes of the last GPU->FPGA frame the card received. */
+int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUASYNC_SIM_H */
