@@ -149,9 +149,12 @@ void ga_header_decode(const uint8_t raw[8], struct ga_header *h);
 void ga_header_encode(const struct ga_header *h, uint8_t raw[8]);
 
 /*
- * Create buffer @index in direction @dir with @size payload bytes (a
- * multiple of 64 KiB; the allocation adds dma_data_bytes for the header
- * area and rounds up).  Upstream assigns indices in call order, so @index
+ * Create buffer @index in direction @dir of @size bytes in all (a multiple
+ * of 64 KiB, as the RDMA pinning requires).  The header sits at +0 and the
+ * payload at +dma_data_bytes, so a frame carries at most
+ * size - dma_data_bytes bytes (write_max_size is set to that; upstream's add
+ * ioctl would set it to size and let the card write past the end).
+ * Upstream assigns indices in call order, so @index
  * must equal the number of buffers already in that direction: -EINVAL
  * otherwise, with an explanation.  V4 write buffers share one size:
  * -EINVAL when @size differs from the existing ones.
@@ -170,8 +173,8 @@ unsigned int ga_buf_count(struct ga_dev *dev, enum ga_dir dir);
 struct ga_buf_info {
 	enum ga_dir dir;
 	unsigned int index;
-	size_t size;           /* payload bytes registered */
-	size_t alloc_size;     /* bytes allocated (header area included) */
+	size_t size;           /* bytes registered (header area included) */
+	size_t payload_max;    /* size - dma_data_bytes */
 	uint64_t gpu_address;  /* device pointer (or host address) */
 	uint64_t bus_address;  /* address programmed into the card */
 	bool gpu_memory;       /* CUDA device memory vs host memory */

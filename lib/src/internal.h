@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * libgpuasync internals: error reporting, logging, the backend and memory
+ * ops tables, and struct ga_dev / struct ga_buf.  Not installed.
+ *
+ * Locking: dev->lock (a mutex) guards the register read-modify-write, the
+ * buffer arrays and counts.  Backends are called with dev->lock held unless
+ * an op says otherwise.  Lock order: dev->lock, then any backend-internal
+ * lock (the sim's model lock).  The memory layer takes no library lock.
+ */
+#ifndef GA_INTERNAL_H
+#define GA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/device.h"
+
+/* ---- errors and logging (log.c) ----------------------------------------- */
+
+/* Record an explanation for ga_last_error() in this thread and return @err
+ * (a negative errno), so callers write: return ga_err(-EINVAL, "...", ...). */
+int ga_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ga_err_clear(void);
+/* stderr logging, only when GPUASYNC_LOG is set in the environment. */
+void ga_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- memory layer (mem_host.c, mem_cuda.c) ------------------------------ */
+
+struct ga_mem_block {
+	uint64_t dptr;   /* device pointer (CUDA) or host address */
+	void *host;      /* host-accessible pointer, NULL for device memory */
+	size_t size;
+	void *priv;      /* layer-private */
+};
+
+struct ga_mem_ops {
+	const char *name; /* "cuda" or "host" */
+	/* 0, or negative errno with ga_err() set.  Memory is zeroed. */
+	int (*alloc)(void *ctx, size_t size, struct ga_mem_block *blk);
+	void (*free)(void *ctx, struct ga_mem_block *blk);
+	int (*read)(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst,
+		    size_t len);
+	int (*write)(void *ctx, const struct ga_mem_block *blk, size_t off,
+		     const void *src, size_t len);
+	/* 128 hex chars + NUL; -ENOTSUP where there is no IPC. */
+	int (*ipc_handle)(void *ctx, const struct ga_mem_block *blk, char *hex,
+			  size_t len);
+	void (*close)(void *ctx);
+};
+
+extern const struct ga_mem_ops ga_mem_host_ops;
+/* Try CUDA (libcuda.so.1 via dlopen, GPU @gpu_index).  On failure returns a
+ * negative errno and writes why into @why (the caller falls back to host
+ * memory and reports it in ga_dev_info.memory_note). */
+int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx,
+		     char *gpu_name, size_t name_len, char *why, size_t why_len);
+
+/* ---- backends (datadev.c, sim.c) ---------------------------------------- */
+
+struct ga_backend_ops {
+	const char *name; /* "datadev", "sim" */
+	/* Fill dev->info identity fields (version, max_buffers,
+	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string. */
+	int (*open)(struct ga_dev *dev, const char *spec);
+	void (*close)(struct ga_dev *dev);
+	/* 32-bit word at @off inside the core block (already range-checked). */
+	int (*reg_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
+	int (*reg_write)(struct ga_dev *dev, uint32_t off, uint32_t val);
+	int (*map_regs)(struct ga_dev *dev, volatile uint32_t **regs);
+	void (*unmap_regs)(struct ga_dev *dev, volatile uint32_t *regs);
+	int (*reg_path)(struct ga_dev *dev, char *path, size_t len, uint64_t *off);
+	/* GPU_Add_Nvidia_Memory semantics: index = current count of @dir;
+	 * programs address (and size) registers and the counts in 0x08.
+	 * @blk is the memory being registered (blk->dptr is the address). */
+	int (*add_buffer)(struct ga_dev *dev, enum ga_dir dir,
+			  const struct ga_mem_block *blk, uint32_t size,
+			  uint64_t *bus_address);
+	/* GPU_Rem_Nvidia_Memory: every buffer of both directions. */
+	int (*remove_all)(struct ga_dev *dev);
+	/* Remove the last buffer of @dir only; NULL when not available. */
+	int (*remove_last)(struct ga_dev *dev, enum ga_dir dir);
+	/* Arm write buffers (free list); n may be 1. */
+	int (*arm)(struct ga_dev *dev, const uint32_t *indices, unsigned int n);
+	/* Engine enable; NULL = generic read-modify-write of the enable bit. */
+	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
+	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
+	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
+};
+
+extern const struct ga_backend_ops ga_backend_datadev;
+extern const struct ga_backend_ops ga_backend_sim;
+
+struct ga_buf {
+	struct ga_dev *dev;
+	enum ga_dir dir;
+	unsigned int index;
+	struct ga_mem_block mem;
+	uint64_t bus_address;
+	bool armed;     /* we armed it and have not seen it fill */
+	bool send_busy; /* read queued, completion not seen */
+	bool error;     /* memory invalidated or last frame errored */
+};
+
+struct ga_dev {
+	pthread_mutex_t lock; /* see the top of this file */
+	const struct ga_backend_ops *be;
+	void *priv; /* backend state */
+	const struct ga_mem_ops *mem;
+	void *mem_ctx;
+	struct ga_dev_info info;
+	struct ga_open_opts opts;
+	struct ga_buf *bufs[2][GA_MAX_BUFFERS]; /* [dir][index] */
+	unsigned int nbufs[2];
+};
+
+#endif /* GA_INTERNAL_H */
