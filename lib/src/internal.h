@@ -50,6 +50,19 @@ struct ga_mem_ops {
 	int (*ipc_handle)(void *ctx, const struct ga_mem_block *blk, char *hex,
 			  size_t len);
 	void (*close)(void *ctx);
+	/* Optional fast path for the simulated card (NULL in layers without
+	 * one).  write_async queues the copy and returns: bytes land in the
+	 * order they were queued (payload before header) and every later
+	 * read/write/free on this context sees them; sync waits until all
+	 * queued writes have landed.  host_alloc gives pinned host memory
+	 * that write/write_async copy from without staging; the caller must
+	 * not change such memory while a write from it may be queued (call
+	 * sync first). */
+	int (*write_async)(void *ctx, const struct ga_mem_block *blk, size_t off,
+			   const void *src, size_t len);
+	int (*sync)(void *ctx);
+	int (*host_alloc)(void *ctx, size_t size, void **p);
+	void (*host_free)(void *ctx, void *p);
 };
 
 extern const struct ga_mem_ops ga_mem_host_ops;
