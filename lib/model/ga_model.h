@@ -23,6 +23,14 @@
  * cycles (V1 per buffer, V4 buffer 0 with max/min), the read path in strict
  * index order with the completion word at +0 (V4) or none (V1), the V5
  * active bits, stream monitors, and injected faults.
+ *
+ * Deviations from the RTL, all because software is not a clock-driven
+ * state machine: every DMA completes within the call that starts it (so
+ * the engines are always idle between calls and the V5 active bits simply
+ * mirror the enables); V1 GPU latency stops when the buffer is re-armed
+ * (as on V4) rather than at the RTL's idle-state sampling; a read that
+ * fails with an AXI error emits no frame; free-list, read-size and
+ * count_reset words read back 0 once taken (see above).
  */
 #ifndef GA_MODEL_H
 #define GA_MODEL_H
@@ -36,6 +44,9 @@
 #include <stdint.h>
 #endif
 
+/* Largest firmware ring (V4: 10-bit index). */
+#define GA_MODEL_MAX_BUFFERS 1024
+
 struct ga_model_env {
 	void *ctx;
 	/* DMA into/out of "bus" memory: 0 or a negative errno, which the
@@ -46,22 +57,26 @@ struct ga_model_env {
 	uint64_t (*now_ns)(void *ctx);
 	/* A GPU->FPGA frame left the card (may be NULL). */
 	void (*frame_out)(void *ctx, const void *data, uint32_t len);
+	/* Host memory of at least @len bytes the model may use until its next
+	 * call (read-path staging, generated payloads); NULL when there is
+	 * none, which the model reports as an AXI error.  May be NULL. */
+	void *(*scratch)(void *ctx, uint32_t len);
 };
 
 struct ga_model_params {
-	unsigned int version;       /* 1..5 */
-	bool latency_legacy;        /* V4/V5: 0x48/0x50/0x58 latency block */
-	unsigned int max_buffers;   /* 1..16 (V1) or 1..1024 (V4+) */
-	unsigned int dma_data_bytes;/* payload offset, e.g. 32 */
-	uint64_t clock_hz;          /* axiClk for latency counters */
+	unsigned int version;	     /* 1..5 */
+	bool latency_legacy;	     /* V4/V5: 0x48/0x50/0x58 latency block */
+	unsigned int max_buffers;    /* 1..16 (V1) or 1..1024 (V4+) */
+	unsigned int dma_data_bytes; /* payload offset, e.g. 32 */
+	uint64_t clock_hz;	     /* axiClk for latency counters */
 };
 
 /* Faults armed for the next operations (host sets, model consumes). */
 struct ga_model_faults {
-	uint32_t write_error;   /* frames left to fail with write_error_code */
+	uint32_t write_error; /* frames left to fail with write_error_code */
 	uint32_t write_error_code;
 	uint32_t write_timeout; /* frames left to time out */
-	uint32_t read_error;    /* reads left to fail with read_error_code */
+	uint32_t read_error;	/* reads left to fail with read_error_code */
 	uint32_t read_error_code;
 };
 
@@ -69,6 +84,18 @@ enum ga_model_push {
 	GA_PUSH_DELIVERED, /* written into a buffer */
 	GA_PUSH_DROPPED,   /* engine off: dropped, header to address 0 */
 	GA_PUSH_NO_BUFFER, /* engine on, next buffer not armed: try later */
+	GA_PUSH_DIVERTED,  /* demux_select = 0: went to the CPU DMA path */
+};
+
+/* Produces @len payload bytes of the frame being pushed into @dst. */
+typedef void (*ga_model_fill_fn)(void *fill_ctx, void *dst, uint32_t len);
+
+/* What the last delivered or dropped frame did (for host statistics). */
+struct ga_model_last {
+	unsigned int index; /* buffer written (0 for a drop) */
+	uint32_t size;	    /* bytes written (the doorbell value) */
+	uint32_t result;    /* 4-bit return: 1:0 AXI, 2 overflow, 3 timeout */
+	bool overflow;
 };
 
 struct ga_model {
@@ -77,34 +104,59 @@ struct ga_model {
 	enum ga_layout layout;
 	struct ga_model_env env;
 	struct ga_model_faults faults;
+	struct ga_model_last last;
+	/* Bumped whenever the model changes state a waiter may care about
+	 * (an arm, a completed read, a reset): hosts compare it to decide
+	 * whether to wake blocked pushers. */
+	uint32_t events;
+	/* cached locations of the arrays poll() scans (from the table) */
+	uint32_t free_base, free_stride, rsize_base, rsize_stride;
 	/* engine state */
 	unsigned int write_index;
 	unsigned int read_index;
-	bool write_was_enabled, read_was_enabled;
+	uint32_t write_count, read_count; /* last seen count fields */
+	bool write_enabled, read_enabled; /* last seen enable bits */
 	/* per-buffer bookkeeping; sized for the largest firmware */
-	uint8_t armed[1024];        /* free-list bit */
-	uint8_t read_pending[1024];
-	uint32_t read_len[1024];
-	uint64_t lat_start_ns[1024];/* write accepted */
-	uint64_t gpu_start_ns[1024];/* write done, waiting for re-arm */
-	uint32_t free_count;        /* armed buffers within 0..write_count */
-	uint32_t read_queue;        /* pending read requests */
-	/* stream monitors */
-	uint64_t ib_frames, ob_frames;
-	uint64_t ib_rate_t0, ob_rate_t0, ib_rate_n, ob_rate_n;
+	uint8_t armed[GA_MODEL_MAX_BUFFERS]; /* free-list bit */
+	uint8_t read_pending[GA_MODEL_MAX_BUFFERS];
+	uint8_t lat_valid[GA_MODEL_MAX_BUFFERS]; /* lat_start_ns is set */
+	uint8_t gpu_valid[GA_MODEL_MAX_BUFFERS]; /* gpu_start_ns is set */
+	uint32_t read_len[GA_MODEL_MAX_BUFFERS];
+	uint64_t lat_start_ns[GA_MODEL_MAX_BUFFERS]; /* write accepted */
+	uint64_t gpu_start_ns[GA_MODEL_MAX_BUFFERS]; /* write done, waiting for re-arm */
+	uint32_t free_count;			     /* armed buffers within 0..write_count */
+	uint32_t read_queue;			     /* pending read requests */
+	/* stream monitors: frames in the current one-second window */
+	uint64_t ib_rate_t0, ob_rate_t0;
+	uint32_t ib_rate_n, ob_rate_n;
 };
 
 /* Reset the register block and state to power-on values. */
-void ga_model_init(struct ga_model *m, volatile uint32_t *regs,
-		   const struct ga_model_params *p, const struct ga_model_env *env);
-/* A register write the host saw (API, ioctl): stores it, acts on it. */
+void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
+		   const struct ga_model_env *env);
+/* A register write the host saw (API, ioctl): stores it, acts on it.
+ * Writes to read-only fields and unmapped words are ignored, as the
+ * firmware ignores them. */
 void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val);
 uint32_t ga_model_reg_read(struct ga_model *m, uint32_t offset);
 /* Pick up writes made behind the host's back; run the read engine. */
 void ga_model_poll(struct ga_model *m);
 /* A frame arrives on the input stream. */
-enum ga_model_push ga_model_push(struct ga_model *m, const void *payload,
-				 uint32_t len, uint8_t first_user,
-				 uint8_t last_user);
+enum ga_model_push ga_model_push(struct ga_model *m, const void *payload, uint32_t len,
+				 uint8_t first_user, uint8_t last_user);
+/* Same, with the payload produced by @fill only once the frame is
+ * accepted (and only the bytes that fit), through env.scratch: a frame
+ * that meets backpressure or is dropped costs nothing. */
+enum ga_model_push ga_model_push_fill(struct ga_model *m, uint32_t len, uint8_t first_user,
+				      uint8_t last_user, ga_model_fill_fn fill, void *fill_ctx);
+/* Host-side removal of one buffer (not a firmware operation; the
+ * upstream remove-all path leaves the free list alone, as hardware does):
+ * forget write buffer @index's free-list bit, or read buffer @index's
+ * pending request. */
+void ga_model_forget(struct ga_model *m, bool write, unsigned int index);
+/* Is the next write buffer armed (a push would not meet backpressure)? */
+bool ga_model_write_ready(const struct ga_model *m);
+/* Are there read requests the engine could service now? */
+bool ga_model_reads_pending(const struct ga_model *m);
 
 #endif /* GA_MODEL_H */

@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The GpuAsyncCore firmware model (see ga_model.h for what it covers).
+ *
+ * Everything here acts on the register block through the register table:
+ * a field is read and written with ga_reg_offset() + ga_reg_field_get/set,
+ * so the same code serves the V1, V4 and V4-legacy layouts and every
+ * version gate (a register absent from the running firmware is simply not
+ * touched).  No libc, no kernel API: the kmod's emulated card compiles
+ * this file unchanged with -D__KERNEL__.
+ *
+ * The write engine (FPGA->GPU) runs inside ga_model_push*(), one frame per
+ * call; the read engine (GPU->FPGA) runs from ga_model_poll() and after
+ * every register write, servicing requests strictly in index order.
+ */
+#include "ga_model.h"
+#include "gpuasync/abi.h"
+
+#define GA_CORE_SIZE_WORDS (GA_CORE_SIZE / 4)
+
+/* The 8-byte descriptor written at buffer offset 0 (AxiWrDesc64).  It is a
+ * memory format, not a register, so its bits live here. */
+#define HDR_RESULT_MASK	     0x3u
+#define HDR_OVERFLOW	     (1u << 2)
+#define HDR_CONT	     (1u << 3)
+#define HDR_LAST_USER_SHIFT  16
+#define HDR_FIRST_USER_SHIFT 24
+
+/* 4-bit write return value (axi_write_error_value). */
+#define WR_RES_OVERFLOW (1u << 2)
+#define WR_RES_TIMEOUT	(1u << 3)
+/* AXI SLVERR: what a DMA the host could not perform reports. */
+#define AXI_SLVERR 2u
+
+/* Read completion block at read buffer +0 (V4): first word 1, 12 bytes 0. */
+#define READ_DONE_BYTES 16
+
+#define NSEC_PER_SEC_U64 1000000000ull
+
+/* ---- register access through the table ---------------------------------- */
+
+static bool reg_loc(const struct ga_model *m, enum ga_reg_id id, unsigned int index, uint32_t *off)
+{
+	return ga_reg_offset(id, m->layout, m->p.version, index, m->p.max_buffers, off) == 0;
+}
+
+static bool reg_has(const struct ga_model *m, enum ga_reg_id id)
+{
+	return ga_reg_present(id, m->layout, m->p.version);
+}
+
+static uint32_t reg_get(const struct ga_model *m, enum ga_reg_id id, unsigned int index)
+{
+	uint32_t off;
+
+	if (!reg_loc(m, id, index, &off))
+		return 0;
+	return ga_reg_field_get(id, m->layout, m->regs[off / 4]);
+}
+
+static void reg_set(struct ga_model *m, enum ga_reg_id id, unsigned int index, uint32_t val)
+{
+	uint32_t off;
+
+	if (!reg_loc(m, id, index, &off))
+		return;
+	m->regs[off / 4] = ga_reg_field_set(id, m->layout, m->regs[off / 4], val);
+}
+
+/* V4 counters saturate at their maximum; V1 ones wrap (facts §3.1 step 6). */
+static bool saturating(const struct ga_model *m)
+{
+	return m->layout != GA_LAYOUT_V1;
+}
+
+static void counter_inc(struct ga_model *m, enum ga_reg_id id)
+{
+	uint32_t v;
+
+	if (!reg_has(m, id))
+		return;
+	v = reg_get(m, id, 0);
+	if (v == ga_reg_field_max(id, m->layout)) {
+		if (saturating(m))
+			return;
+		v = 0;
+	} else {
+		v++;
+	}
+	reg_set(m, id, 0, v);
+}
+
+static uint64_t now(struct ga_model *m)
+{
+	return m->env.now_ns ? m->env.now_ns(m->env.ctx) : 0;
+}
+
+/* Nanoseconds -> cycles of clock_hz, without overflowing for long spans. */
+static uint64_t ns_to_cycles(const struct ga_model *m, uint64_t ns)
+{
+	uint64_t hz = m->p.clock_hz;
+
+	return (ns / NSEC_PER_SEC_U64) * hz + (ns % NSEC_PER_SEC_U64) * hz / NSEC_PER_SEC_U64;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)v;
+}
+
+/*
+ * Record one latency measurement of buffer @index.  V1 keeps one set per
+ * buffer, 32-bit wrapping; V4 measures buffer 0 only, saturating, and the
+ * current layout adds max/min (ga_reg_offset refuses other indices there).
+ */
+static void latency_record(struct ga_model *m, enum ga_reg_id cur, enum ga_reg_id max,
+			   enum ga_reg_id min, unsigned int index, uint64_t ns)
+{
+	uint64_t cyc = ns_to_cycles(m, ns);
+	uint32_t v = saturating(m) ? clamp32(cyc) : (uint32_t)cyc;
+	uint32_t off;
+
+	if (!reg_has(m, cur) || !reg_loc(m, cur, index, &off))
+		return;
+	reg_set(m, cur, index, v);
+	if (reg_has(m, max) && v > reg_get(m, max, index))
+		reg_set(m, max, index, v);
+	if (reg_has(m, min) && v < reg_get(m, min, index))
+		reg_set(m, min, index, v);
+}
+
+static uint64_t buf_addr(const struct ga_model *m, bool write, unsigned int index)
+{
+	enum ga_reg_id lo = write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
+	enum ga_reg_id hi = write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
+
+	return ((uint64_t)reg_get(m, hi, index) << 32) | reg_get(m, lo, index);
+}
+
+/* ---- stream monitors ----------------------------------------------------- */
+
+/* Frames per second over one-second windows; a quiet window reads 0. */
+static void monitor_tick(struct ga_model *m, bool inbound, uint64_t t, bool frame)
+{
+	uint64_t *t0 = inbound ? &m->ib_rate_t0 : &m->ob_rate_t0;
+	uint32_t *n = inbound ? &m->ib_rate_n : &m->ob_rate_n;
+	enum ga_reg_id rate = inbound ? GA_REG_IB_MON_FRAME_RATE : GA_REG_OB_MON_FRAME_RATE;
+	uint64_t span = t - *t0;
+
+	if (frame)
+		(*n)++;
+	if (t < *t0) {
+		*t0 = t;
+		return;
+	}
+	if (span < NSEC_PER_SEC_U64)
+		return;
+	reg_set(m, rate, 0, clamp32((uint64_t)*n * NSEC_PER_SEC_U64 / span));
+	*t0 = t;
+	*n = 0;
+}
+
+static void monitor_frame(struct ga_model *m, bool inbound, uint32_t size, uint64_t t)
+{
+	if (inbound) {
+		counter_inc(m, GA_REG_IB_MON_FRAME_COUNT);
+		reg_set(m, GA_REG_IB_MON_FRAME_SIZE, 0, size);
+	} else {
+		counter_inc(m, GA_REG_OB_MON_FRAME_COUNT);
+		reg_set(m, GA_REG_OB_MON_FRAME_SIZE, 0, size);
+	}
+	monitor_tick(m, inbound, t, true);
+}
+
+/* ---- free list, watermarks ----------------------------------------------- */
+
+static void write_watermark(struct ga_model *m)
+{
+	if (reg_has(m, GA_REG_MIN_WRITE_BUFFERS) &&
+	    m->free_count < reg_get(m, GA_REG_MIN_WRITE_BUFFERS, 0))
+		reg_set(m, GA_REG_MIN_WRITE_BUFFERS, 0, m->free_count);
+}
+
+static void read_watermark(struct ga_model *m)
+{
+	if (reg_has(m, GA_REG_MIN_READ_QUEUE) &&
+	    m->read_queue < reg_get(m, GA_REG_MIN_READ_QUEUE, 0))
+		reg_set(m, GA_REG_MIN_READ_QUEUE, 0, m->read_queue);
+	if (reg_has(m, GA_REG_MAX_READ_QUEUE) &&
+	    m->read_queue > reg_get(m, GA_REG_MAX_READ_QUEUE, 0))
+		reg_set(m, GA_REG_MAX_READ_QUEUE, 0, m->read_queue);
+}
+
+static void recount_free(struct ga_model *m)
+{
+	unsigned int i;
+
+	m->free_count = 0;
+	for (i = 0; i <= m->write_count && i < m->p.max_buffers; i++)
+		m->free_count += m->armed[i];
+	write_watermark(m);
+}
+
+/* A write to free list [i]: the buffer is free again; GPU latency stops. */
+static void arm(struct ga_model *m, unsigned int i)
+{
+	if (i >= m->p.max_buffers)
+		return;
+	if (m->gpu_valid[i]) {
+		latency_record(m, GA_REG_GPU_LATENCY, GA_REG_GPU_LATENCY_MAX,
+			       GA_REG_GPU_LATENCY_MIN, i, now(m) - m->gpu_start_ns[i]);
+		m->gpu_valid[i] = 0;
+	}
+	if (!m->armed[i]) {
+		m->armed[i] = 1;
+		if (i <= m->write_count)
+			m->free_count++;
+	}
+	m->events++;
+}
+
+/* ---- control word -------------------------------------------------------- */
+
+static void discard_reads(struct ga_model *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->p.max_buffers; i++)
+		m->read_pending[i] = 0;
+	m->read_queue = 0;
+	m->read_index = 0;
+	read_watermark(m);
+}
+
+/*
+ * Follow the control word: a disabled write engine sits at index 0 with
+ * its free list intact; a disabled read engine has no pending requests
+ * and sits at index 0.  Counts that shrink below the current index wrap it.
+ */
+static void sync_control(struct ga_model *m)
+{
+	bool we = reg_get(m, GA_REG_WRITE_ENABLE, 0) != 0;
+	bool re = reg_get(m, GA_REG_READ_ENABLE, 0) != 0;
+	uint32_t wc = reg_get(m, GA_REG_WRITE_COUNT, 0);
+	uint32_t rc = reg_get(m, GA_REG_READ_COUNT, 0);
+
+	if (!we)
+		m->write_index = 0;
+	if (!re && (m->read_queue || m->read_index))
+		discard_reads(m);
+	if (wc != m->write_count) {
+		m->write_count = wc;
+		recount_free(m);
+	}
+	m->read_count = rc;
+	if (m->write_index > wc || m->write_index >= m->p.max_buffers)
+		m->write_index = 0;
+	if (m->read_index > rc || m->read_index >= m->p.max_buffers)
+		m->read_index = 0;
+	m->write_enabled = we;
+	m->read_enabled = re;
+	/* V5: the engines are idle between calls, so "active" = enabled. */
+	reg_set(m, GA_REG_WRITE_ACTIVE, 0, we);
+	reg_set(m, GA_REG_READ_ACTIVE, 0, re);
+}
+
+static void count_reset(struct ga_model *m)
+{
+	static const enum ga_reg_id cleared[] = {
+		GA_REG_RX_FRAME_COUNT,		GA_REG_TX_FRAME_COUNT,
+		GA_REG_AXI_WRITE_ERROR_COUNT,	GA_REG_AXI_READ_ERROR_COUNT,
+		GA_REG_AXI_WRITE_ERROR_VALUE,	GA_REG_AXI_READ_ERROR_VALUE,
+		GA_REG_AXI_WRITE_TIMEOUT_COUNT,
+	};
+	static const enum ga_reg_id maxes[] = {
+		GA_REG_TOTAL_LATENCY_MAX,
+		GA_REG_GPU_LATENCY_MAX,
+		GA_REG_WRITE_LATENCY_MAX,
+		GA_REG_READ_LATENCY_MAX,
+	};
+	static const enum ga_reg_id mins[] = {
+		GA_REG_TOTAL_LATENCY_MIN,
+		GA_REG_GPU_LATENCY_MIN,
+		GA_REG_WRITE_LATENCY_MIN,
+		GA_REG_READ_LATENCY_MIN,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++)
+		reg_set(m, cleared[i], 0, 0);
+	for (i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++)
+		reg_set(m, maxes[i], 0, 0);
+	for (i = 0; i < sizeof(mins) / sizeof(mins[0]); i++)
+		reg_set(m, mins[i], 0, ga_reg_field_max(mins[i], m->layout));
+	/* Watermarks restart from the present state. */
+	reg_set(m, GA_REG_MIN_WRITE_BUFFERS, 0, m->free_count);
+	reg_set(m, GA_REG_MIN_READ_QUEUE, 0, m->read_queue);
+	reg_set(m, GA_REG_MAX_READ_QUEUE, 0, m->read_queue);
+	m->events++;
+}
+
+/* ---- read engine (GPU->FPGA) --------------------------------------------- */
+
+static void queue_read(struct ga_model *m, unsigned int i, uint32_t size)
+{
+	if (i >= m->p.max_buffers || size == 0)
+		return;
+	/* A disabled read engine holds no requests (facts §3.3 step 4). */
+	if (!m->read_enabled)
+		return;
+	m->read_len[i] = size;
+	if (!m->read_pending[i]) {
+		m->read_pending[i] = 1;
+		m->read_queue++;
+		read_watermark(m);
+	}
+}
+
+static void service_read(struct ga_model *m, unsigned int i)
+{
+	uint32_t len = m->read_len[i];
+	uint64_t base = buf_addr(m, false, i);
+	bool v4 = m->layout != GA_LAYOUT_V1;
+	uint64_t t0 = now(m), t1;
+	uint32_t result = 0;
+	void *data = 0;
+
+	if (m->faults.read_error) {
+		m->faults.read_error--;
+		result = m->faults.read_error_code &
+			 ga_reg_field_max(GA_REG_AXI_READ_ERROR_VALUE, m->layout);
+		if (!result)
+			result = AXI_SLVERR;
+	}
+	if (!result) {
+		data = m->env.scratch ? m->env.scratch(m->env.ctx, len) : 0;
+		if (!data || !m->env.dma_read ||
+		    m->env.dma_read(m->env.ctx, base + (v4 ? m->p.dma_data_bytes : 0), data, len))
+			result = AXI_SLVERR;
+	}
+	if (!result && m->env.frame_out)
+		m->env.frame_out(m->env.ctx, data, len);
+	if (v4) {
+		/* Completion block: word 0 = 1, then 12 zero bytes. */
+		uint32_t done[READ_DONE_BYTES / 4] = {1, 0, 0, 0};
+
+		if (!m->env.dma_write || m->env.dma_write(m->env.ctx, base, done, sizeof(done)))
+			result = result ? result : AXI_SLVERR;
+	}
+	t1 = now(m);
+	if (result) {
+		counter_inc(m, GA_REG_AXI_READ_ERROR_COUNT);
+		reg_set(m, GA_REG_AXI_READ_ERROR_VALUE, 0, result);
+	}
+	counter_inc(m, GA_REG_TX_FRAME_COUNT);
+	monitor_frame(m, false, len, t1);
+	latency_record(m, GA_REG_READ_LATENCY, GA_REG_READ_LATENCY_MAX, GA_REG_READ_LATENCY_MIN, i,
+		       t1 - t0);
+	if (m->lat_valid[i]) {
+		latency_record(m, GA_REG_TOTAL_LATENCY, GA_REG_TOTAL_LATENCY_MAX,
+			       GA_REG_TOTAL_LATENCY_MIN, i, t1 - m->lat_start_ns[i]);
+		m->lat_valid[i] = 0;
+	}
+	m->read_pending[i] = 0;
+	m->read_queue--;
+	read_watermark(m);
+	m->events++;
+}
+
+/* Strict index order: stop at the first index without a request. */
+static void run_reads(struct ga_model *m)
+{
+	unsigned int guard = 0;
+
+	while (m->read_enabled && m->read_pending[m->read_index] && guard++ < m->p.max_buffers) {
+		unsigned int i = m->read_index;
+
+		m->read_index = i >= m->read_count ? 0 : i + 1;
+		service_read(m, i);
+	}
+}
+
+/* ---- write engine (FPGA->GPU) -------------------------------------------- */
+
+static uint32_t write_max(const struct ga_model *m, unsigned int i)
+{
+	if (reg_has(m, GA_REG_WRITE_MAX_SIZE))
+		return reg_get(m, GA_REG_WRITE_MAX_SIZE, 0);
+	return reg_get(m, GA_REG_WRITE_SIZE, i);
+}
+
+static int dma_out(struct ga_model *m, uint64_t bus, const void *src, uint32_t len)
+{
+	if (!m->env.dma_write)
+		return -1;
+	return m->env.dma_write(m->env.ctx, bus, src, len);
+}
+
+/* The descriptor: word 0 first, then (after a barrier) the size doorbell,
+ * so a consumer that sees the doorbell also sees the rest. */
+static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint32_t size,
+			uint8_t fu, uint8_t lu)
+{
+	uint32_t w0 = (result & HDR_RESULT_MASK) | ((result & WR_RES_OVERFLOW) ? HDR_OVERFLOW : 0) |
+		      ((uint32_t)lu << HDR_LAST_USER_SHIFT) |
+		      ((uint32_t)fu << HDR_FIRST_USER_SHIFT);
+	int rc;
+
+	rc = dma_out(m, base, &w0, 4);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!rc)
+		rc = dma_out(m, base + 4, &size, 4);
+	return rc;
+}
+
+static void write_done(struct ga_model *m, uint32_t result)
+{
+	counter_inc(m, GA_REG_RX_FRAME_COUNT);
+	if (result) {
+		counter_inc(m, GA_REG_AXI_WRITE_ERROR_COUNT);
+		reg_set(m, GA_REG_AXI_WRITE_ERROR_VALUE, 0, result);
+		if (result & WR_RES_TIMEOUT)
+			counter_inc(m, GA_REG_AXI_WRITE_TIMEOUT_COUNT);
+	}
+}
+
+static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t len, uint8_t fu,
+			       uint8_t lu, ga_model_fill_fn fill, void *fill_ctx)
+{
+	uint64_t t0, t1, base;
+	uint32_t max, n, result = 0;
+	unsigned int i;
+
+	sync_control(m);
+	if (reg_has(m, GA_REG_DEMUX_SELECT) && !reg_get(m, GA_REG_DEMUX_SELECT, 0))
+		return GA_PUSH_DIVERTED;
+	t0 = now(m);
+	if (!m->write_enabled) {
+		/* Accepted with "drop": nothing written but the descriptor,
+		 * which goes to write address [0] (facts §3.1 steps 2, 5). */
+		base = buf_addr(m, true, 0);
+		if (base && write_header(m, base, 0, len, fu, lu))
+			result = AXI_SLVERR;
+		write_done(m, result);
+		monitor_frame(m, true, len, t0);
+		m->last.index = 0;
+		m->last.size = len;
+		m->last.result = result;
+		m->last.overflow = false;
+		return GA_PUSH_DROPPED;
+	}
+	i = m->write_index;
+	if (!m->armed[i])
+		return GA_PUSH_NO_BUFFER;
+
+	/* Take the buffer off the free list and advance round-robin. */
+	m->armed[i] = 0;
+	m->free_count--;
+	write_watermark(m);
+	m->write_index = i >= m->write_count ? 0 : i + 1;
+	m->lat_start_ns[i] = t0;
+	m->lat_valid[i] = 1;
+
+	base = buf_addr(m, true, i);
+	max = write_max(m, i);
+	n = len;
+	if (n > max) {
+		n = max;
+		result |= WR_RES_OVERFLOW;
+	}
+	if (n) {
+		const void *src = payload;
+
+		if (!src) {
+			void *dst = m->env.scratch ? m->env.scratch(m->env.ctx, n) : 0;
+
+			if (dst && fill)
+				fill(fill_ctx, dst, n);
+			src = dst;
+		}
+		if (!src || dma_out(m, base + m->p.dma_data_bytes, src, n))
+			result |= AXI_SLVERR;
+	}
+	if (m->faults.write_error) {
+		uint32_t code = m->faults.write_error_code & HDR_RESULT_MASK;
+
+		m->faults.write_error--;
+		result |= code ? code : AXI_SLVERR;
+	}
+	if (m->faults.write_timeout) {
+		m->faults.write_timeout--;
+		result |= WR_RES_TIMEOUT;
+	}
+	if (write_header(m, base, result, n, fu, lu))
+		result = (result & ~HDR_RESULT_MASK) | AXI_SLVERR;
+	t1 = now(m);
+	write_done(m, result);
+	latency_record(m, GA_REG_WRITE_LATENCY, GA_REG_WRITE_LATENCY_MAX, GA_REG_WRITE_LATENCY_MIN,
+		       i, t1 - t0);
+	m->gpu_start_ns[i] = t1;
+	m->gpu_valid[i] = 1;
+	monitor_frame(m, true, len, t1);
+	m->last.index = i;
+	m->last.size = n;
+	m->last.result = result;
+	m->last.overflow = (result & WR_RES_OVERFLOW) != 0;
+	m->events++;
+	return GA_PUSH_DELIVERED;
+}
+
+enum ga_model_push ga_model_push(struct ga_model *m, const void *payload, uint32_t len,
+				 uint8_t first_user, uint8_t last_user)
+{
+	return push(m, payload, len, first_user, last_user, 0, 0);
+}
+
+enum ga_model_push ga_model_push_fill(struct ga_model *m, uint32_t len, uint8_t first_user,
+				      uint8_t last_user, ga_model_fill_fn fill, void *fill_ctx)
+{
+	return push(m, 0, len, first_user, last_user, fill, fill_ctx);
+}
+
+bool ga_model_write_ready(const struct ga_model *m)
+{
+	return m->write_enabled && m->armed[m->write_index];
+}
+
+bool ga_model_reads_pending(const struct ga_model *m)
+{
+	return m->read_enabled && m->read_pending[m->read_index];
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
+		   const struct ga_model_env *env)
+{
+	unsigned char *raw = (unsigned char *)m;
+	unsigned int i;
+	uint32_t off;
+
+	for (i = 0; i < sizeof(*m); i++)
+		raw[i] = 0;
+	m->regs = regs;
+	m->p = *p;
+	if (m->p.max_buffers > GA_MODEL_MAX_BUFFERS)
+		m->p.max_buffers = GA_MODEL_MAX_BUFFERS;
+	if (m->p.max_buffers == 0)
+		m->p.max_buffers = 1;
+	m->env = *env;
+	m->layout = ga_layout_for_version(p->version, p->latency_legacy);
+	for (i = 0; i < GA_CORE_SIZE_WORDS; i++)
+		regs[i] = 0;
+
+	/* Identity and reset values. */
+	reg_set(m, GA_REG_VERSION, 0, p->version);
+	reg_set(m, GA_REG_MAX_BUFFERS, 0, m->p.max_buffers);
+	reg_set(m, GA_REG_DMA_DATA_BYTES, 0, p->dma_data_bytes);
+	reg_set(m, GA_REG_DEMUX_SELECT, 0, 1);
+	reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
+	reg_set(m, GA_REG_TOTAL_LATENCY_MIN, 0,
+		ga_reg_field_max(GA_REG_TOTAL_LATENCY_MIN, m->layout));
+	reg_set(m, GA_REG_GPU_LATENCY_MIN, 0, ga_reg_field_max(GA_REG_GPU_LATENCY_MIN, m->layout));
+	reg_set(m, GA_REG_WRITE_LATENCY_MIN, 0,
+		ga_reg_field_max(GA_REG_WRITE_LATENCY_MIN, m->layout));
+	reg_set(m, GA_REG_READ_LATENCY_MIN, 0,
+		ga_reg_field_max(GA_REG_READ_LATENCY_MIN, m->layout));
+
+	/* Where poll() looks for writes it cannot see. */
+	reg_loc(m, GA_REG_FREE_LIST, 0, &m->free_base);
+	reg_loc(m, GA_REG_READ_SIZE, 0, &m->rsize_base);
+	m->free_stride = 4;
+	m->rsize_stride = 4;
+	if (m->p.max_buffers > 1) {
+		if (reg_loc(m, GA_REG_FREE_LIST, 1, &off))
+			m->free_stride = off - m->free_base;
+		if (reg_loc(m, GA_REG_READ_SIZE, 1, &off))
+			m->rsize_stride = off - m->rsize_base;
+	}
+	m->ib_rate_t0 = m->ob_rate_t0 = now(m);
+	sync_control(m);
+}
+
+uint32_t ga_model_reg_read(struct ga_model *m, uint32_t offset)
+{
+	if ((offset & 3) || offset >= GA_CORE_SIZE)
+		return 0;
+	return m->regs[offset / 4];
+}
+
+/* Which instance of @id, if any, lives at @offset? */
+static bool reg_at(const struct ga_model *m, enum ga_reg_id id, uint32_t offset,
+		   unsigned int *index)
+{
+	const struct ga_reg_loc *l = &ga_regs[id].loc[m->layout];
+	uint32_t off;
+	unsigned int i = 0;
+
+	if (!l->present || !reg_has(m, id) || offset < l->offset)
+		return false;
+	if (ga_regs[id].array != GA_ARRAY_NONE && l->stride) {
+		if ((offset - l->offset) % l->stride)
+			return false;
+		i = (offset - l->offset) / l->stride;
+	}
+	if (!reg_loc(m, id, i, &off) || off != offset)
+		return false;
+	*index = i;
+	return true;
+}
+
+void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val)
+{
+	uint32_t mask = 0, word;
+	unsigned int id, i;
+
+	if ((offset & 3) || offset >= GA_CORE_SIZE)
+		return;
+	for (id = 0; id < GA_REG_COUNT; id++) {
+		if (!reg_at(m, id, offset, &i))
+			continue;
+		switch (id) {
+		case GA_REG_FREE_LIST:
+			arm(m, i);
+			break;
+		case GA_REG_COUNT_RESET:
+			count_reset(m);
+			break;
+		case GA_REG_READ_SIZE:
+			/* Taken at once; reads back 0 (see ga_model.h). */
+			sync_control(m);
+			queue_read(m, i, val);
+			break;
+		case GA_REG_WRITE_MAX_SIZE:
+			mask |= ga_reg_field_mask(id, m->layout);
+			if (ga_reg_field_get(id, m->layout, val) == 0)
+				val = ga_reg_field_set(id, m->layout, val, 1);
+			break;
+		default:
+			if (ga_regs[id].access == GA_RW)
+				mask |= ga_reg_field_mask(id, m->layout);
+			break;
+		}
+	}
+	if (mask) {
+		word = m->regs[offset / 4];
+		m->regs[offset / 4] = (word & ~mask) | (val & mask);
+	}
+	sync_control(m);
+	run_reads(m);
+}
+
+/* Atomically take a word another agent wrote, leaving 0 behind. */
+static uint32_t take(volatile uint32_t *w)
+{
+	if (!*w)
+		return 0;
+	return __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
+}
+
+void ga_model_poll(struct ga_model *m)
+{
+	uint32_t off, v;
+	unsigned int i;
+
+	sync_control(m);
+	if (reg_loc(m, GA_REG_WRITE_MAX_SIZE, 0, &off) && reg_get(m, GA_REG_WRITE_MAX_SIZE, 0) == 0)
+		reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
+	if (reg_loc(m, GA_REG_COUNT_RESET, 0, &off) && take(&m->regs[off / 4]))
+		count_reset(m);
+	for (i = 0; i < m->p.max_buffers; i++) {
+		if (take(&m->regs[(m->free_base + i * m->free_stride) / 4]))
+			arm(m, i);
+		v = take(&m->regs[(m->rsize_base + i * m->rsize_stride) / 4]);
+		if (v)
+			queue_read(m, i, ga_reg_field_get(GA_REG_READ_SIZE, m->layout, v));
+	}
+	run_reads(m);
+	monitor_tick(m, true, now(m), false);
+	monitor_tick(m, false, now(m), false);
+}
+
+void ga_model_forget(struct ga_model *m, bool write, unsigned int index)
+{
+	if (index >= m->p.max_buffers)
+		return;
+	if (write) {
+		if (m->armed[index] && index <= m->write_count)
+			m->free_count--;
+		m->armed[index] = 0;
+		m->lat_valid[index] = 0;
+		m->gpu_valid[index] = 0;
+	} else if (m->read_pending[index]) {
+		m->read_pending[index] = 0;
+		m->read_queue--;
+	}
+}
