@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * GPU memory through the CUDA Driver API, loaded at run time.
+ *
+ * Only cuda.h is needed to build: libcuda.so.1 is dlopen()ed when a device
+ * is opened, so one binary runs with and without an NVIDIA driver.  When
+ * anything is missing (no driver, no GPU, cuInit failing) ga_mem_cuda_open
+ * returns a negative errno and says why, and the device falls back to host
+ * memory.
+ *
+ * Buffers are cuMemAlloc'ed in 64 KiB multiples (the RDMA pinning unit),
+ * zeroed, and marked CU_POINTER_ATTRIBUTE_SYNC_MEMOPS as GPUDirect RDMA
+ * requires.  Every call may come from any thread (the simulated card runs
+ * in its own), so each one makes the device's primary context current
+ * first, and restores a different context the caller had.
+ *
+ * All copies go through one stream per context so that they land in the
+ * order they were issued; that is what lets the simulated card queue a
+ * frame's payload and then its header (the size doorbell) without waiting:
+ * a consumer polling the doorbell never sees it before the payload.  Host
+ * data that is not pinned is first copied into a pinned staging ring, so
+ * the caller may reuse its buffer at once and the copy engine still runs
+ * asynchronously.  Reads and plain writes wait for the stream, so the
+ * library's callers (the filesystem's data file, ipc consumers) always see
+ * completed bytes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef GA_HAVE_CUDA_H
+
+int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, char *gpu_name,
+		     size_t name_len, char *why, size_t why_len)
+{
+	(void)gpu_index;
+	(void)ops;
+	(void)ctx;
+	if (name_len)
+		gpu_name[0] = '\0';
+	snprintf(why, why_len, "built without CUDA headers");
+	return ga_err(-ENOTSUP, "GPU memory: built without CUDA headers");
+}
+
+#else /* GA_HAVE_CUDA_H */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <cuda.h>
+
+/* cuda.h maps names like cuMemAlloc to versioned symbols (cuMemAlloc_v2)
+ * with macros; stringifying after expansion gives the symbol to dlsym. */
+#define GA_STR_(x) #x
+#define GA_STR(x) GA_STR_(x)
+
+/* Every driver entry point we use: one line each, name as in cuda.h. */
+#define GA_CUDA_FUNCS(X)                                                                           \
+	X(cuInit)                                                                                  \
+	X(cuGetErrorName)                                                                          \
+	X(cuGetErrorString)                                                                        \
+	X(cuDeviceGetCount)                                                                        \
+	X(cuDeviceGet)                                                                             \
+	X(cuDeviceGetName)                                                                         \
+	X(cuDevicePrimaryCtxRetain)                                                                \
+	X(cuDevicePrimaryCtxRelease)                                                               \
+	X(cuCtxGetCurrent)                                                                         \
+	X(cuCtxSetCurrent)                                                                         \
+	X(cuCtxPushCurrent)                                                                        \
+	X(cuCtxPopCurrent)                                                                         \
+	X(cuMemAlloc)                                                                              \
+	X(cuMemFree)                                                                               \
+	X(cuMemsetD8Async)                                                                         \
+	X(cuMemcpyHtoDAsync)                                                                       \
+	X(cuMemcpyDtoHAsync)                                                                       \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemFreeHost)                                                                           \
+	X(cuStreamCreate)                                                                          \
+	X(cuStreamDestroy)                                                                         \
+	X(cuStreamSynchronize)                                                                     \
+	X(cuEventCreate)                                                                           \
+	X(cuEventDestroy)                                                                          \
+	X(cuEventRecord)                                                                           \
+	X(cuEventSynchronize)                                                                      \
+	X(cuEventQuery)                                                                            \
+	X(cuPointerSetAttribute)                                                                   \
+	X(cuIpcGetMemHandle)
+
+struct cuda_fns {
+#define GA_CUDA_FN_PTR(name) __typeof__(name) *name;
+	GA_CUDA_FUNCS(GA_CUDA_FN_PTR)
+#undef GA_CUDA_FN_PTR
+};
+
+#define STAGE_BYTES (8u << 20)   /* pinned staging ring */
+#define STAGE_RECORDS 1024       /* copies in flight out of the ring */
+#define PINNED_MAX 16            /* host_alloc regions we recognise */
+
+/* One queued copy out of the staging ring: its bytes [start, end) in
+ * ring-linear positions stay busy until @ev has completed. */
+struct stage_rec {
+	uint64_t start, end;
+	CUevent ev;
+};
+
+struct pinned_region {
+	char *p;
+	size_t size;
+};
+
+struct cuda_ctx {
+	void *lib; /* dlopen handle */
+	struct cuda_fns f;
+	CUdevice dev;
+	CUcontext ctx; /* the device's primary context (retained) */
+	CUstream stream;
+	/*
+	 * @lock guards everything below: the staging ring (head, records)
+	 * and the pinned-region list.  It is held across enqueueing a copy so
+	 * that two threads' copies enter the stream in the order their ring
+	 * space was taken.  Taken with no library lock order constraint (the
+	 * memory layer takes no library lock).
+	 */
+	pthread_mutex_t lock;
+	char *stage;          /* STAGE_BYTES pinned */
+	uint64_t head;        /* ring-linear position of the next byte */
+	struct stage_rec rec[STAGE_RECORDS];
+	unsigned int rec_first, rec_count;
+	struct pinned_region pinned[PINNED_MAX];
+};
+
+/* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" */
+static const char *cu_errtext(struct cuda_ctx *c, CUresult r, char *buf, size_t len)
+{
+	const char *name = NULL, *str = NULL;
+
+	if (c->f.cuGetErrorName)
+		c->f.cuGetErrorName(r, &name);
+	if (c->f.cuGetErrorString)
+		c->f.cuGetErrorString(r, &str);
+	if (name && str)
+		snprintf(buf, len, "%s (%s)", name, str);
+	else
+		snprintf(buf, len, "CUDA error %d", (int)r);
+	return buf;
+}
+
+static int cu_errno(CUresult r)
+{
+	switch (r) {
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CUDA_ERROR_INVALID_VALUE:
+		return -EINVAL;
+	case CUDA_ERROR_NO_DEVICE:
+	case CUDA_ERROR_INVALID_DEVICE:
+		return -ENODEV;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return -EPERM;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		return -ENOTSUP;
+	default:
+		return -EIO;
+	}
+}
+
+/* Record the failure of @what and return the matching negative errno. */
+static int cu_fail(struct cuda_ctx *c, CUresult r, const char *what)
+{
+	char buf[160];
+
+	return ga_err(cu_errno(r), "CUDA %s failed: %s", what, cu_errtext(c, r, buf, sizeof(buf)));
+}
+
+/*
+ * Make our primary context current on this thread.  Returns true when a
+ * different context was current and was pushed aside, so cu_leave must pop
+ * it back; a thread with no context simply keeps ours afterwards (that is
+ * what cuCtxSetCurrent does and it costs nothing later).
+ */
+static int cu_enter(struct cuda_ctx *c, bool *pushed)
+{
+	CUcontext cur = NULL;
+	CUresult r;
+
+	*pushed = false;
+	r = c->f.cuCtxGetCurrent(&cur);
+	if (r == CUDA_SUCCESS && cur == c->ctx)
+		return 0;
+	if (r == CUDA_SUCCESS && cur) {
+		r = c->f.cuCtxPushCurrent(c->ctx);
+		if (r == CUDA_SUCCESS)
+			*pushed = true;
+	} else {
+		r = c->f.cuCtxSetCurrent(c->ctx);
+	}
+	return r == CUDA_SUCCESS ? 0 : cu_fail(c, r, "context switch");
+}
+
+static void cu_leave(struct cuda_ctx *c, bool pushed)
+{
+	CUcontext dummy;
+
+	if (pushed)
+		c->f.cuCtxPopCurrent(&dummy);
+}
+
+/* ---- staging ring ------------------------------------------------------ */
+
+/* Wait for the oldest staged copy and give its ring space back.
+ * Prerequisite: c->lock held, rec_count > 0. */
+static int stage_retire_oldest_locked(struct cuda_ctx *c)
+{
+	struct stage_rec *r = &c->rec[c->rec_first];
+	CUresult res = c->f.cuEventSynchronize(r->ev);
+
+	c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
+	c->rec_count--;
+	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "staging wait");
+}
+
+/* Drop records whose copies are done, without waiting (keeps the ring
+ * from filling with finished entries).  Prerequisite: c->lock held. */
+static void stage_reap_locked(struct cuda_ctx *c)
+{
+	while (c->rec_count && c->f.cuEventQuery(c->rec[c->rec_first].ev) == CUDA_SUCCESS) {
+		c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
+		c->rec_count--;
+	}
+}
+
+/*
+ * Copy @len (<= STAGE_BYTES) bytes of @src into the ring and queue the
+ * host-to-device copy to @dst.  Space is taken in ring-linear positions;
+ * a piece never wraps (it skips to the ring start instead), and space is
+ * reclaimed oldest first by waiting on that copy's event.
+ * Prerequisite: c->lock held, context current.
+ */
+static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
+{
+	uint64_t pos = c->head, off = pos % STAGE_BYTES;
+	struct stage_rec *r;
+	CUresult res;
+	int rc;
+
+	if (off + len > STAGE_BYTES)
+		pos += STAGE_BYTES - off; /* skip the tail: pieces are contiguous */
+	while (c->rec_count &&
+	       (pos + len - c->rec[c->rec_first].start > STAGE_BYTES || c->rec_count == STAGE_RECORDS)) {
+		rc = stage_retire_oldest_locked(c);
+		if (rc)
+			return rc;
+	}
+	memcpy(c->stage + pos % STAGE_BYTES, src, len);
+	res = c->f.cuMemcpyHtoDAsync(dst, c->stage + pos % STAGE_BYTES, len, c->stream);
+	if (res != CUDA_SUCCESS)
+		return cu_fail(c, res, "cuMemcpyHtoDAsync");
+	r = &c->rec[(c->rec_first + c->rec_count) % STAGE_RECORDS];
+	res = c->f.cuEventRecord(r->ev, c->stream);
+	if (res != CUDA_SUCCESS) {
+		/* Without an event we cannot tell when the space frees up:
+		 * wait for the stream so the space is free now. */
+		c->f.cuStreamSynchronize(c->stream);
+		c->head = pos + len;
+		return 0;
+	}
+	r->start = pos;
+	r->end = pos + len;
+	c->rec_count++;
+	c->head = pos + len;
+	return 0;
+}
+
+/* Is [p, p+len) inside memory we pinned with host_alloc?
+ * Prerequisite: c->lock held. */
+static bool pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
+{
+	const char *q = p;
+
+	for (unsigned int i = 0; i < PINNED_MAX; i++) {
+		struct pinned_region *pr = &c->pinned[i];
+
+		if (pr->p && q >= pr->p && len <= pr->size && q - pr->p <= (ptrdiff_t)(pr->size - len))
+			return true;
+	}
+	return false;
+}
+
+/* Queue a copy of host @src to device @dst on the stream, staging it if it
+ * is not pinned.  Prerequisite: context current. */
+static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	stage_reap_locked(c);
+	if (pinned_locked(c, src, len)) {
+		CUresult res = c->f.cuMemcpyHtoDAsync(dst, src, len, c->stream);
+
+		if (res != CUDA_SUCCESS)
+			rc = cu_fail(c, res, "cuMemcpyHtoDAsync");
+	} else {
+		const char *s = src;
+
+		/* Pieces of at most a quarter ring: the memcpy of one piece
+		 * overlaps the DMA of the previous ones. */
+		while (len && !rc) {
+			size_t n = len < STAGE_BYTES / 4 ? len : STAGE_BYTES / 4;
+
+			rc = stage_copy_locked(c, dst, s, n);
+			dst += n;
+			s += n;
+			len -= n;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int check_range(const struct ga_mem_block *blk, size_t off, size_t len)
+{
+	if (off > blk->size || len > blk->size - off)
+		return ga_err(-ERANGE, "GPU buffer access [%zu, +%zu) outside its %zu bytes", off,
+			      len, blk->size);
+	return 0;
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+static int cuda_sync(void *ctx)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	CUresult res;
+	int rc = cu_enter(c, &pushed);
+
+	if (rc)
+		return rc;
+	res = c->f.cuStreamSynchronize(c->stream);
+	cu_leave(c, pushed);
+	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuStreamSynchronize");
+}
+
+static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
+{
+	struct cuda_ctx *c = ctx;
+	CUdeviceptr d = 0;
+	unsigned int one = 1;
+	bool pushed;
+	CUresult res;
+	int rc;
+
+	if (size == 0 || size % GA_GPU_PAGE_SIZE)
+		return ga_err(-EINVAL, "GPU buffer size %zu is not a non-zero multiple of 64 KiB",
+			      size);
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	res = c->f.cuMemAlloc(&d, size);
+	if (res != CUDA_SUCCESS) {
+		rc = cu_fail(c, res, "cuMemAlloc");
+		goto out;
+	}
+	/* GPUDirect RDMA needs synchronous memory operations on this range:
+	 * without it a CPU-side copy can complete before third-party writes
+	 * to the same memory are visible. */
+	res = c->f.cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d);
+	if (res != CUDA_SUCCESS) {
+		rc = cu_fail(c, res, "cuPointerSetAttribute(SYNC_MEMOPS)");
+		goto out_free;
+	}
+	res = c->f.cuMemsetD8Async(d, 0, size, c->stream);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuStreamSynchronize(c->stream);
+	if (res != CUDA_SUCCESS) {
+		rc = cu_fail(c, res, "zeroing the buffer");
+		goto out_free;
+	}
+	blk->dptr = (uint64_t)d;
+	blk->host = NULL;
+	blk->size = size;
+	blk->priv = NULL;
+	ga_log("cuda: allocated %zu bytes at 0x%llx", size, (unsigned long long)d);
+	goto out;
+
+out_free:
+	c->f.cuMemFree(d);
+out:
+	cu_leave(c, pushed);
+	return rc;
+}
+
+static void cuda_free(void *ctx, struct ga_mem_block *blk)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	CUresult res;
+
+	if (!blk->dptr)
+		return;
+	if (cu_enter(c, &pushed))
+		return;
+	/* Queued copies may still target this memory. */
+	c->f.cuStreamSynchronize(c->stream);
+	res = c->f.cuMemFree((CUdeviceptr)blk->dptr);
+	if (res != CUDA_SUCCESS)
+		cu_fail(c, res, "cuMemFree");
+	blk->dptr = 0;
+	cu_leave(c, pushed);
+}
+
+static int cuda_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	CUresult res;
+	int rc = check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	/* On our stream, so every write queued before is already in. */
+	res = c->f.cuMemcpyDtoHAsync(dst, (CUdeviceptr)(blk->dptr + off), len, c->stream);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuStreamSynchronize(c->stream);
+	if (res != CUDA_SUCCESS)
+		rc = cu_fail(c, res, "device-to-host copy");
+	cu_leave(c, pushed);
+	return rc;
+}
+
+static int cuda_write_async(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+			    size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	int rc = check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	rc = queue_write(c, (CUdeviceptr)(blk->dptr + off), src, len);
+	cu_leave(c, pushed);
+	return rc;
+}
+
+static int cuda_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+		      size_t len)
+{
+	int rc = cuda_write_async(ctx, blk, off, src, len);
+
+	return rc ? rc : cuda_sync(ctx);
+}
+
+static int cuda_ipc_handle(void *ctx, const struct ga_mem_block *blk, char *hex, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	CUipcMemHandle h;
+	bool pushed;
+	CUresult res;
+	int rc;
+
+	if (len < 2 * sizeof(h.reserved) + 1)
+		return ga_err(-ENOSPC, "IPC handle needs %zu bytes of text",
+			      2 * sizeof(h.reserved) + 1);
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	res = c->f.cuIpcGetMemHandle(&h, (CUdeviceptr)blk->dptr);
+	cu_leave(c, pushed);
+	if (res != CUDA_SUCCESS)
+		return cu_fail(c, res, "cuIpcGetMemHandle");
+	for (size_t i = 0; i < sizeof(h.reserved); i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h.reserved[i]);
+	return 0;
+}
+
+static int cuda_host_alloc(void *ctx, size_t size, void **p)
+{
+	struct cuda_ctx *c = ctx;
+	unsigned int i;
+	bool pushed;
+	CUresult res;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < PINNED_MAX && c->pinned[i].p; i++)
+		;
+	pthread_mutex_unlock(&c->lock);
+	if (i == PINNED_MAX)
+		return ga_err(-ENOSPC, "too many pinned host regions (%d)", PINNED_MAX);
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	res = c->f.cuMemHostAlloc(p, size, CU_MEMHOSTALLOC_PORTABLE);
+	cu_leave(c, pushed);
+	if (res != CUDA_SUCCESS)
+		return cu_fail(c, res, "cuMemHostAlloc");
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < PINNED_MAX && c->pinned[i].p; i++)
+		;
+	if (i < PINNED_MAX) {
+		c->pinned[i].p = *p;
+		c->pinned[i].size = size;
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* Lost a race for the last slot: the memory still works, it just is
+	 * copied through the staging ring. */
+	return 0;
+}
+
+static void cuda_host_free(void *ctx, void *p)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+
+	if (!p || cu_enter(c, &pushed))
+		return;
+	c->f.cuStreamSynchronize(c->stream); /* copies from it may be queued */
+	pthread_mutex_lock(&c->lock);
+	for (unsigned int i = 0; i < PINNED_MAX; i++)
+		if (c->pinned[i].p == p)
+			c->pinned[i].p = NULL;
+	pthread_mutex_unlock(&c->lock);
+	c->f.cuMemFreeHost(p);
+	cu_leave(c, pushed);
+}
+
+static void cuda_close(void *ctx)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed = false;
+
+	if (!c)
+		return;
+	if (c->ctx && cu_enter(c, &pushed) == 0) {
+		if (c->stream)
+			c->f.cuStreamSynchronize(c->stream);
+		for (unsigned int i = 0; i < STAGE_RECORDS; i++)
+			if (c->rec[i].ev)
+				c->f.cuEventDestroy(c->rec[i].ev);
+		if (c->stage)
+			c->f.cuMemFreeHost(c->stage);
+		for (unsigned int i = 0; i < PINNED_MAX; i++)
+			if (c->pinned[i].p)
+				c->f.cuMemFreeHost(c->pinned[i].p);
+		if (c->stream)
+			c->f.cuStreamDestroy(c->stream);
+		cu_leave(c, pushed);
+		/* Leave no dangling current context on this thread. */
+		if (!pushed) {
+			CUcontext cur = NULL;
+
+			if (c->f.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c->ctx)
+				c->f.cuCtxSetCurrent(NULL);
+		}
+		c->f.cuDevicePrimaryCtxRelease(c->dev);
+	}
+	pthread_mutex_destroy(&c->lock);
+	/* libcuda stays loaded: unloading a driver library while other code
+	 * in the process (an application's own CUDA use) holds it is unsafe,
+	 * and dlclose would only drop our reference anyway. */
+	free(c);
+}
+
+static const struct ga_mem_ops cuda_ops = {
+	.name = "cuda",
+	.alloc = cuda_alloc,
+	.free = cuda_free,
+	.read = cuda_read,
+	.write = cuda_write,
+	.ipc_handle = cuda_ipc_handle,
+	.close = cuda_close,
+	.write_async = cuda_write_async,
+	.sync = cuda_sync,
+	.host_alloc = cuda_host_alloc,
+	.host_free = cuda_host_free,
+};
+
+/* ---- open --------------------------------------------------------------- */
+
+static int load_driver(struct cuda_ctx *c, char *why, size_t why_len)
+{
+	c->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!c->lib) {
+		snprintf(why, why_len, "no NVIDIA driver (libcuda.so.1 not found)");
+		return -ENOENT;
+	}
+#define GA_CUDA_FN_LOAD(name)                                                                      \
+	*(void **)&c->f.name = dlsym(c->lib, GA_STR(name));                                        \
+	if (!c->f.name) {                                                                          \
+		snprintf(why, why_len, "NVIDIA driver too old: libcuda.so.1 lacks %s",             \
+			 GA_STR(name));                                                            \
+		return -ENOSYS;                                                                    \
+	}
+	GA_CUDA_FUNCS(GA_CUDA_FN_LOAD)
+#undef GA_CUDA_FN_LOAD
+	return 0;
+}
+
+int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, char *gpu_name,
+		     size_t name_len, char *why, size_t why_len)
+{
+	struct cuda_ctx *c;
+	char buf[160], name[128] = "";
+	bool pushed = false;
+	CUresult res;
+	int count = 0, rc;
+
+	if (why_len)
+		why[0] = '\0';
+	if (gpu_index < 0) {
+		snprintf(why, why_len, "GPU memory disabled (gpu index %d)", gpu_index);
+		return ga_err(-ENODEV, "%s", why);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(why, why_len, "out of memory");
+		return ga_err(-ENOMEM, "%s", why);
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	rc = load_driver(c, why, why_len);
+	if (rc)
+		goto out_free;
+
+	res = c->f.cuInit(0);
+	if (res != CUDA_SUCCESS) {
+		const char *en = NULL;
+
+		c->f.cuGetErrorName(res, &en);
+		snprintf(why, why_len, "cuInit failed: %s", en ? en : "unknown error");
+		rc = cu_errno(res);
+		goto out_free;
+	}
+	res = c->f.cuDeviceGetCount(&count);
+	if (res != CUDA_SUCCESS || count == 0) {
+		snprintf(why, why_len, "no CUDA device found");
+		rc = -ENODEV;
+		goto out_free;
+	}
+	if (gpu_index >= count) {
+		snprintf(why, why_len, "GPU index %d out of range (%d GPU%s present)", gpu_index,
+			 count, count == 1 ? "" : "s");
+		rc = -ENODEV;
+		goto out_free;
+	}
+	res = c->f.cuDeviceGet(&c->dev, gpu_index);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuDeviceGetName(name, sizeof(name), c->dev);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuDevicePrimaryCtxRetain(&c->ctx, c->dev);
+	if (res != CUDA_SUCCESS) {
+		snprintf(why, why_len, "GPU %d unusable: %s", gpu_index,
+			 cu_errtext(c, res, buf, sizeof(buf)));
+		c->ctx = NULL;
+		rc = cu_errno(res);
+		goto out_free;
+	}
+	rc = cu_enter(c, &pushed);
+	if (rc) {
+		snprintf(why, why_len, "GPU %d: cannot make its context current", gpu_index);
+		goto out_release;
+	}
+	res = c->f.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemHostAlloc((void **)&c->stage, STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
+	for (unsigned int i = 0; i < STAGE_RECORDS && res == CUDA_SUCCESS; i++)
+		res = c->f.cuEventCreate(&c->rec[i].ev, CU_EVENT_DISABLE_TIMING);
+	cu_leave(c, pushed);
+	if (res != CUDA_SUCCESS) {
+		snprintf(why, why_len, "GPU %d: setting up copies failed: %s", gpu_index,
+			 cu_errtext(c, res, buf, sizeof(buf)));
+		rc = cu_errno(res);
+		cuda_close(c); /* releases the context and what was made */
+		return ga_err(rc, "%s", why);
+	}
+
+	snprintf(gpu_name, name_len, "%s", name);
+	*ops = &cuda_ops;
+	*ctxp = c;
+	ga_log("cuda: using GPU %d (%s)", gpu_index, name);
+	return 0;
+
+out_release:
+	c->f.cuDevicePrimaryCtxRelease(c->dev);
+out_free:
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return ga_err(rc, "%s", why);
+}
+
+#endif /* GA_HAVE_CUDA_H */

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The CUDA memory layer (lib/src/mem_cuda.c).
+ *
+ * Without a GPU (no libcuda.so.1, no device, or a build without cuda.h)
+ * ga_mem_cuda_open must fail with a negative errno and a reason, and the
+ * GPU cases print "SKIP: <reason>" and pass.  With a GPU they allocate,
+ * write, read back, use the asynchronous and pinned paths from several
+ * threads, open the IPC handle in a second process (this program re-run
+ * with --ipc-child), free, and check with cuMemGetInfo that nothing
+ * leaked.  Runs without forking: CUDA state must not cross a fork.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+static const struct ga_mem_ops *ops;
+static void *mctx;
+static char gpu_name[128], why[256];
+static int open_rc;
+
+/* A few driver calls the test makes itself, looked up the same way (the
+ * test is built without cuda.h). */
+typedef int (*cu_meminfo_fn)(size_t *, size_t *);
+struct ipc_handle {
+	char reserved[64]; /* CUipcMemHandle */
+};
+
+static cu_meminfo_fn cu_meminfo(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+
+	return lib ? (cu_meminfo_fn)dlsym(lib, "cuMemGetInfo_v2") : NULL;
+}
+
+static bool have_gpu(void)
+{
+	if (open_rc) {
+		printf("SKIP: %s\n", why);
+		return false;
+	}
+	return true;
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+START_TEST(test_open_reports)
+{
+	if (open_rc) {
+		ck_assert_int_lt(open_rc, 0);
+		ck_assert_msg(why[0] != '\0', "failure without a reason");
+		printf("SKIP: no GPU memory: %s (rc %d)\n", why, open_rc);
+		return;
+	}
+	ck_assert_ptr_nonnull(ops);
+	ck_assert_str_eq(ops->name, "cuda");
+	ck_assert_msg(gpu_name[0] != '\0', "GPU has no name");
+	printf("GPU: %s\n", gpu_name);
+}
+END_TEST
+
+START_TEST(test_bad_index)
+{
+	const struct ga_mem_ops *o = NULL;
+	void *c = NULL;
+	char n[64], w[256] = "";
+	int rc = ga_mem_cuda_open(999, &o, &c, n, sizeof(n), w, sizeof(w));
+
+	ck_assert_int_lt(rc, 0);
+	ck_assert_msg(w[0] != '\0', "failure without a reason");
+	ck_assert_ptr_null(c);
+	rc = ga_mem_cuda_open(-1, &o, &c, n, sizeof(n), w, sizeof(w));
+	ck_assert_int_lt(rc, 0);
+}
+END_TEST
+
+START_TEST(test_alloc_rw_leak)
+{
+	static const size_t sizes[] = {64 << 10, 1 << 20, (12 << 20) + (64 << 10)};
+	struct ga_mem_block b[3];
+	size_t free0 = 0, free1 = 0, total = 0;
+	cu_meminfo_fn meminfo;
+	uint8_t *src, *dst;
+
+	if (!have_gpu())
+		return;
+	meminfo = cu_meminfo();
+	ck_assert_ptr_nonnull(meminfo);
+	ck_assert_int_eq(meminfo(&free0, &total), 0);
+
+	ck_assert_int_eq(ops->alloc(mctx, 1000, &b[0]), -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(ops->alloc(mctx, sizes[i], &b[i]), 0);
+		ck_assert_uint_ne(b[i].dptr, 0);
+		ck_assert_uint_eq(b[i].size, sizes[i]);
+	}
+	src = malloc(sizes[2]);
+	dst = malloc(sizes[2]);
+	ck_assert_ptr_nonnull(src);
+	ck_assert_ptr_nonnull(dst);
+
+	for (int i = 0; i < 3; i++) {
+		/* zeroed on allocation */
+		memset(dst, 0xAA, sizes[i]);
+		ck_assert_int_eq(ops->read(mctx, &b[i], 0, dst, sizes[i]), 0);
+		for (size_t k = 0; k < sizes[i]; k++)
+			ck_assert_msg(dst[k] == 0, "buffer %d byte %zu not zeroed", i, k);
+		/* whole buffer, then a piece at an odd offset */
+		fill(src, sizes[i], i);
+		ck_assert_int_eq(ops->write(mctx, &b[i], 0, src, sizes[i]), 0);
+		ck_assert_int_eq(ops->read(mctx, &b[i], 0, dst, sizes[i]), 0);
+		ck_assert_msg(memcmp(src, dst, sizes[i]) == 0, "buffer %d read back differs", i);
+		fill(src, 333, 77);
+		ck_assert_int_eq(ops->write(mctx, &b[i], 4097, src, 333), 0);
+		ck_assert_int_eq(ops->read(mctx, &b[i], 4097, dst, 333), 0);
+		ck_assert_int_eq(memcmp(src, dst, 333), 0);
+	}
+	/* out of range */
+	ck_assert_int_eq(ops->read(mctx, &b[0], sizes[0] - 4, dst, 8), -ERANGE);
+	ck_assert_int_eq(ops->write(mctx, &b[0], sizes[0] + 1, src, 1), -ERANGE);
+
+	for (int i = 0; i < 3; i++)
+		ops->free(mctx, &b[i]);
+	ck_assert_int_eq(meminfo(&free1, &total), 0);
+	printf("cuMemGetInfo free: before %zu after %zu (total %zu)\n", free0, free1, total);
+	ck_assert_msg(free1 == free0, "GPU memory leaked: %zd bytes",
+		      (ssize_t)free0 - (ssize_t)free1);
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* Frames as the simulated card writes them: payload, then the 8-byte
+ * header, queued without waiting, from a pageable and a pinned source. */
+START_TEST(test_async_order)
+{
+	struct ga_mem_block b;
+	uint8_t *pinned = NULL, page[4096], hdr[8], got[4096];
+
+	if (!have_gpu())
+		return;
+	ck_assert_ptr_nonnull(ops->write_async);
+	ck_assert_int_eq(ops->alloc(mctx, 1 << 20, &b), 0);
+	ck_assert_int_eq(ops->host_alloc(mctx, 1 << 20, (void **)&pinned), 0);
+	fill(pinned, 1 << 20, 5);
+	for (uint32_t f = 0; f < 5000; f++) {
+		size_t off = (f % 200) * 4096;
+
+		fill(page, sizeof(page), f);
+		ck_assert_int_eq(ops->write_async(mctx, &b, off + 32, page, 4000), 0);
+		memcpy(hdr, &f, 4);
+		memcpy(hdr + 4, &(uint32_t){4000}, 4);
+		ck_assert_int_eq(ops->write_async(mctx, &b, off, hdr, 8), 0);
+		if (f % 1000 == 999) {
+			ck_assert_int_eq(ops->read(mctx, &b, off + 32, got, 4000), 0);
+			ck_assert_int_eq(memcmp(got, page, 4000), 0);
+		}
+	}
+	ck_assert_int_eq(ops->sync(mctx), 0);
+	/* last lap: every slot holds the last frame written there */
+	for (uint32_t f = 4800; f < 5000; f++) {
+		size_t off = (f % 200) * 4096;
+		uint32_t seq;
+
+		fill(page, sizeof(page), f);
+		ck_assert_int_eq(ops->read(mctx, &b, off, got, 4032), 0);
+		memcpy(&seq, got, 4);
+		ck_assert_uint_eq(seq, f);
+		ck_assert_msg(memcmp(got + 32, page, 4000) == 0, "frame %u payload", f);
+	}
+	/* pinned source, no staging */
+	ck_assert_int_eq(ops->write_async(mctx, &b, 0, pinned, 1 << 20), 0);
+	ck_assert_int_eq(ops->sync(mctx), 0);
+	{
+		uint8_t *all = malloc(1 << 20);
+
+		ck_assert_int_eq(ops->read(mctx, &b, 0, all, 1 << 20), 0);
+		ck_assert_int_eq(memcmp(all, pinned, 1 << 20), 0);
+		free(all);
+	}
+	ops->host_free(mctx, pinned);
+	ops->free(mctx, &b);
+}
+END_TEST
+
+struct worker {
+	int id;
+	int rc;
+};
+
+/* Each thread starts with no CUDA context: the layer must make one current. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct ga_mem_block b;
+	uint8_t in[65536], out[65536];
+
+	w->rc = ops->alloc(mctx, 256 << 10, &b);
+	if (w->rc)
+		return NULL;
+	for (int i = 0; i < 200 && !w->rc; i++) {
+		fill(in, sizeof(in), w->id * 1000 + i);
+		w->rc = ops->write_async(mctx, &b, (i % 3) * 65536, in, sizeof(in));
+		if (!w->rc)
+			w->rc = ops->read(mctx, &b, (i % 3) * 65536, out, sizeof(out));
+		if (!w->rc && memcmp(in, out, sizeof(in)))
+			w->rc = -EIO;
+	}
+	ops->free(mctx, &b);
+	return NULL;
+}
+
+START_TEST(test_threads)
+{
+	pthread_t t[4];
+	struct worker w[4];
+
+	if (!have_gpu())
+		return;
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.id = i};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_msg(w[i].rc == 0, "thread %d: rc %d (%s)", i, w[i].rc, ga_last_error());
+	}
+}
+END_TEST
+
+/* The handle opens in another process and shows the same bytes. */
+START_TEST(test_ipc)
+{
+	struct ga_mem_block b;
+	char hex[160], self[4096], arg_size[32];
+	uint8_t data[65536];
+	pid_t pid;
+	int status;
+	ssize_t n;
+
+	if (!have_gpu())
+		return;
+	ck_assert_int_eq(ops->alloc(mctx, sizeof(data), &b), 0);
+	ck_assert_int_eq(ops->ipc_handle(mctx, &b, hex, 10), -ENOSPC);
+	ck_assert_int_eq(ops->ipc_handle(mctx, &b, hex, sizeof(hex)), 0);
+	ck_assert_uint_eq(strlen(hex), 128);
+	memset(data, 0x5C, sizeof(data));
+	data[0] = 0x11;
+	data[sizeof(data) - 1] = 0x22;
+	ck_assert_int_eq(ops->write(mctx, &b, 0, data, sizeof(data)), 0);
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	snprintf(arg_size, sizeof(arg_size), "%zu", sizeof(data));
+	char *argv[] = {self, "--ipc-child", hex, arg_size, NULL};
+	ck_assert_int_eq(posix_spawn(&pid, self, NULL, NULL, argv, environ), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "IPC child failed (status 0x%x)", status);
+	ops->free(mctx, &b);
+}
+END_TEST
+
+/* Child: open the handle with cuIpcOpenMemHandle and check the bytes. */
+static int ipc_child(const char *hex, size_t size)
+{
+	typedef int (*init_t)(unsigned int);
+	typedef int (*devget_t)(int *, int);
+	typedef int (*retain_t)(void **, int);
+	typedef int (*setcur_t)(void *);
+	typedef int (*open_t)(unsigned long long *, struct ipc_handle, unsigned int);
+	typedef int (*close_t)(unsigned long long);
+	typedef int (*dtoh_t)(void *, unsigned long long, size_t);
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	struct ipc_handle h;
+	unsigned long long d = 0;
+	void *ctx = NULL;
+	int dev = 0, r;
+	uint8_t *buf = malloc(size);
+
+	if (!lib || !buf || strlen(hex) != 2 * sizeof(h.reserved))
+		return 2;
+	for (size_t i = 0; i < sizeof(h.reserved); i++) {
+		unsigned int v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return 2;
+		h.reserved[i] = (char)v;
+	}
+	r = ((init_t)dlsym(lib, "cuInit"))(0);
+	r = r ? r : ((devget_t)dlsym(lib, "cuDeviceGet"))(&dev, 0);
+	r = r ? r : ((retain_t)dlsym(lib, "cuDevicePrimaryCtxRetain"))(&ctx, dev);
+	r = r ? r : ((setcur_t)dlsym(lib, "cuCtxSetCurrent"))(ctx);
+	r = r ? r : ((open_t)dlsym(lib, "cuIpcOpenMemHandle_v2"))(&d, h, 1);
+	if (r) {
+		fprintf(stderr, "ipc child: CUDA error %d\n", r);
+		return 3;
+	}
+	r = ((dtoh_t)dlsym(lib, "cuMemcpyDtoH_v2"))(buf, d, size);
+	((close_t)dlsym(lib, "cuIpcCloseMemHandle"))(d);
+	if (r || buf[0] != 0x11 || buf[size - 1] != 0x22 || buf[size / 2] != 0x5C) {
+		fprintf(stderr, "ipc child: bytes differ (rc %d)\n", r);
+		return 4;
+	}
+	printf("ipc child: opened handle, %zu bytes match\n", size);
+	return 0;
+}
+
+static Suite *mem_cuda_suite(void)
+{
+	Suite *s = suite_create("mem_cuda");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_open_reports);
+	tcase_add_test(tc, test_bad_index);
+	tcase_add_test(tc, test_alloc_rw_leak);
+	tcase_add_test(tc, test_async_order);
+	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_ipc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc == 4 && strcmp(argv[1], "--ipc-child") == 0)
+		return ipc_child(argv[2], strtoul(argv[3], NULL, 0));
+
+	open_rc = ga_mem_cuda_open(0, &ops, &mctx, gpu_name, sizeof(gpu_name), why, sizeof(why));
+	sr = srunner_create(mem_cuda_suite());
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (!open_rc)
+		ops->close(mctx);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
