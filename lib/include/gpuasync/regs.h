@@ -256,6 +256,9 @@ extern const struct ga_reg ga_regs[GA_REG_COUNT];
 /* Firmware version -> layout.  latency_legacy picks GA_LAYOUT_V4_LEGACY. */
 enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy);
 const char *ga_layout_name(enum ga_layout layout);
+/* Buffers per direction the layout's address map can hold (V1 16, V4 1024);
+ * ga_reg_offset never goes past it, whatever max_buffers says. */
+unsigned int ga_layout_max_buffers(enum ga_layout layout);
 
 /* Is register @id part of firmware @version in @layout? */
 bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout,

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The register table and the few functions that read it.
+ *
+ * GA_REGISTERS() in gpuasync/regs.h is expanded here, once, into ga_regs[]
+ * with designated initializers, so a row lands at its enum index whatever
+ * the order, and a duplicated id trips -Werror=override-init.  Everything
+ * else (the layout for a version, presence, per-buffer offsets, field
+ * masks) is computed from the rows: no offset or bit position is written
+ * anywhere in this file.
+ *
+ * The file is shared with gpuasync.ko (kmod/ builds it as is), so it uses
+ * no libc beyond strcmp, no allocation, no errno text and no logging.
+ */
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/types.h>
+#else
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#endif
+
+#include "gpuasync/regs.h"
+
+/*
+ * Parameter names differ from the struct members on purpose: a macro
+ * parameter called "name" would also replace ".name".
+ */
+#define GA_REG_ROW(id_, name_, access_, format_, flags_, array_, v1_, v4_, v4l_, minv_, unit_,     \
+		   doc_)                                                                           \
+	[GA_REG_##id_] = {                                                                         \
+		.name = name_,                                                                     \
+		.access = access_,                                                                 \
+		.format = format_,                                                                 \
+		.flags = flags_,                                                                   \
+		.array = array_,                                                                   \
+		.loc = {[GA_LAYOUT_V1] = v1_, [GA_LAYOUT_V4] = v4_, [GA_LAYOUT_V4_LEGACY] = v4l_}, \
+		.min_version = minv_,                                                              \
+		.unit = unit_,                                                                     \
+		.doc = doc_,                                                                       \
+	},
+
+const struct ga_reg ga_regs[GA_REG_COUNT] = {GA_REGISTERS(GA_REG_ROW)};
+
+#undef GA_REG_ROW
+
+/*
+ * The array is sized by the enum, so a row missing from the table would
+ * leave a zeroed entry (name NULL) rather than fail here: test_regs checks
+ * every entry has a name.  This assert guards against someone changing the
+ * declaration to an unsized array fed by a different list.
+ */
+static_assert(sizeof(ga_regs) / sizeof(ga_regs[0]) == GA_REG_COUNT,
+	      "ga_regs[] and enum ga_reg_id disagree");
+
+/* Every layout slot of every row is a struct ga_reg_loc initializer. */
+static_assert(GA_LAYOUT_COUNT == 3, "GA_REG_ROW fills exactly three layouts");
+
+/*
+ * Instances per direction the address map can hold in a layout.  V1 has
+ * 16-byte strides in 0x100-byte windows (the 5-bit MaxBuffers field could
+ * say more, but the addresses would run into the next window); V4 indices
+ * are 10 bits wide.
+ */
+unsigned int ga_layout_max_buffers(enum ga_layout layout)
+{
+	switch (layout) {
+	case GA_LAYOUT_V1:
+		return 16;
+	case GA_LAYOUT_V4:
+	case GA_LAYOUT_V4_LEGACY:
+		return 1024;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Version 0 is what a core without a version register reads as: those
+ * early cores used the V1 map.  Versions above 5 are newer than anything
+ * we know; V5 kept the V4 map, so assume the next one does too.  Presence
+ * is still gated by each row's min_version (ga_reg_present).
+ */
+enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy)
+{
+	if (version <= 3)
+		return GA_LAYOUT_V1;
+	return latency_legacy ? GA_LAYOUT_V4_LEGACY : GA_LAYOUT_V4;
+}
+
+const char *ga_layout_name(enum ga_layout layout)
+{
+	switch (layout) {
+	case GA_LAYOUT_V1:
+		return "v1";
+	case GA_LAYOUT_V4:
+		return "v4";
+	case GA_LAYOUT_V4_LEGACY:
+		return "v4-legacy";
+	default:
+		return "unknown";
+	}
+}
+
+static const struct ga_reg_loc *ga_loc(enum ga_reg_id id, enum ga_layout layout)
+{
+	if ((unsigned int)id >= GA_REG_COUNT || (unsigned int)layout >= GA_LAYOUT_COUNT)
+		return NULL;
+	return &ga_regs[id].loc[layout];
+}
+
+bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout, unsigned int version)
+{
+	const struct ga_reg_loc *loc = ga_loc(id, layout);
+
+	return loc && loc->present && version >= ga_regs[id].min_version;
+}
+
+int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version,
+		  unsigned int index, unsigned int max_buffers, uint32_t *offset)
+{
+	const struct ga_reg_loc *loc = ga_loc(id, layout);
+	unsigned int limit;
+
+	if (!loc)
+		return -EINVAL;
+	if (!ga_reg_present(id, layout, version))
+		return -ENOENT;
+
+	/* Scalars, and per-buffer rows the layout measures for buffer 0 only. */
+	if (ga_regs[id].array == GA_ARRAY_NONE || loc->stride == 0) {
+		if (index != 0)
+			return -ERANGE;
+		*offset = loc->offset;
+		return 0;
+	}
+
+	/* max_buffers 0 means "not known yet": the layout's own bound applies. */
+	limit = ga_layout_max_buffers(layout);
+	if (max_buffers != 0 && max_buffers < limit)
+		limit = max_buffers;
+	if (index >= limit)
+		return -ERANGE;
+	*offset = (uint32_t)loc->offset + (uint32_t)index * loc->stride;
+	return 0;
+}
+
+uint32_t ga_reg_field_mask(enum ga_reg_id id, enum ga_layout layout)
+{
+	const struct ga_reg_loc *loc = ga_loc(id, layout);
+	unsigned int width;
+
+	if (!loc || !loc->present || loc->lsb > loc->msb || loc->msb > 31)
+		return 0;
+	width = loc->msb - loc->lsb + 1u;
+	/* A shift by 32 is undefined: the full word is its own case. */
+	if (width == 32)
+		return 0xFFFFFFFFu;
+	return ((1u << width) - 1u) << loc->lsb;
+}
+
+uint32_t ga_reg_field_get(enum ga_reg_id id, enum ga_layout layout, uint32_t word)
+{
+	uint32_t mask = ga_reg_field_mask(id, layout);
+
+	if (!mask)
+		return 0;
+	return (word & mask) >> ga_regs[id].loc[layout].lsb;
+}
+
+uint32_t ga_reg_field_set(enum ga_reg_id id, enum ga_layout layout, uint32_t word, uint32_t value)
+{
+	uint32_t mask = ga_reg_field_mask(id, layout);
+
+	if (!mask)
+		return word;
+	/* Bits of @value beyond the field are dropped, never spilled over. */
+	return (word & ~mask) | ((value << ga_regs[id].loc[layout].lsb) & mask);
+}
+
+uint32_t ga_reg_field_max(enum ga_reg_id id, enum ga_layout layout)
+{
+	uint32_t mask = ga_reg_field_mask(id, layout);
+
+	if (!mask)
+		return 0;
+	return mask >> ga_regs[id].loc[layout].lsb;
+}
+
+int ga_reg_find(const char *name)
+{
+	unsigned int i;
+
+	if (!name)
+		return -ENOENT;
+	for (i = 0; i < GA_REG_COUNT; i++)
+		if (ga_regs[i].name && strcmp(ga_regs[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}

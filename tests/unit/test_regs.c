@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The register table: invariants as loops over every row and layout, and
+ * the table against the facts sheet.
+ *
+ * The facts part is deliberately independent of regs.h: the expected
+ * locations below were typed from research/gpuasynccore-facts.md §2.3
+ * (V1) and §2.4 (V4), keyed by register name, so a wrong offset or bit in
+ * the table (or a row missing from a layout, or one present that should
+ * not be) fails here rather than on hardware.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/regs.h"
+
+static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
+#define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+
+/* A version that uses @l, and the newest one, so every row can be present. */
+static unsigned int newest_version(enum ga_layout l)
+{
+	return l == GA_LAYOUT_V1 ? 3 : 5;
+}
+
+/* ---- table invariants ---------------------------------------------------- */
+
+START_TEST(test_names)
+{
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		const struct ga_reg *r = &ga_regs[i];
+
+		ck_assert_msg(r->name && r->name[0], "row %u has no name", i);
+		ck_assert_msg(strspn(r->name, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+				      strlen(r->name),
+			      "%s: not a plain file name", r->name);
+		ck_assert_msg(r->doc && r->doc[0], "%s: no doc line", r->name);
+		ck_assert_msg(!strchr(r->doc, '\n') && !strchr(r->doc, '|'),
+			      "%s: doc must be one line without '|'", r->name);
+		ck_assert_msg(r->unit != NULL, "%s: unit NULL", r->name);
+		for (unsigned int j = 0; j < i; j++)
+			ck_assert_msg(strcmp(ga_regs[j].name, r->name) != 0, "%s: duplicate name",
+				      r->name);
+	}
+}
+END_TEST
+
+START_TEST(test_enum_and_lookup)
+{
+	ck_assert_uint_eq(sizeof(ga_regs) / sizeof(ga_regs[0]), GA_REG_COUNT);
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++)
+		ck_assert_int_eq(ga_reg_find(ga_regs[i].name), (int)i);
+	ck_assert_int_eq(ga_reg_find("no_such_register"), -ENOENT);
+	ck_assert_int_eq(ga_reg_find(""), -ENOENT);
+	ck_assert_int_eq(ga_reg_find(NULL), -ENOENT);
+	ck_assert_int_eq(ga_reg_find("VERSION"), -ENOENT); /* names are exact */
+	ck_assert_int_eq(ga_reg_find("version"), GA_REG_VERSION);
+}
+END_TEST
+
+START_TEST(test_bits_and_offsets)
+{
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		const struct ga_reg *r = &ga_regs[i];
+
+		for (unsigned int l = 0; l < NLAYOUTS; l++) {
+			const struct ga_reg_loc *loc = &r->loc[layouts[l]];
+			unsigned int n = ga_layout_max_buffers(layouts[l]);
+			uint32_t last;
+
+			if (!loc->present)
+				continue;
+			ck_assert_msg(loc->lsb <= loc->msb && loc->msb < 32, "%s/%s: bits %u..%u",
+				      r->name, ga_layout_name(layouts[l]), loc->lsb, loc->msb);
+			ck_assert_msg(loc->offset % 4 == 0, "%s: offset 0x%x not aligned", r->name,
+				      loc->offset);
+			ck_assert_msg(loc->offset < GA_CORE_SIZE, "%s: offset 0x%x", r->name,
+				      loc->offset);
+			ck_assert_msg(loc->stride % 4 == 0, "%s: stride %u", r->name, loc->stride);
+			ck_assert_msg(r->array != GA_ARRAY_NONE || loc->stride == 0,
+				      "%s: scalar with a stride", r->name);
+			/* V1 cores decode only 12 address bits. */
+			if (layouts[l] == GA_LAYOUT_V1)
+				ck_assert_msg(loc->offset < 0x1000, "%s: 0x%x beyond V1's 4 KiB",
+					      r->name, loc->offset);
+			last = loc->offset + (n - 1) * loc->stride;
+			ck_assert_msg(last < GA_CORE_SIZE, "%s/%s: buffer %u at 0x%x", r->name,
+				      ga_layout_name(layouts[l]), n - 1, last);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_every_row_somewhere)
+{
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		bool any = false;
+
+		for (unsigned int l = 0; l < NLAYOUTS; l++)
+			any |= ga_reg_present(i, layouts[l], newest_version(layouts[l]));
+		ck_assert_msg(any, "%s is in no layout", ga_regs[i].name);
+		ck_assert_msg(ga_regs[i].min_version >= 1 && ga_regs[i].min_version <= 5,
+			      "%s: min_version %u", ga_regs[i].name, ga_regs[i].min_version);
+	}
+}
+END_TEST
+
+/* Each present field of each instance owns its bits: nothing overlaps. */
+START_TEST(test_no_overlap)
+{
+	for (unsigned int l = 0; l < NLAYOUTS; l++) {
+		static uint32_t used[GA_CORE_SIZE / 4];
+		static int owner[GA_CORE_SIZE / 4][32];
+		enum ga_layout lay = layouts[l];
+
+		memset(used, 0, sizeof(used));
+		for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+			unsigned int n = ga_layout_max_buffers(lay);
+			uint32_t mask = ga_reg_field_mask(i, lay);
+
+			if (!ga_reg_present(i, lay, newest_version(lay)))
+				continue;
+			for (unsigned int idx = 0; idx < n; idx++) {
+				uint32_t off;
+
+				if (ga_reg_offset(i, lay, newest_version(lay), idx, 0, &off) != 0)
+					break;
+				ck_assert_msg(
+					!(used[off / 4] & mask),
+					"%s: %s buffer %u at 0x%x overlaps %s", ga_layout_name(lay),
+					ga_regs[i].name, idx, off,
+					ga_regs[owner[off / 4][__builtin_ctz(used[off / 4] & mask)]]
+						.name);
+				used[off / 4] |= mask;
+				for (int b = 0; b < 32; b++)
+					if (mask & (1u << b))
+						owner[off / 4][b] = (int)i;
+			}
+		}
+	}
+}
+END_TEST
+
+/* Consistency of the other columns with what they mean. */
+START_TEST(test_columns)
+{
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		const struct ga_reg *r = &ga_regs[i];
+
+		if (r->flags & GA_F_CYCLES)
+			ck_assert_str_eq(r->unit, "cycles");
+		if (r->flags & GA_F_COUNTER)
+			ck_assert_msg(r->access == GA_RO, "%s: counters are read-only", r->name);
+		for (unsigned int l = 0; l < NLAYOUTS; l++) {
+			if (!r->loc[layouts[l]].present)
+				continue;
+			if (r->format == GA_FMT_BOOL)
+				ck_assert_msg(ga_reg_field_max(i, layouts[l]) == 1,
+					      "%s: bool wider than 1 bit", r->name);
+		}
+	}
+}
+END_TEST
+
+/* ---- layouts and versions ------------------------------------------------ */
+
+START_TEST(test_layout_for_version)
+{
+	for (unsigned int v = 1; v <= 3; v++) {
+		ck_assert_int_eq(ga_layout_for_version(v, false), GA_LAYOUT_V1);
+		ck_assert_int_eq(ga_layout_for_version(v, true), GA_LAYOUT_V1);
+	}
+	for (unsigned int v = 4; v <= 5; v++) {
+		ck_assert_int_eq(ga_layout_for_version(v, false), GA_LAYOUT_V4);
+		ck_assert_int_eq(ga_layout_for_version(v, true), GA_LAYOUT_V4_LEGACY);
+	}
+	/* Unknown versions still get a layout (rows are gated by min_version). */
+	ck_assert_int_lt(ga_layout_for_version(0, false), GA_LAYOUT_COUNT);
+	ck_assert_int_lt(ga_layout_for_version(6, false), GA_LAYOUT_COUNT);
+	ck_assert_int_lt(ga_layout_for_version(255, true), GA_LAYOUT_COUNT);
+	ck_assert_str_ne(ga_layout_name(GA_LAYOUT_V4), ga_layout_name(GA_LAYOUT_V4_LEGACY));
+	ck_assert_str_ne(ga_layout_name(GA_LAYOUT_V1), ga_layout_name(GA_LAYOUT_V4));
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V1), 16);
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4), GA_MAX_BUFFERS);
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4_LEGACY), GA_MAX_BUFFERS);
+}
+END_TEST
+
+/* Is any field at word @off present for firmware @version? */
+static bool word_present(unsigned int version, uint32_t off)
+{
+	enum ga_layout l = ga_layout_for_version(version, false);
+
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		uint32_t o;
+
+		if (ga_reg_offset(i, l, version, 0, 0, &o) == 0 && o == off)
+			return true;
+	}
+	return false;
+}
+
+START_TEST(test_version_gating)
+{
+	for (unsigned int v = 0; v <= 6; v++) {
+		ck_assert_msg(word_present(v, 0x30) == (v >= 1), "0x30 version, v%u", v);
+		ck_assert_msg(word_present(v, 0x34) == (v >= 2), "0x34 timeout count, v%u", v);
+		ck_assert_msg(word_present(v, 0x38) == (v >= 2), "0x38 demux select, v%u", v);
+		ck_assert_msg(word_present(v, 0x3C) == (v >= 3), "0x3C min write buffers, v%u", v);
+		ck_assert_msg(word_present(v, 0x40) == (v >= 3), "0x40 read queue, v%u", v);
+		ck_assert_msg(word_present(v, 0x44) == (v >= 5), "0x44 active bits, v%u", v);
+		ck_assert_msg(word_present(v, 0x2C) == (v >= 1 && v <= 3), "0x2C routes, v%u", v);
+		ck_assert_msg(word_present(v, 0x60) == (v >= 4), "0x60 write max size, v%u", v);
+	}
+	/* Version 0 (no version register): nothing is there to talk to. */
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++)
+		for (unsigned int l = 0; l < NLAYOUTS; l++)
+			ck_assert(!ga_reg_present(i, layouts[l], 0));
+	/* The read-queue word changes meaning between V1 and V4. */
+	ck_assert(ga_reg_present(GA_REG_MIN_READ_QUEUE, GA_LAYOUT_V1, 3));
+	ck_assert(!ga_reg_present(GA_REG_MIN_READ_QUEUE, GA_LAYOUT_V4, 4));
+	ck_assert(ga_reg_present(GA_REG_MAX_READ_QUEUE, GA_LAYOUT_V4, 4));
+	ck_assert(!ga_reg_present(GA_REG_MAX_READ_QUEUE, GA_LAYOUT_V1, 3));
+	/* Out-of-range ids and layouts are simply absent. */
+	ck_assert(!ga_reg_present(GA_REG_COUNT, GA_LAYOUT_V4, 5));
+	ck_assert(!ga_reg_present(GA_REG_VERSION, GA_LAYOUT_COUNT, 5));
+}
+END_TEST
+
+START_TEST(test_absent_enoent)
+{
+	for (unsigned int v = 0; v <= 6; v++) {
+		for (unsigned int l = 0; l < NLAYOUTS; l++) {
+			for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+				uint32_t off = 0xdeadbeef;
+				int rc = ga_reg_offset(i, layouts[l], v, 0, 0, &off);
+
+				if (ga_reg_present(i, layouts[l], v)) {
+					ck_assert_int_eq(rc, 0);
+					ck_assert_uint_eq(off, ga_regs[i].loc[layouts[l]].offset);
+				} else {
+					ck_assert_msg(rc == -ENOENT, "%s v%u %s: rc %d",
+						      ga_regs[i].name, v,
+						      ga_layout_name(layouts[l]), rc);
+					ck_assert_uint_eq(off, 0xdeadbeef);
+				}
+			}
+		}
+	}
+	/* Absent fields have no bits, so nothing is read or written by mistake. */
+	ck_assert_uint_eq(ga_reg_field_mask(GA_REG_WRITE_SIZE, GA_LAYOUT_V4), 0);
+	ck_assert_uint_eq(ga_reg_field_set(GA_REG_WRITE_SIZE, GA_LAYOUT_V4, 0x1234, 7), 0x1234);
+	ck_assert_uint_eq(ga_reg_field_get(GA_REG_WRITE_SIZE, GA_LAYOUT_V4, 0xffffffff), 0);
+}
+END_TEST
+
+START_TEST(test_per_buffer_offsets)
+{
+	static const unsigned int idx[] = {0, 1, 2, 3, 7, 15, 16, 255, 1023};
+
+	for (unsigned int l = 0; l < NLAYOUTS; l++) {
+		enum ga_layout lay = layouts[l];
+		unsigned int v = newest_version(lay), n = ga_layout_max_buffers(lay);
+
+		for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+			const struct ga_reg_loc *loc = &ga_regs[i].loc[lay];
+			uint32_t off;
+
+			if (!ga_reg_present(i, lay, v))
+				continue;
+			if (ga_regs[i].array == GA_ARRAY_NONE || loc->stride == 0) {
+				/* Scalars and buffer-0-only rows have one instance. */
+				ck_assert_int_eq(ga_reg_offset(i, lay, v, 0, 8, &off), 0);
+				ck_assert_uint_eq(off, loc->offset);
+				ck_assert_int_eq(ga_reg_offset(i, lay, v, 1, 8, &off), -ERANGE);
+				continue;
+			}
+			for (unsigned int k = 0; k < sizeof(idx) / sizeof(idx[0]); k++) {
+				int rc = ga_reg_offset(i, lay, v, idx[k], 0, &off);
+
+				if (idx[k] >= n) {
+					ck_assert_int_eq(rc, -ERANGE);
+					continue;
+				}
+				ck_assert_int_eq(rc, 0);
+				ck_assert_uint_eq(off, loc->offset + idx[k] * loc->stride);
+			}
+			/* max_buffers bounds the instances; the layout bounds max_buffers. */
+			ck_assert_int_eq(ga_reg_offset(i, lay, v, 3, 4, &off), 0);
+			ck_assert_int_eq(ga_reg_offset(i, lay, v, 4, 4, &off), -ERANGE);
+			ck_assert_int_eq(ga_reg_offset(i, lay, v, n, n + 100, &off), -ERANGE);
+		}
+	}
+	/* Spot checks from the facts sheet. */
+	uint32_t off;
+	ck_assert_int_eq(ga_reg_offset(GA_REG_WRITE_ADDR_LO, GA_LAYOUT_V4, 4, 5, 1024, &off), 0);
+	ck_assert_uint_eq(off, 0x4000 + 8 * 5);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_WRITE_ADDR_HI, GA_LAYOUT_V1, 1, 3, 16, &off), 0);
+	ck_assert_uint_eq(off, 0x104 + 16 * 3);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_FREE_LIST, GA_LAYOUT_V4, 5, 1023, 1024, &off), 0);
+	ck_assert_uint_eq(off, 0x2000 + 4 * 1023);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_READ_SIZE, GA_LAYOUT_V1, 2, 15, 16, &off), 0);
+	ck_assert_uint_eq(off, 0x400 + 4 * 15);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_TOTAL_LATENCY, GA_LAYOUT_V1, 3, 2, 4, &off), 0);
+	ck_assert_uint_eq(off, 0x500 + 16 * 2);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_TOTAL_LATENCY, GA_LAYOUT_V4, 4, 1, 4, &off), -ERANGE);
+	ck_assert_int_eq(ga_reg_offset(GA_REG_COUNT, GA_LAYOUT_V4, 4, 0, 4, &off), -EINVAL);
+}
+END_TEST
+
+/* ---- field helpers ------------------------------------------------------- */
+
+START_TEST(test_fields)
+{
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		for (unsigned int l = 0; l < NLAYOUTS; l++) {
+			const struct ga_reg_loc *loc = &ga_regs[i].loc[layouts[l]];
+			uint32_t mask = ga_reg_field_mask(i, layouts[l]);
+			uint32_t max = ga_reg_field_max(i, layouts[l]);
+			unsigned int w = loc->msb - loc->lsb + 1;
+			uint32_t word;
+
+			if (!loc->present)
+				continue;
+			ck_assert_uint_eq(max, w == 32 ? 0xffffffffu : (1u << w) - 1);
+			ck_assert_uint_eq(mask, max << loc->lsb);
+			/* set/get round trip, neighbours untouched in both directions */
+			word = ga_reg_field_set(i, layouts[l], 0xA5A5A5A5u, max);
+			ck_assert_uint_eq(ga_reg_field_get(i, layouts[l], word), max);
+			ck_assert_uint_eq(word & ~mask, 0xA5A5A5A5u & ~mask);
+			word = ga_reg_field_set(i, layouts[l], 0xffffffffu, 0);
+			ck_assert_uint_eq(word, ~mask);
+			/* too-wide values are cut to the field, never spill over */
+			word = ga_reg_field_set(i, layouts[l], 0, 0xffffffffu);
+			ck_assert_uint_eq(word, mask);
+		}
+	}
+	ck_assert_uint_eq(ga_reg_field_set(GA_REG_WRITE_ENABLE, GA_LAYOUT_V4, 0, 1), 0x8000);
+	ck_assert_uint_eq(ga_reg_field_set(GA_REG_WRITE_ENABLE, GA_LAYOUT_V1, 0, 1), 0x100);
+	ck_assert_uint_eq(ga_reg_field_set(GA_REG_READ_ENABLE, GA_LAYOUT_V4, 0, 1), 0x80000000u);
+	ck_assert_uint_eq(ga_reg_field_max(GA_REG_READ_COUNT, GA_LAYOUT_V4), 0x7fff);
+	ck_assert_uint_eq(ga_reg_field_get(GA_REG_WRITE_COUNT, GA_LAYOUT_V1, 0x01ff0234), 0x34);
+	ck_assert_uint_eq(ga_reg_field_get(GA_REG_MAX_BUFFERS, GA_LAYOUT_V1, 0x10200000), 16);
+	ck_assert_uint_eq(ga_reg_field_get(GA_REG_DMA_DATA_BYTES, GA_LAYOUT_V4, 0x00200000), 32);
+}
+END_TEST
+
+/* ---- the table against the facts sheet ----------------------------------- */
+
+struct expect {
+	const char *name;
+	uint32_t offset;
+	unsigned int lsb, msb;
+	unsigned int stride; /* per-buffer stride; 0 for scalars / buffer 0 only */
+};
+
+#define W(n, o)                                                                                    \
+	{                                                                                          \
+		n, o, 0, 31, 0                                                                     \
+	} /* a whole word */
+#define F(n, o, l, m)                                                                              \
+	{                                                                                          \
+		n, o, l, m, 0                                                                      \
+	} /* a field */
+#define A(n, o, s)                                                                                 \
+	{                                                                                          \
+		n, o, 0, 31, s                                                                     \
+	} /* a per-buffer word */
+
+/* §2.3: versions 1-3.  Where driver and FW widths differ, FW wins. */
+static const struct expect facts_v1[] = {
+	F("ar_cache", 0x04, 0, 3),
+	F("aw_cache", 0x04, 8, 11),
+	F("dma_data_bytes", 0x04, 16, 23),
+	F("max_buffers", 0x04, 24, 28),
+	F("write_count", 0x08, 0, 7),
+	F("write_enable", 0x08, 8, 8),
+	F("read_count", 0x08, 16, 23),
+	F("read_enable", 0x08, 24, 24),
+	W("rx_frame_count", 0x10),
+	W("tx_frame_count", 0x14),
+	W("axi_write_error_count", 0x18),
+	W("axi_read_error_count", 0x1C),
+	W("count_reset", 0x20),
+	F("axi_write_error_value", 0x24, 0, 3),
+	F("axi_read_error_value", 0x28, 0, 2),
+	F("route_mask0", 0x2C, 0, 7),
+	F("route_dest0", 0x2C, 8, 15),
+	F("route_mask1", 0x2C, 16, 23),
+	F("route_dest1", 0x2C, 24, 31),
+	F("version", 0x30, 0, 7),
+	W("axi_write_timeout_count", 0x34),
+	F("demux_select", 0x38, 0, 0),
+	W("min_write_buffers", 0x3C),
+	W("min_read_queue", 0x40),
+	A("write_address_low", 0x100, 16),
+	A("write_address_high", 0x104, 16),
+	A("write_size", 0x108, 16),
+	A("read_address_low", 0x200, 16),
+	A("read_address_high", 0x204, 16),
+	A("free_list", 0x300, 4),
+	A("read_size", 0x400, 4),
+	A("total_latency", 0x500, 16),
+	A("gpu_latency", 0x504, 16),
+	A("write_latency", 0x508, 16),
+};
+
+/* §2.4 rows common to both V4 variants. */
+#define FACTS_V4_COMMON                                                                            \
+	F("max_buffers", 0x00, 0, 15), F("ar_cache", 0x04, 0, 3), F("aw_cache", 0x04, 8, 11),      \
+		F("dma_data_bytes", 0x04, 16, 23), F("write_count", 0x08, 0, 14),                  \
+		F("write_enable", 0x08, 15, 15), F("read_count", 0x08, 16, 30),                    \
+		F("read_enable", 0x08, 31, 31), W("rx_frame_count", 0x10),                         \
+		W("tx_frame_count", 0x14), W("axi_write_error_count", 0x18),                       \
+		W("axi_read_error_count", 0x1C), W("count_reset", 0x20),                           \
+		F("axi_write_error_value", 0x24, 0, 3), F("axi_read_error_value", 0x28, 0, 2),     \
+		F("version", 0x30, 0, 7), W("axi_write_timeout_count", 0x34),                      \
+		F("demux_select", 0x38, 0, 0), F("min_write_buffers", 0x3C, 0, 10),                \
+		F("max_read_queue", 0x40, 0, 10), F("write_active", 0x44, 0, 0),                   \
+		F("read_active", 0x44, 1, 1), W("write_max_size", 0x60),                           \
+		W("inbound_frames", 0x100 + 0x04), W("inbound_frame_rate", 0x100 + 0x0C),          \
+		W("inbound_frame_size", 0x100 + 0x30), W("outbound_frames", 0x200 + 0x04),         \
+		W("outbound_frame_rate", 0x200 + 0x0C), W("outbound_frame_size", 0x200 + 0x30),    \
+		A("free_list", 0x2000, 4), A("read_size", 0x3000, 4),                              \
+		A("write_address_low", 0x4000, 8), A("write_address_high", 0x4004, 8),             \
+		A("read_address_low", 0x6000, 8), A("read_address_high", 0x6004, 8)
+
+/* FW since 2026-03-20: latency block 0xC0..0xF8, buffer 0 only. */
+static const struct expect facts_v4[] = {
+	FACTS_V4_COMMON,
+	W("total_latency", 0xC0),
+	W("total_latency_max", 0xC4),
+	W("total_latency_min", 0xC8),
+	W("gpu_latency", 0xD0),
+	W("gpu_latency_max", 0xD4),
+	W("gpu_latency_min", 0xD8),
+	W("write_latency", 0xE0),
+	W("write_latency_max", 0xE4),
+	W("write_latency_min", 0xE8),
+	W("read_latency", 0xF0),
+	W("read_latency_max", 0xF4),
+	W("read_latency_min", 0xF8),
+};
+
+/* The driver headers' V4: 0x48/0x50/0x58, no max/min, no read latency. */
+static const struct expect facts_v4_legacy[] = {
+	FACTS_V4_COMMON,
+	W("total_latency", 0x48),
+	W("gpu_latency", 0x50),
+	W("write_latency", 0x58),
+};
+
+static void check_facts(enum ga_layout lay, const struct expect *e, size_t n)
+{
+	unsigned int v = newest_version(lay);
+
+	/* Every fact is in the table, exactly. */
+	for (size_t k = 0; k < n; k++) {
+		int id = ga_reg_find(e[k].name);
+		const struct ga_reg_loc *loc;
+
+		ck_assert_msg(id >= 0, "%s: not in the table", e[k].name);
+		loc = &ga_regs[id].loc[lay];
+		ck_assert_msg(ga_reg_present(id, lay, v), "%s: absent from %s", e[k].name,
+			      ga_layout_name(lay));
+		ck_assert_msg(loc->offset == e[k].offset, "%s/%s: offset 0x%x, facts 0x%x",
+			      e[k].name, ga_layout_name(lay), loc->offset, e[k].offset);
+		ck_assert_msg(loc->lsb == e[k].lsb && loc->msb == e[k].msb,
+			      "%s/%s: bits %u..%u, facts %u..%u", e[k].name, ga_layout_name(lay),
+			      loc->lsb, loc->msb, e[k].lsb, e[k].msb);
+		ck_assert_msg(loc->stride == e[k].stride, "%s/%s: stride %u, facts %u", e[k].name,
+			      ga_layout_name(lay), loc->stride, e[k].stride);
+	}
+	/* And nothing else is present in that layout. */
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		bool listed = false;
+
+		for (size_t k = 0; k < n; k++)
+			listed |= strcmp(e[k].name, ga_regs[i].name) == 0;
+		ck_assert_msg(listed == ga_reg_present(i, lay, v), "%s: %s in %s, facts say %s",
+			      ga_regs[i].name, listed ? "absent" : "present", ga_layout_name(lay),
+			      listed ? "present" : "absent");
+	}
+}
+
+START_TEST(test_facts_v1)
+{
+	check_facts(GA_LAYOUT_V1, facts_v1, sizeof(facts_v1) / sizeof(facts_v1[0]));
+}
+END_TEST
+
+START_TEST(test_facts_v4)
+{
+	check_facts(GA_LAYOUT_V4, facts_v4, sizeof(facts_v4) / sizeof(facts_v4[0]));
+}
+END_TEST
+
+START_TEST(test_facts_v4_legacy)
+{
+	check_facts(GA_LAYOUT_V4_LEGACY, facts_v4_legacy,
+		    sizeof(facts_v4_legacy) / sizeof(facts_v4_legacy[0]));
+}
+END_TEST
+
+/* §2.3/§2.4 access modes and version of appearance. */
+START_TEST(test_facts_access)
+{
+	static const struct {
+		const char *name;
+		enum ga_access access;
+		unsigned int since;
+	} facts[] = {
+		{"version", GA_RO, 1},	      {"count_reset", GA_WO, 1},
+		{"free_list", GA_WO, 1},      {"write_enable", GA_RW, 1},
+		{"read_enable", GA_RW, 1},    {"write_count", GA_RW, 1},
+		{"read_size", GA_RW, 1},      {"write_address_low", GA_RW, 1},
+		{"rx_frame_count", GA_RO, 1}, {"dma_data_bytes", GA_RO, 1},
+		{"max_buffers", GA_RO, 1},    {"axi_write_timeout_count", GA_RO, 2},
+		{"demux_select", GA_RW, 2},   {"min_write_buffers", GA_RO, 3},
+		{"min_read_queue", GA_RO, 3}, {"max_read_queue", GA_RO, 4},
+		{"write_max_size", GA_RW, 4}, {"write_active", GA_RO, 5},
+		{"read_active", GA_RO, 5},
+	};
+
+	for (size_t k = 0; k < sizeof(facts) / sizeof(facts[0]); k++) {
+		int id = ga_reg_find(facts[k].name);
+
+		ck_assert_msg(id >= 0, "%s missing", facts[k].name);
+		ck_assert_msg(ga_regs[id].access == facts[k].access, "%s: access", facts[k].name);
+		ck_assert_msg(ga_regs[id].min_version == facts[k].since, "%s: since v%u, facts v%u",
+			      facts[k].name, ga_regs[id].min_version, facts[k].since);
+	}
+}
+END_TEST
+
+static Suite *regs_suite(void)
+{
+	Suite *s = suite_create("regs");
+	TCase *t = tcase_create("table");
+
+	tcase_add_test(t, test_names);
+	tcase_add_test(t, test_enum_and_lookup);
+	tcase_add_test(t, test_bits_and_offsets);
+	tcase_add_test(t, test_every_row_somewhere);
+	tcase_add_test(t, test_no_overlap);
+	tcase_add_test(t, test_columns);
+	tcase_add_test(t, test_layout_for_version);
+	tcase_add_test(t, test_version_gating);
+	tcase_add_test(t, test_absent_enoent);
+	tcase_add_test(t, test_per_buffer_offsets);
+	tcase_add_test(t, test_fields);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("facts");
+	tcase_add_test(t, test_facts_v1);
+	tcase_add_test(t, test_facts_v4);
+	tcase_add_test(t, test_facts_v4_legacy);
+	tcase_add_test(t, test_facts_access);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(regs_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
