@@ -72,12 +72,20 @@ extern const struct ga_mem_ops ga_mem_host_ops;
 int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx,
 		     char *gpu_name, size_t name_len, char *why, size_t why_len);
 
+/* ---- patterns (pattern.c) ---------------------------------------------- */
+
+/* CRC-32 (IEEE, as zlib's crc32): start with crc 0, feed chunks in order. */
+uint32_t ga_crc32(uint32_t crc, const void *buf, size_t len);
+
 /* ---- backends (datadev.c, sim.c) ---------------------------------------- */
 
 struct ga_backend_ops {
 	const char *name; /* "datadev", "sim" */
 	/* Fill dev->info identity fields (version, max_buffers,
-	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string. */
+	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string.
+	 * dev->opts is set before.  open may set dev->info.layout (the sim's
+	 * "latency=legacy"); left at GA_LAYOUT_COUNT, dev.c derives it from
+	 * the version and opts.latency_legacy. */
 	int (*open)(struct ga_dev *dev, const char *spec);
 	void (*close)(struct ga_dev *dev);
 	/* 32-bit word at @off inside the core block (already range-checked). */
@@ -94,18 +102,38 @@ struct ga_backend_ops {
 			  uint64_t *bus_address);
 	/* GPU_Rem_Nvidia_Memory: every buffer of both directions. */
 	int (*remove_all)(struct ga_dev *dev);
-	/* Remove the last buffer of @dir only; NULL when not available. */
+	/* Remove the last buffer of @dir only; NULL when not available, or
+	 * -ENOSYS at run time when this device lacks it (dev.c then emulates
+	 * it with remove_all and re-adding the others). */
 	int (*remove_last)(struct ga_dev *dev, enum ga_dir dir);
 	/* Arm write buffers (free list); n may be 1. */
 	int (*arm)(struct ga_dev *dev, const uint32_t *indices, unsigned int n);
-	/* Engine enable; NULL = generic read-modify-write of the enable bit. */
+	/* Engine enable; NULL (or -ENOSYS at run time) = generic
+	 * read-modify-write of the enable bit. */
 	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
 	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
 	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
 };
 
 extern const struct ga_backend_ops ga_backend_datadev;
+/* datadev.c: the one mapping of an ioctl's errno (@err > 0) to a negative
+ * errno with an explanation, per command; exposed for unit tests. */
+int ga_datadev_error(unsigned int cmd, int err);
+const char *ga_datadev_cmd_name(unsigned int cmd);
 extern const struct ga_backend_ops ga_backend_sim;
+
+/* ---- dev.c helpers shared with buf.c (dev->lock held) -------------------- */
+
+/* Field @id (instance @index) through the table; errors explained. */
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+			 uint32_t *val);
+/* Read-modify-write of the field (a plain store for full-word fields and
+ * WO strobes); -ERANGE when @val does not fit.  No access-mode check. */
+int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+			  uint32_t val);
+int ga_enable_locked(struct ga_dev *dev, enum ga_dir dir, bool on);
+/* buf.c: remove every buffer (engines stopped first), free memory. */
+int ga_buf_destroy_all_locked(struct ga_dev *dev);
 
 struct ga_buf {
 	struct ga_dev *dev;
@@ -116,6 +144,7 @@ struct ga_buf {
 	bool armed;     /* we armed it and have not seen it fill */
 	bool send_busy; /* read queued, completion not seen */
 	bool error;     /* memory invalidated or last frame errored */
+	bool gone;      /* no longer registered with the driver (failed re-add) */
 };
 
 struct ga_dev {

@@ -86,6 +86,7 @@ struct ga_dev_info {
 	uint64_t clock_hz;       /* latency counter clock */
 	char gpu[128];           /* GPU name, or "none (host memory)" */
 	char memory_note[128];   /* why host memory is used, if it is */
+	char clock_note[96];     /* why clock_hz is an assumed default, if it is */
 };
 
 int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
@@ -157,12 +158,18 @@ void ga_header_encode(const struct ga_header *h, uint8_t raw[8]);
  * Upstream assigns indices in call order, so @index
  * must equal the number of buffers already in that direction: -EINVAL
  * otherwise, with an explanation.  V4 write buffers share one size:
- * -EINVAL when @size differs from the existing ones.
+ * -EINVAL when @size differs from the existing ones.  -ENOSPC when
+ * max_buffers are in use.  The engine enable bits are left as they were
+ * (upstream main's add ioctl sets them; they are put back).
  */
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index,
 		  size_t size, struct ga_buf **out);
 /* Release a buffer.  Only the last index can go on its own (-EBUSY for
- * others, explained); the engine must not have it armed (-EBUSY). */
+ * others, explained); the engine must not have it armed (-EBUSY).  On a
+ * driver without per-buffer removal (upstream) this removes all buffers and
+ * registers the others again with the same memory, re-arming those that
+ * were armed; that needs both engines off (-EBUSY otherwise).  A handle is
+ * invalid once destroyed. */
 int ga_buf_destroy(struct ga_buf *buf);
 /* Remove every buffer of the device (the upstream all-at-once path). */
 int ga_buf_destroy_all(struct ga_dev *dev);
@@ -182,15 +189,26 @@ struct ga_buf_info {
 };
 int ga_buf_info(struct ga_buf *buf, struct ga_buf_info *info);
 
-/* Arm a write buffer (free list).  The doorbell at +4 is cleared first. */
+/* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
+ * included) is cleared first, so a doorbell seen later is a new frame.
+ * -EINVAL for a read buffer. */
 int ga_buf_arm(struct ga_buf *buf);
-/* Arm many write buffers at once (one ioctl on gpuasync.ko). */
+/* Arm many write buffers at once (one ioctl on gpuasync.ko); -ERANGE when
+ * an index is not a created write buffer (then nothing is armed). */
 int ga_buf_arm_many(struct ga_dev *dev, const unsigned int *indices, unsigned int n);
 /* Queue a GPU->FPGA read of @bytes from read buffer @buf (clears its
- * completion word, then writes the read-size register). */
+ * completion word, then writes the read-size register).  @bytes must be
+ * 1..payload_max (-EINVAL for 0, -ERANGE above).  On V1 firmware the
+ * payload starts at +0 and there is no completion word, so the state stays
+ * IDLE. */
 int ga_buf_send(struct ga_buf *buf, uint32_t bytes);
 
-/* Read/write buffer memory (header area included: offset 0 = header). */
+/* Read/write buffer memory (header area included: offset 0 = header).
+ * Errno convention for positions: a range outside the object is -ERANGE
+ * (buffer bytes, register index, raw offset, values too wide), a malformed
+ * request is -EINVAL (NULL, misaligned, wrong direction, wrong index
+ * order).  These two calls take no lock; do not destroy the buffer while
+ * they run. */
 int ga_buf_read(struct ga_buf *buf, size_t offset, void *dst, size_t len);
 int ga_buf_write(struct ga_buf *buf, size_t offset, const void *src, size_t len);
 int ga_buf_header(struct ga_buf *buf, struct ga_header *h);

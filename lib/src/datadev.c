@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * datadev backend: a GpuAsyncCore card behind SLAC's upstream datadev
+ * driver or our gpuasync.ko, spoken to only through the ABI in
+ * gpuasync/abi.h, so the same code runs on both and needs no hardware
+ * beyond the character device.
+ *
+ * At open we ask the driver what it has: the GpuAsync support flag,
+ * firmware version and max buffers (ioctls), DmaDataBytes (register), the
+ * DMA clock (AxiVersion userValues[4]), gpuasync.ko's extension bits
+ * (GA_Get_Abi_Version, unknown to upstream which then answers -1) and the
+ * pre-release GPU_Enable_Tx/Rx.  Registers go through an mmap of the core
+ * block when the driver allows it (one load/store per access, no syscall)
+ * and through DMA_Read/Write_Register otherwise.
+ *
+ * The upstream driver reports many failures as a bare -1, which user space
+ * sees as EPERM whatever went wrong, and "no GPU support" as the kernel's
+ * private 524.  ga_datadev_error() is the one place that turns those into
+ * an errno that means something plus an explanation, per command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DD_DEFAULT_CLOCK_HZ 250000000ull
+
+struct dd_priv {
+	int fd;
+	char path[128];
+	volatile uint32_t *regs; /* mapped core block; NULL: register ioctls */
+	bool can_map;		 /* map_offset is known to reach the core block */
+	uint64_t map_offset;	 /* file offset of the core block */
+	uint32_t features;	 /* GA_FEAT_* from gpuasync.ko, 0 on upstream */
+	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx answered */
+	int api_version;	 /* DMA_Get_Version, -1 unknown */
+};
+
+static struct dd_priv *dd(struct ga_dev *dev)
+{
+	return dev->priv;
+}
+
+const char *ga_datadev_cmd_name(unsigned int cmd)
+{
+	switch (cmd) {
+	case DMA_Get_Buff_Count:
+		return "DMA_Get_Buff_Count";
+	case DMA_Get_Buff_Size:
+		return "DMA_Get_Buff_Size";
+	case DMA_Get_Version:
+		return "DMA_Get_Version";
+	case DMA_Write_Register:
+		return "DMA_Write_Register";
+	case DMA_Read_Register:
+		return "DMA_Read_Register";
+	case GPU_Add_Nvidia_Memory:
+		return "GPU_Add_Nvidia_Memory";
+	case GPU_Rem_Nvidia_Memory:
+		return "GPU_Rem_Nvidia_Memory";
+	case GPU_Set_Write_Enable:
+		return "GPU_Set_Write_Enable";
+	case GPU_Is_Gpu_Async_Supp:
+		return "GPU_Is_Gpu_Async_Supp";
+	case GPU_Get_Gpu_Async_Ver:
+		return "GPU_Get_Gpu_Async_Ver";
+	case GPU_Get_Max_Buffers:
+		return "GPU_Get_Max_Buffers";
+	case GPU_Enable_Tx:
+		return "GPU_Enable_Tx";
+	case GPU_Enable_Rx:
+		return "GPU_Enable_Rx";
+	case GA_Get_Abi_Version:
+		return "GA_Get_Abi_Version";
+	case GA_Rem_Buffer:
+		return "GA_Rem_Buffer";
+	case GA_Arm_Buffers:
+		return "GA_Arm_Buffers";
+	case GA_Get_Buffer_Table:
+		return "GA_Get_Buffer_Table";
+	default:
+		return "unknown ioctl";
+	}
+}
+
+/*
+ * The one errno mapping.  @err is the positive errno an ioctl left behind.
+ * Returns a negative errno with ga_err() set.  EPERM is the upstream
+ * driver's bare -1: what it means depends on the command.
+ */
+int ga_datadev_error(unsigned int cmd, int err)
+{
+	const char *name = ga_datadev_cmd_name(cmd);
+
+	if (err == GA_KERNEL_ENOTSUPP)
+		return ga_err(-ENOTSUP,
+			      "%s: driver built without GPU support or card has GpuAsync "
+			      "disabled",
+			      name);
+	if (err == ENOTTY)
+		return ga_err(-ENOTTY,
+			      "%s: the device does not implement this ioctl (not a datadev "
+			      "device, or an older driver)",
+			      name);
+
+	switch (cmd) {
+	case GPU_Add_Nvidia_Memory:
+		if (err == EPERM)
+			return ga_err(-EFAULT,
+				      "%s: driver refused the buffer (pinning failed or index "
+				      "limit): is it CUDA device memory, and is GPUDirect "
+				      "RDMA (nvidia p2p) available?",
+				      name);
+		if (err == EINVAL)
+			return ga_err(-EINVAL,
+				      "%s: driver rejected the buffer: size not a multiple of "
+				      "64 KiB, too many buffers, or (V4) a size different "
+				      "from the other write buffers",
+				      name);
+		if (err == EBUSY)
+			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
+				      name);
+		break;
+	case GPU_Set_Write_Enable:
+	case GA_Arm_Buffers:
+		if (err == EPERM || err == EINVAL)
+			return ga_err(-ERANGE,
+				      "%s: buffer index out of range (not a registered write "
+				      "buffer)",
+				      name);
+		if (err == EBUSY)
+			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
+				      name);
+		break;
+	case GPU_Rem_Nvidia_Memory:
+		if (err == EPERM)
+			return ga_err(-ENODEV, "%s: driver has no GPU state for this card", name);
+		if (err == EBUSY)
+			return ga_err(-EBUSY,
+				      "%s: the GpuAsyncCore is owned by another process (or no "
+				      "longer owned after an invalidation): only the owner can "
+				      "remove buffers",
+				      name);
+		break;
+	case GA_Rem_Buffer:
+		if (err == EINVAL)
+			return ga_err(-EINVAL,
+				      "%s: only the last buffer of a direction can be removed",
+				      name);
+		if (err == EBUSY)
+			return ga_err(-EBUSY, "%s: the buffer is in use by the engine", name);
+		if (err == EPERM)
+			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
+		break;
+	case DMA_Read_Register:
+	case DMA_Write_Register:
+		if (err == EPERM)
+			return ga_err(-ERANGE,
+				      "%s: offset outside the driver's register window "
+				      "(BAR0 0x%x..0x%x)",
+				      name, DMA_REG_WINDOW_START, DMA_REG_WINDOW_END - 4);
+		break;
+	case GPU_Is_Gpu_Async_Supp:
+	case GPU_Get_Gpu_Async_Ver:
+	case GPU_Get_Max_Buffers:
+		if (err == EPERM)
+			return ga_err(-ENODEV, "%s: driver has no GPU state for this card", name);
+		break;
+	case GPU_Enable_Tx:
+	case GPU_Enable_Rx:
+		if (err == EBUSY)
+			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
+				      name);
+		/* upstream main does not know these codes: bare -1 */
+		if (err == EPERM)
+			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
+		break;
+	case GA_Get_Abi_Version:
+	case GA_Get_Buffer_Table:
+		if (err == EPERM)
+			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
+		break;
+	default:
+		if (err == EPERM)
+			return ga_err(-EIO, "%s: driver reported a failure (bare -1)", name);
+		break;
+	}
+	return ga_err(-err, "%s: %s", name, strerror(err));
+}
+
+/* ioctl returning the driver's non-negative result or a mapped error. */
+static int dd_ioctl(int fd, unsigned int cmd, unsigned long arg)
+{
+	int r = ioctl(fd, cmd, arg);
+
+	if (r < 0)
+		return ga_datadev_error(cmd, errno);
+	return r;
+}
+
+static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
+{
+	struct dd_priv *p = dd(dev);
+	struct DmaRegisterData r = {.address = GA_CORE_OFFSET + off};
+	int rc;
+
+	if (p->regs) {
+		*val = p->regs[off / 4];
+		return 0;
+	}
+	rc = dd_ioctl(p->fd, DMA_Read_Register, (unsigned long)&r);
+	if (rc < 0)
+		return rc;
+	*val = r.data;
+	return 0;
+}
+
+static int dd_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
+{
+	struct dd_priv *p = dd(dev);
+	struct DmaRegisterData r = {.address = GA_CORE_OFFSET + off, .data = val};
+	int rc;
+
+	if (p->regs) {
+		p->regs[off / 4] = val;
+		return 0;
+	}
+	rc = dd_ioctl(p->fd, DMA_Write_Register, (unsigned long)&r);
+	return rc < 0 ? rc : 0;
+}
+
+/* Field of a register by id, through the table (used at open, before
+ * dev.c has set the layout). */
+static int dd_field(struct ga_dev *dev, enum ga_layout layout, enum ga_reg_id id,
+		    unsigned int index, uint32_t *val)
+{
+	uint32_t off, word;
+	int rc;
+
+	rc = ga_reg_offset(id, layout, dev->info.version, index, dev->info.max_buffers, &off);
+	if (rc)
+		return ga_err(rc, "register %s not in this layout", ga_regs[id].name);
+	rc = dd_reg_read(dev, off, &word);
+	if (rc)
+		return rc;
+	*val = ga_reg_field_get(id, layout, word);
+	return 0;
+}
+
+/* Map the core block at @off and check that it really is the core: the
+ * version word must match what the driver reported. */
+static void dd_try_map(struct dd_priv *p, unsigned int version)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int count = ioctl(p->fd, DMA_Get_Buff_Count, 0);
+	int bsize = ioctl(p->fd, DMA_Get_Buff_Size, 0);
+	uint64_t off;
+	void *m;
+
+	if (count < 0 || bsize < 0) {
+		ga_log("datadev %s: no DMA buffer geometry, registers via ioctl\n", p->path);
+		return;
+	}
+	off = (uint64_t)count * (uint64_t)bsize + GA_CORE_OFFSET;
+	if (page <= 0 || off % (uint64_t)page != 0) {
+		ga_log("datadev %s: register block offset 0x%llx not page aligned\n", p->path,
+		       (unsigned long long)off);
+		return;
+	}
+	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, (off_t)off);
+	if (m == MAP_FAILED) {
+		ga_log("datadev %s: mmap of registers failed (%s), using ioctls\n", p->path,
+		       strerror(errno));
+		return;
+	}
+	if ((((volatile uint32_t *)m)[0x30 / 4] & 0xff) != version) {
+		ga_log("datadev %s: mapped block does not look like the GpuAsyncCore\n", p->path);
+		munmap(m, GA_CORE_SIZE);
+		return;
+	}
+	p->regs = m;
+	p->can_map = true;
+	p->map_offset = off;
+}
+
+static void dd_free(struct dd_priv *p)
+{
+	if (p->regs)
+		munmap((void *)p->regs, GA_CORE_SIZE);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+}
+
+static int dd_open(struct ga_dev *dev, const char *spec)
+{
+	struct dd_priv *p;
+	struct stat st;
+	struct DmaRegisterData clk = {.address = GA_AXIVERSION_CLOCK_HZ};
+	int supp, ver, max, rc, abi;
+	enum ga_layout layout;
+	uint32_t ddb, word;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ga_err(-ENOMEM, "out of memory");
+	p->fd = -1;
+	p->api_version = -1;
+	snprintf(p->path, sizeof(p->path), "%s", spec);
+
+	p->fd = open(spec, O_RDWR | O_CLOEXEC);
+	if (p->fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			rc = ga_err(-ENOENT,
+				    "%s: no such device (is the datadev driver or "
+				    "gpuasync.ko loaded? \"sim\" opens the simulated card)",
+				    spec);
+		else if (e == EACCES || e == EPERM)
+			rc = ga_err(-EACCES, "%s: permission denied (read-write access needed)",
+				    spec);
+		else
+			rc = ga_err(-e, "%s: cannot open: %s", spec, strerror(e));
+		goto out_free;
+	}
+	if (fstat(p->fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+		rc = ga_err(-ENODEV, "%s: not a character device (expected /dev/datadev_N)", spec);
+		goto out_free;
+	}
+
+	p->api_version = ioctl(p->fd, DMA_Get_Version, 0);
+	if (p->api_version >= 0 && p->api_version != DMA_VERSION)
+		ga_log("datadev %s: driver API version 0x%x (expected 0x%x)\n", spec,
+		       p->api_version, DMA_VERSION);
+
+	/* Ask for the version first: pre-release drivers report it even when
+	 * GpuAsync is off, which makes the "not supported" message useful. */
+	ver = ioctl(p->fd, GPU_Get_Gpu_Async_Ver, 0);
+	supp = ioctl(p->fd, GPU_Is_Gpu_Async_Supp, 0);
+	if (supp < 0) {
+		if (errno == ENOTTY || errno == EINVAL)
+			rc = ga_err(-ENODEV, "%s: does not speak the datadev ABI (%s)", spec,
+				    strerror(errno));
+		else
+			rc = ga_datadev_error(GPU_Is_Gpu_Async_Supp, errno);
+		goto out_free;
+	}
+	if (supp == 0) {
+		if (ver > 0)
+			rc = ga_err(-ENODEV,
+				    "%s: GpuAsync not supported/enabled on this card "
+				    "(firmware GpuAsyncCore version %d; the driver may "
+				    "not support it)",
+				    spec, ver);
+		else
+			rc = ga_err(-ENODEV, "%s: GpuAsync not supported/enabled on this card",
+				    spec);
+		goto out_free;
+	}
+	if (ver < 0) {
+		rc = ga_datadev_error(GPU_Get_Gpu_Async_Ver, errno);
+		goto out_free;
+	}
+	if (ver < 1 || ver > 5) {
+		rc = ga_err(-ENOTSUP,
+			    "%s: GpuAsyncCore version %d is not one this library knows "
+			    "(1-5)",
+			    spec, ver);
+		goto out_free;
+	}
+	layout = ga_layout_for_version((unsigned int)ver, false);
+	max = ioctl(p->fd, GPU_Get_Max_Buffers, 0);
+	if (max < 0) {
+		rc = ga_datadev_error(GPU_Get_Max_Buffers, errno);
+		goto out_free;
+	}
+	if (max < 1 || (unsigned int)max > ga_layout_max_buffers(layout)) {
+		rc = ga_err(-EPROTO, "%s: driver reports %d buffers, outside 1..%u for version %d",
+			    spec, max, ga_layout_max_buffers(layout), ver);
+		goto out_free;
+	}
+	dev->priv = p;
+	dev->info.version = (unsigned int)ver;
+	dev->info.max_buffers = (unsigned int)max;
+
+	dd_try_map(p, (unsigned int)ver);
+
+	rc = dd_field(dev, layout, GA_REG_DMA_DATA_BYTES, 0, &ddb);
+	if (rc)
+		goto out_priv;
+	if (ddb == 0) {
+		rc = ga_err(-EPROTO,
+			    "%s: card reports DmaDataBytes 0 (the payload would overwrite "
+			    "the header)",
+			    spec);
+		goto out_priv;
+	}
+	dev->info.dma_data_bytes = ddb;
+
+	if (ioctl(p->fd, DMA_Read_Register, (unsigned long)&clk) == 0 && clk.data != 0) {
+		dev->info.clock_hz = clk.data;
+	} else {
+		dev->info.clock_hz = DD_DEFAULT_CLOCK_HZ;
+		snprintf(dev->info.clock_note, sizeof(dev->info.clock_note),
+			 "AxiVersion reports no DMA clock: assuming 250 MHz");
+	}
+
+	abi = ioctl(p->fd, GA_Get_Abi_Version, 0);
+	if (abi > 0 && (abi >> 16) >= 1)
+		p->features = (uint32_t)abi & 0xffffu;
+
+	/* GPU_Enable_Tx with the bit's current value changes nothing where it
+	 * exists (pre-release, gpuasync.ko) and fails with -1 on main. */
+	if (dd_field(dev, layout, GA_REG_WRITE_ENABLE, 0, &word) == 0) {
+		if (ioctl(p->fd, GPU_Enable_Tx, (unsigned long)word) >= 0 || errno == EBUSY)
+			p->enable_ioctl = true;
+	}
+	ga_err_clear();
+	ga_log("datadev %s: version %d, %d buffers, DmaDataBytes %u, %s registers, features 0x%x, "
+	       "enable ioctls %s\n",
+	       spec, ver, max, ddb, p->regs ? "mapped" : "ioctl", p->features,
+	       p->enable_ioctl ? "yes" : "no");
+	return 0;
+
+out_priv:
+	dev->priv = NULL;
+out_free:
+	dd_free(p);
+	return rc;
+}
+
+static void dd_close(struct ga_dev *dev)
+{
+	if (dev->priv)
+		dd_free(dev->priv);
+	dev->priv = NULL;
+}
+
+static int dd_map_regs(struct ga_dev *dev, volatile uint32_t **regs)
+{
+	struct dd_priv *p = dd(dev);
+	void *m;
+
+	if (!p->can_map)
+		return ga_err(-ENOTSUP, "%s: the driver does not let the register block be mapped",
+			      p->path);
+	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd,
+		 (off_t)p->map_offset);
+	if (m == MAP_FAILED)
+		return ga_err(-errno, "%s: mmap of the register block: %s", p->path,
+			      strerror(errno));
+	*regs = m;
+	return 0;
+}
+
+static void dd_unmap_regs(struct ga_dev *dev, volatile uint32_t *regs)
+{
+	(void)dev;
+	if (regs)
+		munmap((void *)regs, GA_CORE_SIZE);
+}
+
+static int dd_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *off)
+{
+	struct dd_priv *p = dd(dev);
+
+	if (!p->can_map)
+		return ga_err(-ENOTSUP, "%s: the driver does not let the register block be mapped",
+			      p->path);
+	if ((size_t)snprintf(path, len, "%s", p->path) >= len)
+		return ga_err(-ENAMETOOLONG, "path buffer too small");
+	*off = p->map_offset;
+	return 0;
+}
+
+/* Bus address of buffer @index: from gpuasync.ko's table when there is one,
+ * else from the address registers the driver just programmed. */
+static int dd_bus_address(struct ga_dev *dev, enum ga_dir dir, unsigned int index, uint64_t *bus)
+{
+	struct dd_priv *p = dd(dev);
+	enum ga_reg_id lo_id = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
+	enum ga_reg_id hi_id = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
+	uint32_t lo, hi;
+	int rc;
+
+	if (p->features & GA_FEAT_BUFFER_TABLE) {
+		unsigned int cap = dev->nbufs[0] + dev->nbufs[1] + 1;
+		struct ga_buffer_entry *e = calloc(cap, sizeof(*e));
+		struct ga_buffer_table t = {.entries = (uint64_t)(uintptr_t)e, .capacity = cap};
+		unsigned int i;
+
+		if (!e)
+			return ga_err(-ENOMEM, "out of memory");
+		rc = dd_ioctl(p->fd, GA_Get_Buffer_Table, (unsigned long)&t);
+		if (rc >= 0) {
+			for (i = 0; i < t.count && i < cap; i++) {
+				if (e[i].index == index && !e[i].write == (dir != GA_DIR_WRITE)) {
+					*bus = e[i].bus_address;
+					free(e);
+					return 0;
+				}
+			}
+		}
+		free(e);
+		/* fall back to the registers */
+	}
+	rc = dd_field(dev, dev->info.layout, lo_id, index, &lo);
+	if (rc)
+		return rc;
+	rc = dd_field(dev, dev->info.layout, hi_id, index, &hi);
+	if (rc)
+		return rc;
+	*bus = (uint64_t)hi << 32 | lo;
+	return 0;
+}
+
+static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
+			 uint32_t size, uint64_t *bus_address)
+{
+	struct dd_priv *p = dd(dev);
+	struct GpuNvidiaData d = {
+		.write = dir == GA_DIR_WRITE ? 1 : 0,
+		.address = blk->dptr,
+		.size = size,
+	};
+	int rc;
+
+	rc = dd_ioctl(p->fd, GPU_Add_Nvidia_Memory, (unsigned long)&d);
+	if (rc < 0)
+		return rc;
+	rc = dd_bus_address(dev, dir, dev->nbufs[dir], bus_address);
+	if (rc)
+		return rc;
+	/* Upstream returns 0 without programming the card when the DMA
+	 * mapping fails (pages stay pinned until the next remove-all). */
+	if (*bus_address == 0)
+		return ga_err(-EIO,
+			      "%s: the driver accepted the buffer but did not program its "
+			      "address (DMA mapping failed; see the kernel log)",
+			      p->path);
+	return 0;
+}
+
+static int dd_remove_all(struct ga_dev *dev)
+{
+	int rc = dd_ioctl(dd(dev)->fd, GPU_Rem_Nvidia_Memory, 0);
+
+	return rc < 0 ? rc : 0;
+}
+
+static int dd_remove_last(struct ga_dev *dev, enum ga_dir dir)
+{
+	struct dd_priv *p = dd(dev);
+	struct ga_buffer_ref ref = {.write = dir == GA_DIR_WRITE ? 1 : 0};
+	int rc;
+
+	if (!(p->features & GA_FEAT_REM_BUFFER))
+		return -ENOSYS; /* dev.c emulates it */
+	if (dev->nbufs[dir] == 0)
+		return ga_err(-ENOENT, "no buffer to remove");
+	ref.index = dev->nbufs[dir] - 1;
+	rc = dd_ioctl(p->fd, GA_Rem_Buffer, (unsigned long)&ref);
+	return rc < 0 ? rc : 0;
+}
+
+static int dd_arm(struct ga_dev *dev, const uint32_t *indices, unsigned int n)
+{
+	struct dd_priv *p = dd(dev);
+	unsigned int i;
+	int rc;
+
+	if ((p->features & GA_FEAT_ARM_MANY) && n > 1) {
+		struct ga_arm_many a = {.indices = (uint64_t)(uintptr_t)indices, .count = n};
+
+		rc = dd_ioctl(p->fd, GA_Arm_Buffers, (unsigned long)&a);
+		return rc < 0 ? rc : 0;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t idx = indices[i];
+
+		rc = dd_ioctl(p->fd, GPU_Set_Write_Enable, (unsigned long)&idx);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int dd_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
+{
+	struct dd_priv *p = dd(dev);
+	int rc;
+
+	if (!p->enable_ioctl)
+		return -ENOSYS; /* dev.c does a read-modify-write of the bit */
+	rc = dd_ioctl(p->fd, dir == GA_DIR_WRITE ? GPU_Enable_Tx : GPU_Enable_Rx,
+		      (unsigned long)(on ? 1 : 0));
+	return rc < 0 ? rc : 0;
+}
+
+static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
+{
+	struct dd_priv *p = dd(dev);
+
+	switch (cap) {
+	case GA_CAP_SUPPORTED:
+		return true; /* open fails otherwise */
+	case GA_CAP_REG_MMAP:
+		return p->can_map;
+	case GA_CAP_REMOVE_ONE:
+		return p->features & GA_FEAT_REM_BUFFER;
+	case GA_CAP_ARM_MANY:
+		return p->features & GA_FEAT_ARM_MANY;
+	case GA_CAP_BUFFER_TABLE:
+		return p->features & GA_FEAT_BUFFER_TABLE;
+	case GA_CAP_ENABLE_IOCTL:
+		return p->enable_ioctl;
+	default:
+		return false;
+	}
+}
+
+const struct ga_backend_ops ga_backend_datadev = {
+	.name = "datadev",
+	.open = dd_open,
+	.close = dd_close,
+	.reg_read = dd_reg_read,
+	.reg_write = dd_reg_write,
+	.map_regs = dd_map_regs,
+	.unmap_regs = dd_unmap_regs,
+	.reg_path = dd_reg_path,
+	.add_buffer = dd_add_buffer,
+	.remove_all = dd_remove_all,
+	.remove_last = dd_remove_last,
+	.arm = dd_arm,
+	.enable = dd_enable,
+	.has = dd_has,
+};

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The public device API (gpuasync/device.h): open/close, identity and
+ * capabilities, register access and engine enables.  Buffers are in buf.c.
+ *
+ * Opening picks two ops tables once: the backend from the spec string
+ * ("sim..." -> the simulated card, anything else is a device path) and the
+ * memory layer (CUDA when asked for and available, host memory otherwise,
+ * with the reason kept in info.memory_note).  Everything after that goes
+ * through the tables, never through per-backend branches.
+ *
+ * Register access is table driven: offsets only ever come from
+ * ga_reg_offset() and bits from ga_reg_field_*(), so a register added to
+ * regs.h is reachable here with no code change.  Fields sharing a word
+ * (0x04, 0x08) are updated by read-modify-write under dev->lock, which is
+ * what makes concurrent writers of different fields safe.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- open / close -------------------------------------------------------- */
+
+static bool spec_is_sim(const char *spec)
+{
+	return strcmp(spec, "sim") == 0 || strncmp(spec, "sim:", 4) == 0;
+}
+
+static void dev_mem_open(struct ga_dev *dev)
+{
+	char why[sizeof(dev->info.memory_note)] = "";
+	char name[sizeof(dev->info.gpu)] = "";
+	const struct ga_mem_ops *ops = NULL;
+	void *ctx = NULL;
+	int rc;
+
+	if (!dev->opts.use_gpu || dev->opts.gpu_index < 0) {
+		snprintf(why, sizeof(why), "GPU memory not requested");
+	} else {
+		/* mem_cuda.c always defines it; built without cuda.h it only
+		 * says so in @why. */
+		rc = ga_mem_cuda_open(dev->opts.gpu_index, &ops, &ctx, name, sizeof(name), why,
+				      sizeof(why));
+		if (rc == 0 && ops) {
+			dev->mem = ops;
+			dev->mem_ctx = ctx;
+			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s",
+				 name[0] ? name : "CUDA device");
+			dev->info.memory_note[0] = '\0';
+			return;
+		}
+		if (!why[0])
+			snprintf(why, sizeof(why), "CUDA unavailable: %s",
+				 strerror(rc < 0 ? -rc : EIO));
+	}
+	dev->mem = &ga_mem_host_ops;
+	dev->mem_ctx = NULL;
+	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
+	snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
+	ga_log("gpuasync: host memory: %s\n", why);
+}
+
+int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct ga_dev **out)
+{
+	static const struct ga_open_opts defaults = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev;
+	int rc;
+
+	if (!out)
+		return ga_err(-EINVAL, "ga_dev_open: no place for the handle");
+	*out = NULL;
+	if (!spec || !spec[0])
+		return ga_err(-EINVAL,
+			      "no device given: a path such as /dev/datadev_0, or \"sim\"");
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return ga_err(-ENOMEM, "out of memory");
+	rc = pthread_mutex_init(&dev->lock, NULL);
+	if (rc) {
+		free(dev);
+		return ga_err(-rc, "pthread_mutex_init failed");
+	}
+	dev->opts = opts ? *opts : defaults;
+	dev->be = spec_is_sim(spec) ? &ga_backend_sim : &ga_backend_datadev;
+	dev->info.layout = GA_LAYOUT_COUNT;
+	snprintf(dev->info.backend, sizeof(dev->info.backend), "%s", dev->be->name);
+	snprintf(dev->info.path, sizeof(dev->info.path), "%s", spec);
+
+	rc = dev->be->open(dev, spec);
+	if (rc) {
+		if (rc > 0)
+			rc = ga_err(-EIO, "%s: backend open returned %d", spec, rc);
+		goto out_free;
+	}
+	if (dev->info.layout >= GA_LAYOUT_COUNT)
+		dev->info.layout =
+			ga_layout_for_version(dev->info.version, dev->opts.latency_legacy);
+
+	dev_mem_open(dev);
+	ga_err_clear();
+	*out = dev;
+	return 0;
+
+out_free:
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+	return rc;
+}
+
+int ga_dev_open(const char *spec, struct ga_dev **out)
+{
+	return ga_dev_open_opts(spec, NULL, out);
+}
+
+void ga_dev_close(struct ga_dev *dev)
+{
+	if (!dev)
+		return;
+	pthread_mutex_lock(&dev->lock);
+	if (ga_buf_destroy_all_locked(dev))
+		ga_log("gpuasync: close: %s\n", ga_last_error());
+	pthread_mutex_unlock(&dev->lock);
+	/* Backend before memory: the card must forget the buffers before the
+	 * memory layer tears down its context. */
+	dev->be->close(dev);
+	if (dev->mem && dev->mem->close)
+		dev->mem->close(dev->mem_ctx);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info)
+{
+	if (!dev || !info)
+		return ga_err(-EINVAL, "ga_dev_info: NULL argument");
+	pthread_mutex_lock(&dev->lock);
+	*info = dev->info;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
+{
+	if (!dev || (unsigned int)cap >= GA_CAP_COUNT)
+		return false;
+	switch (cap) {
+	case GA_CAP_SIM:
+		return dev->be == &ga_backend_sim;
+	case GA_CAP_GPU_MEMORY:
+		return dev->mem != &ga_mem_host_ops;
+	default:
+		if (dev->be->has)
+			return dev->be->has(dev, cap);
+		return cap == GA_CAP_SUPPORTED;
+	}
+}
+
+enum ga_layout ga_dev_layout(struct ga_dev *dev)
+{
+	return dev ? dev->info.layout : GA_LAYOUT_COUNT;
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+static int reg_locate(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *off)
+{
+	const struct ga_reg *r;
+	int rc;
+
+	if ((unsigned int)id >= GA_REG_COUNT)
+		return ga_err(-ENOENT, "no register with id %d", (int)id);
+	r = &ga_regs[id];
+	rc = ga_reg_offset(id, dev->info.layout, dev->info.version, index, dev->info.max_buffers,
+			   off);
+	if (rc == 0)
+		return 0;
+	if (rc == -ENOENT)
+		return ga_err(-ENOENT, "register %s is not part of firmware version %u (%s layout)",
+			      r->name, dev->info.version, ga_layout_name(dev->info.layout));
+	if (rc == -ERANGE) {
+		if (r->array == GA_ARRAY_NONE)
+			return ga_err(-ERANGE,
+				      "register %s is not per buffer: index %u given, "
+				      "only 0 exists",
+				      r->name, index);
+		if (r->loc[dev->info.layout].stride == 0)
+			return ga_err(-ERANGE,
+				      "register %s is measured for buffer 0 only in the %s "
+				      "layout (index %u given)",
+				      r->name, ga_layout_name(dev->info.layout), index);
+		return ga_err(-ERANGE, "register %s: buffer index %u out of range (0..%u)", r->name,
+			      index, dev->info.max_buffers - 1);
+	}
+	return ga_err(rc, "register %s: no offset (%s)", r->name, strerror(-rc));
+}
+
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint32_t off, word;
+	int rc;
+
+	rc = reg_locate(dev, id, index, &off);
+	if (rc)
+		return rc;
+	rc = dev->be->reg_read(dev, off, &word);
+	if (rc)
+		return rc;
+	*val = ga_reg_field_get(id, dev->info.layout, word);
+	return 0;
+}
+
+int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
+{
+	enum ga_layout l = dev->info.layout;
+	uint32_t off, word;
+	int rc;
+
+	rc = reg_locate(dev, id, index, &off);
+	if (rc)
+		return rc;
+	if (val > ga_reg_field_max(id, l))
+		return ga_err(-ERANGE, "%s: value %u does not fit (max %u)", ga_regs[id].name, val,
+			      ga_reg_field_max(id, l));
+	/* A strobe or a whole-word field is one store: reading first would be
+	 * pointless, and for trigger registers the read has no meaning. */
+	if (ga_regs[id].access == GA_WO || ga_reg_field_mask(id, l) == 0xffffffffu)
+		return dev->be->reg_write(dev, off, val);
+	rc = dev->be->reg_read(dev, off, &word);
+	if (rc)
+		return rc;
+	return dev->be->reg_write(dev, off, ga_reg_field_set(id, l, word, val));
+}
+
+int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint32_t off;
+	int rc;
+
+	if (!dev || !val)
+		return ga_err(-EINVAL, "ga_reg_read: NULL argument");
+	pthread_mutex_lock(&dev->lock);
+	rc = reg_locate(dev, id, index, &off);
+	if (rc == 0 && ga_regs[id].access == GA_WO)
+		rc = ga_err(-EACCES, "register %s is write-only (a strobe): it cannot be read",
+			    ga_regs[id].name);
+	if (rc == 0)
+		rc = ga_field_read_locked(dev, id, index, val);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
+{
+	uint32_t off;
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_reg_write: NULL device");
+	pthread_mutex_lock(&dev->lock);
+	rc = reg_locate(dev, id, index, &off);
+	if (rc == 0 && ga_regs[id].access == GA_RO)
+		rc = ga_err(-EACCES, "register %s is read-only", ga_regs[id].name);
+	if (rc == 0)
+		rc = ga_field_write_locked(dev, id, index, val);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+static int reg_by_name(const char *name, enum ga_reg_id *id)
+{
+	int r;
+
+	if (!name)
+		return ga_err(-EINVAL, "register name is NULL");
+	r = ga_reg_find(name);
+	if (r < 0)
+		return ga_err(-ENOENT, "no register named \"%s\"", name);
+	*id = (enum ga_reg_id)r;
+	return 0;
+}
+
+int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index, uint32_t *val)
+{
+	enum ga_reg_id id;
+	int rc = reg_by_name(name, &id);
+
+	return rc ? rc : ga_reg_read(dev, id, index, val);
+}
+
+int ga_reg_write_name(struct ga_dev *dev, const char *name, unsigned int index, uint32_t val)
+{
+	enum ga_reg_id id;
+	int rc = reg_by_name(name, &id);
+
+	return rc ? rc : ga_reg_write(dev, id, index, val);
+}
+
+static int raw_check(uint32_t offset)
+{
+	if (offset & 3)
+		return ga_err(-EINVAL, "raw register offset 0x%x is not 4-byte aligned", offset);
+	if (offset >= GA_CORE_SIZE)
+		return ga_err(-ERANGE,
+			      "raw register offset 0x%x is outside the core block "
+			      "(0..0x%x)",
+			      offset, GA_CORE_SIZE - 4);
+	return 0;
+}
+
+int ga_reg_read_raw(struct ga_dev *dev, uint32_t offset, uint32_t *val)
+{
+	int rc;
+
+	if (!dev || !val)
+		return ga_err(-EINVAL, "ga_reg_read_raw: NULL argument");
+	rc = raw_check(offset);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&dev->lock);
+	rc = dev->be->reg_read(dev, offset, val);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+int ga_reg_write_raw(struct ga_dev *dev, uint32_t offset, uint32_t val)
+{
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_reg_write_raw: NULL device");
+	rc = raw_check(offset);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&dev->lock);
+	rc = dev->be->reg_write(dev, offset, val);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+/* ---- mapping ------------------------------------------------------------- */
+
+int ga_dev_map_regs(struct ga_dev *dev, volatile uint32_t **regs)
+{
+	if (!dev || !regs)
+		return ga_err(-EINVAL, "ga_dev_map_regs: NULL argument");
+	if (!dev->be->map_regs)
+		return ga_err(-ENOTSUP, "%s: the register block cannot be mapped", dev->info.path);
+	return dev->be->map_regs(dev, regs);
+}
+
+void ga_dev_unmap_regs(struct ga_dev *dev, volatile uint32_t *regs)
+{
+	if (dev && regs && dev->be->unmap_regs)
+		dev->be->unmap_regs(dev, regs);
+}
+
+int ga_dev_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *offset)
+{
+	if (!dev || !path || !len || !offset)
+		return ga_err(-EINVAL, "ga_dev_reg_path: NULL argument");
+	if (!dev->be->reg_path)
+		return ga_err(-ENOTSUP, "%s: the register block cannot be mapped", dev->info.path);
+	return dev->be->reg_path(dev, path, len, offset);
+}
+
+/* ---- engines ------------------------------------------------------------- */
+
+int ga_enable_locked(struct ga_dev *dev, enum ga_dir dir, bool on)
+{
+	int rc = -ENOSYS;
+
+	if (dev->be->enable)
+		rc = dev->be->enable(dev, dir, on);
+	if (rc == -ENOSYS)
+		rc = ga_field_write_locked(
+			dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE, 0,
+			on ? 1 : 0);
+	return rc;
+}
+
+int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
+{
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_dev_enable: NULL device");
+	if (dir != GA_DIR_WRITE && dir != GA_DIR_READ)
+		return ga_err(-EINVAL, "ga_dev_enable: direction %d is neither write nor read",
+			      (int)dir);
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_enable_locked(dev, dir, on);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Host memory layer: the fallback when there is no GPU, and the memory the
+ * simulated card DMAs into.  Blocks are 64 KiB aligned, like the GPU pages
+ * the RDMA path pins, so the same size and alignment rules hold with and
+ * without CUDA.  The device pointer is simply the host address.  There is
+ * no IPC handle for host memory: a consumer in another process cannot open
+ * it the way it opens CUDA memory, and we say so rather than invent one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int host_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
+{
+	void *p = NULL;
+	int rc;
+
+	(void)ctx;
+	if (size == 0)
+		return ga_err(-EINVAL, "host memory: size 0");
+	rc = posix_memalign(&p, GA_GPU_PAGE_SIZE, size);
+	if (rc != 0)
+		return ga_err(-rc, "host memory: cannot allocate %zu bytes aligned to 64 KiB",
+			      size);
+	memset(p, 0, size);
+	blk->dptr = (uint64_t)(uintptr_t)p;
+	blk->host = p;
+	blk->size = size;
+	blk->priv = NULL;
+	return 0;
+}
+
+static void host_free(void *ctx, struct ga_mem_block *blk)
+{
+	(void)ctx;
+	free(blk->host);
+	blk->host = NULL;
+	blk->dptr = 0;
+	blk->size = 0;
+}
+
+/* Bounds: the range must lie inside the block; -ERANGE otherwise (the
+ * library-wide choice for a position outside an object). */
+static int host_check(const struct ga_mem_block *blk, size_t off, size_t len)
+{
+	if (!blk->host)
+		return ga_err(-EINVAL, "host memory: block not allocated");
+	if (off > blk->size || len > blk->size - off)
+		return ga_err(-ERANGE,
+			      "host memory: %zu bytes at offset %zu exceed the %zu-byte buffer",
+			      len, off, blk->size);
+	return 0;
+}
+
+static int host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len)
+{
+	int rc;
+
+	(void)ctx;
+	rc = host_check(blk, off, len);
+	if (rc)
+		return rc;
+	memcpy(dst, (const uint8_t *)blk->host + off, len);
+	return 0;
+}
+
+static int host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+		      size_t len)
+{
+	int rc;
+
+	(void)ctx;
+	rc = host_check(blk, off, len);
+	if (rc)
+		return rc;
+	memcpy((uint8_t *)blk->host + off, src, len);
+	return 0;
+}
+
+static int host_ipc_handle(void *ctx, const struct ga_mem_block *blk, char *hex, size_t len)
+{
+	(void)ctx;
+	(void)blk;
+	if (hex && len)
+		hex[0] = '\0';
+	return ga_err(-ENOTSUP, "buffer is in host memory (no GPU in use): there is no CUDA IPC "
+				"handle; see device/gpu for why");
+}
+
+static void host_close(void *ctx)
+{
+	(void)ctx;
+}
+
+const struct ga_mem_ops ga_mem_host_ops = {
+	.name = "host",
+	.alloc = host_alloc,
+	.free = host_free,
+	.read = host_read,
+	.write = host_write,
+	.ipc_handle = host_ipc_handle,
+	.close = host_close,
+};
