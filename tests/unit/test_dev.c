@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The public device API (gpuasync/device.h) through the simulated card:
+ * open specs, identity per firmware version, register access by id, name
+ * and raw offset with every error, read-modify-write that leaves the other
+ * fields of a word alone (a loop over the register table), concurrent
+ * writers of one word, and the buffer rules (index order, sizes, the V4
+ * shared size, limits, destroy order, arming, state, header, memory).
+ *
+ * The upstream driver cannot remove one buffer; test_emulated_remove runs
+ * the library's emulation (remove all, register the rest again) against
+ * the sim with its per-buffer removal hidden, then pushes frames to show
+ * the re-registered buffers still work.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuasync/device.h"
+#include "gpuasync/sim.h"
+#include "internal.h"
+
+#define K64 65536u
+
+static struct ga_dev *open_sim(const char *spec)
+{
+	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev = NULL;
+	int rc;
+
+	o.use_gpu = false; /* deterministic: host memory everywhere */
+	rc = ga_dev_open_opts(spec, &o, &dev);
+	ck_assert_msg(rc == 0, "open %s: %d (%s)", spec, rc, ga_last_error());
+	ck_assert_ptr_nonnull(dev);
+	return dev;
+}
+
+static uint32_t rd(struct ga_dev *dev, enum ga_reg_id id, unsigned int index)
+{
+	uint32_t v = 0xdeadbeef;
+	int rc = ga_reg_read(dev, id, index, &v);
+
+	ck_assert_msg(rc == 0, "read %s[%u]: %d (%s)", ga_regs[id].name, index, rc,
+		      ga_last_error());
+	return v;
+}
+
+static void wr(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t v)
+{
+	int rc = ga_reg_write(dev, id, index, v);
+
+	ck_assert_msg(rc == 0, "write %s[%u]=%u: %d (%s)", ga_regs[id].name, index, v, rc,
+		      ga_last_error());
+}
+
+/* An error must come with an explanation. */
+#define ck_err(expr, want)                                                                         \
+	do {                                                                                       \
+		int rc_ = (expr);                                                                  \
+		ck_assert_msg(rc_ == (want), "%s: got %d, want %d (%s)", #expr, rc_, (want),       \
+			      ga_last_error());                                                    \
+		ck_assert_msg(ga_last_error()[0] != '\0', "%s: no explanation", #expr);            \
+	} while (0)
+
+/* ---- open ------------------------------------------------------------------ */
+
+START_TEST(test_open_specs)
+{
+	struct ga_dev *dev = (struct ga_dev *)1;
+	struct ga_dev_info info;
+
+	dev = open_sim("sim");
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_str_eq(info.backend, "sim");
+	ck_assert_str_eq(info.path, "sim");
+	ck_assert_uint_eq(info.version, 4);
+	ck_assert_uint_eq(info.dma_data_bytes, 32);
+	ck_assert_uint_eq(info.clock_hz, 250000000u);
+	ck_assert_str_eq(info.gpu, "none (host memory)");
+	ck_assert_msg(info.memory_note[0] != '\0', "host memory without a reason");
+	ck_assert(ga_dev_has(dev, GA_CAP_SIM));
+	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
+	ck_assert(!ga_dev_has(dev, GA_CAP_GPU_MEMORY));
+	ck_assert(!ga_dev_has(dev, GA_CAP_COUNT));
+	ga_dev_close(dev);
+
+	dev = (struct ga_dev *)1;
+	ck_err(ga_dev_open("sim:version=9", &dev), -ERANGE);
+	ck_assert_ptr_null(dev);
+	ck_err(ga_dev_open("sim:version=abc", &dev), -EINVAL);
+	ck_err(ga_dev_open("sim:frobnicate=1", &dev), -EINVAL);
+	ck_assert_msg(strstr(ga_last_error(), "frobnicate"), "\"%s\"", ga_last_error());
+	ck_err(ga_dev_open("/dev/datadev_does_not_exist_7", &dev), -ENOENT);
+	ck_assert_msg(strstr(ga_last_error(), "/dev/datadev_does_not_exist_7"), "\"%s\"",
+		      ga_last_error());
+	ck_assert_ptr_null(dev);
+	ck_err(ga_dev_open("", &dev), -EINVAL);
+	ck_err(ga_dev_open(NULL, &dev), -EINVAL);
+	ck_err(ga_dev_open("sim", NULL), -EINVAL);
+	ga_dev_close(NULL);
+}
+END_TEST
+
+/* Identity for every firmware version, with both latency-block choices. */
+START_TEST(test_info_per_version)
+{
+	unsigned int v = (unsigned int)_i + 1;
+	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev_info info;
+	struct ga_dev *dev;
+	char spec[64];
+
+	snprintf(spec, sizeof(spec), "sim:version=%u,dma_data_bytes=64,clock_hz=156250000", v);
+	dev = open_sim(spec);
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_uint_eq(info.version, v);
+	ck_assert_uint_eq(info.dma_data_bytes, 64);
+	ck_assert_uint_eq(info.clock_hz, 156250000u);
+	ck_assert_uint_eq(info.max_buffers, v <= 3 ? 16 : 1024);
+	ck_assert_int_eq(info.layout, v <= 3 ? GA_LAYOUT_V1 : GA_LAYOUT_V4);
+	ck_assert_int_eq(ga_dev_layout(dev), info.layout);
+	ck_assert_uint_eq(rd(dev, GA_REG_VERSION, 0), v);
+	ck_assert_uint_eq(rd(dev, GA_REG_MAX_BUFFERS, 0), info.max_buffers);
+	ck_assert_uint_eq(rd(dev, GA_REG_DMA_DATA_BYTES, 0), 64);
+	ga_dev_close(dev);
+
+	if (v < 4)
+		return;
+	/* The legacy latency block, by spec and by open option. */
+	snprintf(spec, sizeof(spec), "sim:version=%u,latency=legacy", v);
+	dev = open_sim(spec);
+	ck_assert_int_eq(ga_dev_layout(dev), GA_LAYOUT_V4_LEGACY);
+	ga_dev_close(dev);
+	o.use_gpu = false;
+	o.latency_legacy = true;
+	snprintf(spec, sizeof(spec), "sim:version=%u", v);
+	ck_assert_int_eq(ga_dev_open_opts(spec, &o, &dev), 0);
+	ck_assert_int_eq(ga_dev_layout(dev), GA_LAYOUT_V4_LEGACY);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* ---- registers ----------------------------------------------------------- */
+
+START_TEST(test_reg_errors)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=8");
+	struct ga_dev *v1 = open_sim("sim:version=3");
+	struct ga_dev *v5 = open_sim("sim:version=5");
+	uint32_t v = 0;
+
+	/* by id, by name, raw: the same word */
+	ck_assert_uint_eq(rd(dev, GA_REG_VERSION, 0), 4);
+	ck_assert_int_eq(ga_reg_read_name(dev, "version", 0, &v), 0);
+	ck_assert_uint_eq(v, 4);
+	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &v), 0);
+	ck_assert_uint_eq(v & 0xff, 4);
+	ck_assert_int_eq(ga_reg_write_raw(dev, 0x4000 + 8 * 5, 0x12345678), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ADDR_LO, 5), 0x12345678);
+	ck_assert_int_eq(ga_reg_write_name(dev, "write_address_high", 5, 0xabc), 0);
+	ck_assert_int_eq(ga_reg_read_raw(dev, 0x4000 + 8 * 5 + 4, &v), 0);
+	ck_assert_uint_eq(v, 0xabc);
+
+	/* access modes */
+	ck_err(ga_reg_write(dev, GA_REG_VERSION, 0, 4), -EACCES);
+	ck_err(ga_reg_write(dev, GA_REG_RX_FRAME_COUNT, 0, 0), -EACCES);
+	ck_err(ga_reg_write_name(dev, "dma_data_bytes", 0, 1), -EACCES);
+	ck_err(ga_reg_read(dev, GA_REG_COUNT_RESET, 0, &v), -EACCES);
+	ck_err(ga_reg_read(dev, GA_REG_FREE_LIST, 0, &v), -EACCES);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_COUNT_RESET, 0, 0xffffffffu), 0);
+
+	/* value wider than the field */
+	ck_err(ga_reg_write(dev, GA_REG_WRITE_ENABLE, 0, 2), -ERANGE);
+	ck_err(ga_reg_write(dev, GA_REG_AR_CACHE, 0, 16), -ERANGE);
+	ck_err(ga_reg_write(v1, GA_REG_WRITE_COUNT, 0, 256), -ERANGE);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_WRITE_COUNT, 0, 7), 0);
+
+	/* absent from the running firmware */
+	ck_err(ga_reg_read(dev, GA_REG_ROUTE_MASK0, 0, &v), -ENOENT);
+	ck_err(ga_reg_read(dev, GA_REG_WRITE_SIZE, 0, &v), -ENOENT);
+	ck_err(ga_reg_read(dev, GA_REG_WRITE_ACTIVE, 0, &v), -ENOENT);
+	ck_err(ga_reg_write(dev, GA_REG_ROUTE_MASK0, 0, 0), -ENOENT);
+	ck_err(ga_reg_read(v1, GA_REG_WRITE_MAX_SIZE, 0, &v), -ENOENT);
+	ck_err(ga_reg_read(v1, GA_REG_MAX_READ_QUEUE, 0, &v), -ENOENT);
+	ck_assert_int_eq(ga_reg_read(v5, GA_REG_WRITE_ACTIVE, 0, &v), 0);
+	ck_err(ga_reg_read_name(dev, "no_such_register", 0, &v), -ENOENT);
+	ck_err(ga_reg_write_name(dev, "no_such_register", 0, 0), -ENOENT);
+	ck_err(ga_reg_read(dev, GA_REG_COUNT, 0, &v), -ENOENT);
+
+	/* instance index */
+	ck_err(ga_reg_read(dev, GA_REG_VERSION, 1, &v), -ERANGE);
+	ck_err(ga_reg_write(dev, GA_REG_FREE_LIST, 8, 1), -ERANGE);
+	ck_err(ga_reg_read(dev, GA_REG_WRITE_ADDR_LO, 8, &v), -ERANGE);
+	ck_assert_int_eq(ga_reg_read(dev, GA_REG_WRITE_ADDR_LO, 7, &v), 0);
+	ck_err(ga_reg_read(dev, GA_REG_TOTAL_LATENCY, 1, &v), -ERANGE);
+	ck_assert_int_eq(ga_reg_read(v1, GA_REG_TOTAL_LATENCY, 15, &v), 0);
+	ck_err(ga_reg_read(v1, GA_REG_TOTAL_LATENCY, 16, &v), -ERANGE);
+
+	/* raw window */
+	ck_err(ga_reg_read_raw(dev, 2, &v), -EINVAL);
+	ck_err(ga_reg_write_raw(dev, 0x31, 0), -EINVAL);
+	ck_err(ga_reg_read_raw(dev, GA_CORE_SIZE, &v), -ERANGE);
+	ck_err(ga_reg_write_raw(dev, 0xfffffffc, 0), -ERANGE);
+	ck_assert_int_eq(ga_reg_read_raw(dev, GA_CORE_SIZE - 4, &v), 0);
+
+	/* NULL arguments */
+	ck_err(ga_reg_read(dev, GA_REG_VERSION, 0, NULL), -EINVAL);
+	ck_err(ga_reg_read(NULL, GA_REG_VERSION, 0, &v), -EINVAL);
+
+	ga_dev_close(v5);
+	ga_dev_close(v1);
+	ga_dev_close(dev);
+}
+END_TEST
+
+static bool same_word(struct ga_dev *dev, enum ga_reg_id a, enum ga_reg_id b)
+{
+	enum ga_layout l = ga_dev_layout(dev);
+	unsigned int ver = 0;
+	uint32_t oa, ob;
+	struct ga_dev_info info;
+
+	ga_dev_info(dev, &info);
+	ver = info.version;
+	if (ga_reg_offset(a, l, ver, 0, info.max_buffers, &oa) ||
+	    ga_reg_offset(b, l, ver, 0, info.max_buffers, &ob))
+		return false;
+	return oa == ob;
+}
+
+/* For every RW field that shares its word: writing its max and then 0
+ * leaves every other field of that word as it was. */
+START_TEST(test_rmw_neighbours)
+{
+	unsigned int v = (unsigned int)_i + 1;
+	enum ga_layout l;
+	struct ga_dev *dev;
+	unsigned int tested = 0;
+	char spec[32];
+
+	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=16", v);
+	dev = open_sim(spec);
+	l = ga_dev_layout(dev);
+	for (unsigned int id = 0; id < GA_REG_COUNT; id++) {
+		uint32_t before[GA_REG_COUNT], max, vals[2];
+
+		if (ga_regs[id].access != GA_RW || !ga_reg_present(id, l, v) ||
+		    ga_reg_field_mask(id, l) == 0xffffffffu)
+			continue;
+		max = ga_reg_field_max(id, l);
+		vals[0] = max;
+		vals[1] = 0;
+		for (unsigned int o = 0; o < GA_REG_COUNT; o++)
+			if (o != id && same_word(dev, id, o) && ga_regs[o].access != GA_WO)
+				before[o] = rd(dev, o, 0);
+		for (unsigned int k = 0; k < 2; k++) {
+			wr(dev, id, 0, vals[k]);
+			ck_assert_msg(rd(dev, id, 0) == vals[k], "v%u %s: wrote %u, read %u", v,
+				      ga_regs[id].name, vals[k], rd(dev, id, 0));
+			for (unsigned int o = 0; o < GA_REG_COUNT; o++) {
+				if (o == id || !same_word(dev, id, o) || ga_regs[o].access == GA_WO)
+					continue;
+				ck_assert_msg(rd(dev, o, 0) == before[o],
+					      "v%u: writing %s=%u changed %s from %u to %u", v,
+					      ga_regs[id].name, vals[k], ga_regs[o].name, before[o],
+					      rd(dev, o, 0));
+			}
+		}
+		tested++;
+	}
+	/* ar_cache, aw_cache, write/read count and enable at least */
+	ck_assert_msg(tested >= 6, "only %u shared-word fields tested", tested);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* Four threads, one field each of the 0x08 word: a read-modify-write that
+ * is not atomic loses another thread's update, which that thread sees. */
+struct rmw_arg {
+	struct ga_dev *dev;
+	enum ga_reg_id id;
+	unsigned int seed;
+	atomic_uint *failures;
+	uint32_t last;
+};
+
+#define RMW_ITERS 20000
+
+static void *rmw_thread(void *p)
+{
+	struct rmw_arg *a = p;
+	uint32_t max = ga_reg_field_max(a->id, ga_dev_layout(a->dev));
+
+	for (unsigned int i = 0; i < RMW_ITERS; i++) {
+		uint32_t want = (i * a->seed + 1) % (max < 15 ? max + 1 : 15), got = 0;
+
+		if (ga_reg_write(a->dev, a->id, 0, want) || ga_reg_read(a->dev, a->id, 0, &got) ||
+		    got != want)
+			atomic_fetch_add(a->failures, 1);
+		a->last = want;
+	}
+	return NULL;
+}
+
+START_TEST(test_rmw_concurrent)
+{
+	static const enum ga_reg_id ids[4] = {GA_REG_WRITE_COUNT, GA_REG_WRITE_ENABLE,
+					      GA_REG_READ_COUNT, GA_REG_READ_ENABLE};
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=16");
+	struct rmw_arg args[4];
+	pthread_t th[4];
+	atomic_uint failures = 0;
+
+	for (unsigned int t = 0; t < 4; t++) {
+		args[t] = (struct rmw_arg){dev, ids[t], 3 + 2 * t, &failures, 0};
+		ck_assert_int_eq(pthread_create(&th[t], NULL, rmw_thread, &args[t]), 0);
+	}
+	for (unsigned int t = 0; t < 4; t++)
+		pthread_join(th[t], NULL);
+	ck_assert_msg(atomic_load(&failures) == 0, "%u lost updates", atomic_load(&failures));
+	for (unsigned int t = 0; t < 4; t++)
+		ck_assert_uint_eq(rd(dev, ids[t], 0), args[t].last);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static struct ga_buf *mk(struct ga_dev *dev, enum ga_dir dir, unsigned int i, size_t size)
+{
+	struct ga_buf *b = NULL;
+	int rc = ga_buf_create(dev, dir, i, size, &b);
+
+	ck_assert_msg(rc == 0, "create %s %u (%zu): %d (%s)", dir == GA_DIR_WRITE ? "w" : "r", i,
+		      size, rc, ga_last_error());
+	ck_assert_ptr_nonnull(b);
+	return b;
+}
+
+static enum ga_buf_state state(struct ga_buf *b)
+{
+	struct ga_buf_info bi;
+
+	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
+	return bi.state;
+}
+
+START_TEST(test_buf_create_rules)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=4");
+	struct ga_buf *w[4], *r[2], *b = (struct ga_buf *)1;
+	struct ga_buf_info bi;
+
+	ck_err(ga_buf_create(dev, GA_DIR_WRITE, 1, K64, &b), -EINVAL);
+	ck_assert_msg(strstr(ga_last_error(), "next index is 0"), "\"%s\"", ga_last_error());
+	ck_assert_ptr_null(b);
+	ck_err(ga_buf_create(dev, GA_DIR_WRITE, 0, 1000, &b), -EINVAL);
+	ck_err(ga_buf_create(dev, GA_DIR_WRITE, 0, 0, &b), -EINVAL);
+	ck_err(ga_buf_create(dev, (enum ga_dir)7, 0, K64, &b), -EINVAL);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+
+	w[0] = mk(dev, GA_DIR_WRITE, 0, 2 * K64);
+	ck_err(ga_buf_create(dev, GA_DIR_WRITE, 1, K64, &b), -EINVAL); /* V4: one size */
+	ck_assert_msg(strstr(ga_last_error(), "share one size"), "\"%s\"", ga_last_error());
+	for (unsigned int i = 1; i < 4; i++)
+		w[i] = mk(dev, GA_DIR_WRITE, i, 2 * K64);
+	ck_err(ga_buf_create(dev, GA_DIR_WRITE, 4, 2 * K64, &b), -ENOSPC);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 4);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_COUNT, 0), 3);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_MAX_SIZE, 0), 2 * K64 - 32);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_ptr_eq(ga_buf_get(dev, GA_DIR_WRITE, 2), w[2]);
+	ck_assert_ptr_null(ga_buf_get(dev, GA_DIR_WRITE, 4));
+	ck_assert_ptr_null(ga_buf_get(dev, GA_DIR_READ, 0));
+
+	ck_assert_int_eq(ga_buf_info(w[1], &bi), 0);
+	ck_assert_int_eq(bi.dir, GA_DIR_WRITE);
+	ck_assert_uint_eq(bi.index, 1);
+	ck_assert_uint_eq(bi.size, 2 * K64);
+	ck_assert_uint_eq(bi.payload_max, 2 * K64 - 32);
+	ck_assert(!bi.gpu_memory);
+	ck_assert_int_eq(bi.state, GA_BUF_IDLE);
+	ck_assert_msg(bi.bus_address != 0, "no bus address");
+	ck_assert_uint_eq(((uint64_t)rd(dev, GA_REG_WRITE_ADDR_HI, 1) << 32) |
+				  rd(dev, GA_REG_WRITE_ADDR_LO, 1),
+			  bi.bus_address);
+
+	/* read buffers: own index sequence, sizes may differ */
+	r[0] = mk(dev, GA_DIR_READ, 0, K64);
+	r[1] = mk(dev, GA_DIR_READ, 1, 3 * K64);
+	ck_assert_uint_eq(rd(dev, GA_REG_READ_COUNT, 0), 1);
+	ck_assert_int_eq(state(r[1]), GA_BUF_IDLE);
+
+	/* destroy: last only */
+	ck_err(ga_buf_destroy(w[1]), -EBUSY);
+	ck_assert_msg(strstr(ga_last_error(), "only the last"), "\"%s\"", ga_last_error());
+	ck_assert_int_eq(ga_buf_destroy(w[3]), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 3);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_COUNT, 0), 2);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ADDR_LO, 3), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ADDR_HI, 3), 0);
+	w[3] = mk(dev, GA_DIR_WRITE, 3, 2 * K64); /* the index is free again */
+
+	/* armed while the engine runs */
+	ck_assert_int_eq(ga_buf_arm(w[3]), 0);
+	ck_assert_int_eq(state(w[3]), GA_BUF_FREE);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ENABLE, 0), 1);
+	ck_err(ga_buf_destroy(w[3]), -EBUSY);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+	ck_assert_int_eq(ga_buf_destroy(w[3]), 0);
+
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ADDR_LO, 0), 0);
+	/* a fresh start with another size */
+	w[0] = mk(dev, GA_DIR_WRITE, 0, K64);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_MAX_SIZE, 0), K64 - 32);
+	ga_dev_close(dev); /* destroys w[0] */
+}
+END_TEST
+
+START_TEST(test_buf_v1_sizes)
+{
+	struct ga_dev *dev = open_sim("sim:version=2,max_buffers=4,dma_data_bytes=16");
+	struct ga_buf *b;
+	struct ga_buf_info bi;
+
+	mk(dev, GA_DIR_WRITE, 0, K64);
+	mk(dev, GA_DIR_WRITE, 1, 4 * K64); /* V1: per-buffer sizes */
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_SIZE, 0), K64 - 16);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_SIZE, 1), 4 * K64 - 16);
+	b = mk(dev, GA_DIR_READ, 0, K64);
+	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
+	ck_assert_uint_eq(bi.payload_max, K64); /* V1 reads from +0 */
+	ck_assert_int_eq(ga_buf_send(b, K64), 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
+START_TEST(test_buf_state_and_memory)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=4");
+	struct ga_buf *w = mk(dev, GA_DIR_WRITE, 0, K64);
+	struct ga_buf *r = mk(dev, GA_DIR_READ, 0, K64);
+	struct ga_header h = {.size = 100, .result = 0, .first_user = 2};
+	uint8_t raw[8], buf[16] = {0};
+	unsigned int idx[2] = {0, 1};
+
+	/* a frame "lands": doorbell non-zero -> READY; result -> ERROR */
+	ga_header_encode(&h, raw);
+	ck_assert_int_eq(ga_buf_write(w, 0, raw, 8), 0);
+	ck_assert_int_eq(state(w), GA_BUF_READY);
+	h.result = 2;
+	ga_header_encode(&h, raw);
+	ck_assert_int_eq(ga_buf_write(w, 0, raw, 8), 0);
+	ck_assert_int_eq(state(w), GA_BUF_ERROR);
+	/* arming clears the header */
+	ck_assert_int_eq(ga_buf_arm(w), 0);
+	ck_assert_int_eq(state(w), GA_BUF_FREE);
+	ck_assert_int_eq(ga_buf_header(w, &h), 0);
+	ck_assert_uint_eq(h.size, 0);
+	ck_assert_uint_eq(h.result, 0);
+
+	ck_err(ga_buf_arm(r), -EINVAL);
+	ck_err(ga_buf_send(w, 10), -EINVAL);
+	ck_err(ga_buf_send(r, 0), -EINVAL);
+	ck_err(ga_buf_send(r, K64 - 32 + 1), -ERANGE);
+	ck_err(ga_buf_arm_many(dev, idx, 2), -ERANGE); /* only write buffer 0 exists */
+	ck_assert_int_eq(ga_buf_arm_many(dev, idx, 1), 0);
+	ck_assert_int_eq(ga_buf_arm_many(dev, idx, 0), 0);
+
+	/* read path: BUSY until the completion word, READY after */
+	ck_assert_int_eq(ga_buf_send(r, 64), 0);
+	ck_assert_int_eq(state(r), GA_BUF_BUSY);
+	raw[0] = 1, raw[1] = raw[2] = raw[3] = 0;
+	ck_assert_int_eq(ga_buf_write(r, 0, raw, 4), 0);
+	ck_assert_int_eq(state(r), GA_BUF_READY);
+
+	/* memory bounds */
+	ck_assert_int_eq(ga_buf_write(w, K64 - 16, buf, 16), 0);
+	ck_assert_int_eq(ga_buf_read(w, K64 - 16, buf, 16), 0);
+	ck_err(ga_buf_read(w, K64 - 15, buf, 16), -ERANGE);
+	ck_err(ga_buf_write(w, K64 + 1, buf, 0), -ERANGE);
+	ck_err(ga_buf_read(w, (size_t)-1, buf, 2), -ERANGE);
+	ck_assert_int_eq(ga_buf_read(w, K64, buf, 0), 0);
+	ck_err(ga_buf_ipc_handle(w, (char *)buf, sizeof(buf)), -ENOSPC);
+	{
+		char hex[129];
+
+		ck_err(ga_buf_ipc_handle(w, hex, sizeof(hex)), -ENOTSUP);
+	}
+	ga_dev_close(dev);
+}
+END_TEST
+
+START_TEST(test_header_roundtrip)
+{
+	/* exhaustive over the flag bits, a walk over the user bytes and sizes */
+	for (unsigned int f = 0; f < 16; f++) {
+		for (unsigned int u = 0; u < 256; u += 17) {
+			struct ga_header in = {
+				.size = 0x01020304u * (u + 1),
+				.result = f & 3,
+				.overflow = (f >> 2) & 1,
+				.cont = (f >> 3) & 1,
+				.last_user = (uint8_t)u,
+				.first_user = (uint8_t)(255 - u),
+			};
+			struct ga_header out;
+			uint8_t raw[8], again[8];
+
+			ga_header_encode(&in, raw);
+			ga_header_decode(raw, &out);
+			ck_assert_uint_eq(out.size, in.size);
+			ck_assert_uint_eq(out.result, in.result);
+			ck_assert_int_eq(out.overflow, in.overflow);
+			ck_assert_int_eq(out.cont, in.cont);
+			ck_assert_uint_eq(out.last_user, in.last_user);
+			ck_assert_uint_eq(out.first_user, in.first_user);
+			ga_header_encode(&out, again);
+			ck_assert_mem_eq(raw, again, 8);
+		}
+	}
+	/* the wire layout (facts §3.1): flags word then size, little endian */
+	{
+		const uint8_t raw[8] = {0x05, 0x00, 0xAB, 0x02, 0x10, 0x00, 0x00, 0x00};
+		struct ga_header h;
+
+		ga_header_decode(raw, &h);
+		ck_assert_uint_eq(h.result, 1);
+		ck_assert(h.overflow);
+		ck_assert(!h.cont);
+		ck_assert_uint_eq(h.last_user, 0xAB);
+		ck_assert_uint_eq(h.first_user, 0x02);
+		ck_assert_uint_eq(h.size, 16);
+	}
+	ck_assert_str_eq(ga_buf_state_name(GA_BUF_FREE), "FREE");
+	ck_assert_str_eq(ga_buf_state_name(GA_BUF_READY), "READY");
+	ck_assert_str_eq(ga_buf_state_name(GA_BUF_IDLE), "IDLE");
+	ck_assert_str_eq(ga_buf_state_name(GA_BUF_BUSY), "BUSY");
+	ck_assert_str_eq(ga_buf_state_name(GA_BUF_ERROR), "ERROR");
+}
+END_TEST
+
+/* A frame through the sim lands in an armed buffer: FREE -> READY. */
+static void push_and_check(struct ga_dev *dev, struct ga_buf *expect, uint32_t len)
+{
+	uint8_t payload[256], back[256];
+	struct ga_header h;
+
+	for (unsigned int i = 0; i < len; i++)
+		payload[i] = (uint8_t)(i * 7 + len);
+	ck_assert_int_eq(ga_sim_push(dev, payload, len, 5000), 0);
+	ck_assert_int_eq(state(expect), GA_BUF_READY);
+	ck_assert_int_eq(ga_buf_header(expect, &h), 0);
+	ck_assert_uint_eq(h.size, len);
+	ck_assert_int_eq(ga_buf_read(expect, 32, back, len), 0);
+	ck_assert_mem_eq(back, payload, len);
+}
+
+/* The upstream driver cannot remove one buffer: hide the sim's
+ * remove_last and let the library remove all and re-register the rest. */
+START_TEST(test_emulated_remove)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=8");
+	struct ga_backend_ops upstream_like = ga_backend_sim;
+	struct ga_buf *w[3], *r[2];
+	struct ga_buf_info bi;
+
+	upstream_like.remove_last = NULL;
+	for (unsigned int i = 0; i < 3; i++)
+		w[i] = mk(dev, GA_DIR_WRITE, i, K64);
+	r[0] = mk(dev, GA_DIR_READ, 0, K64);
+	r[1] = mk(dev, GA_DIR_READ, 1, 2 * K64);
+	ck_assert_int_eq(ga_buf_arm(w[0]), 0);
+	ck_assert_int_eq(ga_buf_arm(w[1]), 0);
+
+	dev->be = &upstream_like;
+	ck_assert(!ga_dev_has(dev, GA_CAP_SIM));
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_err(ga_buf_destroy(w[2]), -EBUSY); /* needs the engines off */
+	ck_assert_msg(strstr(ga_last_error(), "engines off"), "\"%s\"", ga_last_error());
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, false), 0);
+	ck_assert_int_eq(ga_buf_destroy(w[2]), 0);
+	ck_assert_int_eq(ga_buf_destroy(r[1]), 0);
+	dev->be = &ga_backend_sim;
+
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 2);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 1);
+	ck_assert_ptr_eq(ga_buf_get(dev, GA_DIR_WRITE, 1), w[1]);
+	ck_assert_ptr_eq(ga_buf_get(dev, GA_DIR_READ, 0), r[0]);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_COUNT, 0), 1);
+	ck_assert_uint_eq(rd(dev, GA_REG_READ_COUNT, 0), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_MAX_SIZE, 0), K64 - 32);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ADDR_LO, 2), 0);
+	ck_assert_uint_eq(rd(dev, GA_REG_READ_ADDR_LO, 1), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ga_buf_info(w[i], &bi), 0);
+		ck_assert_int_eq(bi.state, GA_BUF_FREE);
+		ck_assert_uint_eq(((uint64_t)rd(dev, GA_REG_WRITE_ADDR_HI, i) << 32) |
+					  rd(dev, GA_REG_WRITE_ADDR_LO, i),
+				  bi.bus_address);
+	}
+	/* the re-registered, re-armed buffers take frames in order */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	push_and_check(dev, w[0], 100);
+	push_and_check(dev, w[1], 200);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+
+	/* the last buffer again, and down to nothing */
+	dev->be = &upstream_like;
+	ck_assert_int_eq(ga_buf_destroy(w[1]), 0);
+	ck_assert_int_eq(ga_buf_destroy(r[0]), 0);
+	ck_assert_int_eq(ga_buf_destroy(w[0]), 0);
+	dev->be = &ga_backend_sim;
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
+static Suite *dev_suite(void)
+{
+	Suite *s = suite_create("dev");
+	TCase *tc = tcase_create("open");
+
+	tcase_add_test(tc, test_open_specs);
+	tcase_add_loop_test(tc, test_info_per_version, 0, 5);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("registers");
+	tcase_add_test(tc, test_reg_errors);
+	tcase_add_loop_test(tc, test_rmw_neighbours, 0, 5);
+	tcase_add_test(tc, test_rmw_concurrent);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("buffers");
+	tcase_add_test(tc, test_buf_create_rules);
+	tcase_add_test(tc, test_buf_v1_sizes);
+	tcase_add_test(tc, test_buf_state_and_memory);
+	tcase_add_test(tc, test_header_roundtrip);
+	tcase_add_test(tc, test_emulated_remove);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dev_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
