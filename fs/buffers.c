@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * buffers/ (FPGA->GPU) and read_buffers/ (GPU->FPGA), configfs style:
+ *
+ *   $ echo 128K > /mnt/gpuasync/buffers/alloc_size  # size the next mkdir uses
+ *   $ mkdir /mnt/gpuasync/buffers/0                 # allocate, pin, register
+ *   $ echo 1 > /mnt/gpuasync/buffers/0/write_enable # arm (free list)
+ *   $ cat /mnt/gpuasync/buffers/0/status            # FREE, then READY
+ *   $ cat /mnt/gpuasync/buffers/0/header
+ *   size=4096 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00
+ *   $ rmdir /mnt/gpuasync/buffers/0                 # unregister, unpin, free
+ *
+ * mkdir/rmdir are make_group/drop_item.  What the upstream ABI cannot do
+ * is refused by the library with an explanation (indices are assigned in
+ * call order, so buffers/<i> must be the next index; only the last buffer
+ * can go on its own; V4 write buffers share one size), and the daemon adds
+ * its own refusals: a buffer with open files cannot be removed (EBUSY),
+ * and the number of buffers is capped by the firmware and [buffers] max.
+ *
+ * Every handler here runs with fs->bufs_lock held for reading and c->buf
+ * checked to be the buffer the file was opened on (tree.c); mkdir and
+ * rmdir take the lock for writing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fs.h"
+
+static const char *dir_name(enum ga_dir dir)
+{
+	return dir == GA_DIR_WRITE ? "buffers" : "read_buffers";
+}
+
+int fs_buffer_name(const char *name, unsigned int *idx)
+{
+	unsigned long v = 0;
+	size_t len = strlen(name);
+
+	/* Canonical decimal only: "07" or "+7" would alias "7". */
+	if (!len || len > 5 || (len > 1 && name[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)name[i]))
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(name[i] - '0');
+	}
+	*idx = (unsigned int)v;
+	return 0;
+}
+
+static unsigned int buffer_limit(struct fs *fs)
+{
+	unsigned int lim = fs->info.max_buffers;
+
+	if (fs->cfg.buffer_max && fs->cfg.buffer_max < lim)
+		lim = fs->cfg.buffer_max;
+	return lim < GA_MAX_BUFFERS ? lim : GA_MAX_BUFFERS;
+}
+
+int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned int *idx)
+{
+	unsigned int i, count, lim = buffer_limit(fs);
+	struct ga_buf *buf;
+	int ret;
+
+	if (fs_buffer_name(name, &i) < 0)
+		return fs_err(-EINVAL, "'%s' is not a buffer index: name buffer directories 0, 1, 2, ...",
+			      name);
+	pthread_rwlock_wrlock(&fs->bufs_lock);
+	count = ga_buf_count(fs->dev, dir);
+	if (i < GA_MAX_BUFFERS && ga_buf_get(fs->dev, dir, i)) {
+		ret = fs_err(-EEXIST, "%s/%u exists", dir_name(dir), i);
+	} else if (i >= fs->info.max_buffers) {
+		ret = fs_err(-ERANGE, "index %u: the firmware has %u buffers per direction (0..%u)",
+			     i, fs->info.max_buffers, fs->info.max_buffers - 1);
+	} else if (count >= lim) {
+		ret = fs_err(-ENOSPC, "%u %s already, the limit ([buffers] max or firmware)", count,
+			     dir_name(dir));
+	} else {
+		ret = ga_buf_create(fs->dev, dir, i, (size_t)atomic_load(&fs->alloc_size[dir]),
+				    &buf);
+		if (ret == 0) {
+			fs->slots[dir][i].gen++;
+			atomic_store(&fs->slots[dir][i].opens, 0);
+			*idx = i;
+		}
+	}
+	pthread_rwlock_unlock(&fs->bufs_lock);
+	return ret;
+}
+
+int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name)
+{
+	unsigned int i, opens;
+	struct ga_buf *buf;
+	int ret;
+
+	if (fs_buffer_name(name, &i) < 0 || i >= GA_MAX_BUFFERS)
+		return fs_err(-ENOENT, "no buffer directory '%s'", name);
+	pthread_rwlock_wrlock(&fs->bufs_lock);
+	buf = ga_buf_get(fs->dev, dir, i);
+	opens = atomic_load(&fs->slots[dir][i].opens);
+	if (!buf) {
+		ret = fs_err(-ENOENT, "%s/%u does not exist", dir_name(dir), i);
+	} else if (opens) {
+		ret = fs_err(-EBUSY, "%s/%u has %u open file%s; close them first", dir_name(dir), i,
+			     opens, opens == 1 ? "" : "s");
+	} else {
+		ret = ga_buf_destroy(buf);
+		if (ret == 0)
+			fs->slots[dir][i].gen++; /* files still open on it are now stale */
+	}
+	pthread_rwlock_unlock(&fs->bufs_lock);
+	return ret;
+}
+
+/* ---- alloc_size ------------------------------------------------------------ */
+
+static enum ga_dir node_dir(const struct fs_node *n)
+{
+	return (n->parent == FS_D_READ_BUFFERS || n->parent == FS_D_RBUF) ? GA_DIR_READ
+									  : GA_DIR_WRITE;
+}
+
+static int show_alloc_size(struct fs_ctx *c, struct strbuf *sb)
+{
+	uint64_t v = atomic_load(&c->fs->alloc_size[node_dir(c->node)]);
+
+	return sb_printf(sb, "%llu\n", (unsigned long long)v) ? -ENOMEM : 0;
+}
+
+static int store_alloc_size(struct fs_ctx *c, const char *buf, size_t len)
+{
+	enum ga_dir dir = node_dir(c->node);
+	struct fs *fs = c->fs;
+	uint64_t v;
+	int ret = fs_parse_u64(buf, len, UINT32_MAX & ~(uint64_t)(GA_GPU_PAGE_SIZE - 1), true, &v);
+
+	if (ret < 0)
+		return ret;
+	if (!v || v % GA_GPU_PAGE_SIZE)
+		return fs_err(-EINVAL, "%llu: buffers are whole 64 KiB GPU pages (64K, 128K, ...)",
+			      (unsigned long long)v);
+	if (dir == GA_DIR_WRITE && fs->info.layout != GA_LAYOUT_V1) {
+		struct ga_buf *b0;
+		struct ga_buf_info bi;
+
+		pthread_rwlock_rdlock(&fs->bufs_lock);
+		b0 = ga_buf_get(fs->dev, GA_DIR_WRITE, 0);
+		ret = b0 ? ga_buf_info(b0, &bi) : -ENOENT;
+		pthread_rwlock_unlock(&fs->bufs_lock);
+		if (ret == 0 && bi.size != v)
+			return fs_err(-EINVAL,
+				      "V4 write buffers share one size (write_max_size): %zu while buffers exist; rmdir them first",
+				      bi.size);
+	}
+	atomic_store(&fs->alloc_size[dir], v);
+	return 0;
+}
+
+/* ---- per-buffer files -------------------------------------------------------- */
+
+/* Where the payload starts: after the header area, except V1 read
+ * buffers, which the firmware reads from offset 0. */
+static size_t payload_offset(struct fs_ctx *c, enum ga_dir dir)
+{
+	if (dir == GA_DIR_READ && c->fs->info.layout == GA_LAYOUT_V1)
+		return 0;
+	return c->fs->info.dma_data_bytes;
+}
+
+static int buf_info(struct fs_ctx *c, struct ga_buf_info *bi)
+{
+	return ga_buf_info(c->buf, bi);
+}
+
+static int show_status(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_buf_info bi;
+	char name[16];
+	int ret = buf_info(c, &bi);
+
+	if (ret < 0)
+		return ret;
+	snprintf(name, sizeof(name), "%s", ga_buf_state_name(bi.state));
+	for (char *p = name; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	return sb_printf(sb, "%s\n", name) ? -ENOMEM : 0;
+}
+
+static int show_write_enable(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_buf_info bi;
+	int ret = buf_info(c, &bi);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "%d\n", bi.state == GA_BUF_FREE) ? -ENOMEM : 0;
+}
+
+static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
+{
+	struct ga_buf_info bi;
+	bool on;
+	int ret = fs_parse_bool(buf, len, &on);
+
+	if (ret < 0)
+		return ret;
+	if (on)
+		return ga_buf_arm(c->buf);
+	ret = buf_info(c, &bi);
+	if (ret < 0)
+		return ret;
+	if (bi.state == GA_BUF_FREE)
+		return fs_err(-EINVAL,
+			      "an armed buffer cannot be taken off the free list (the firmware has no such operation); stop the engine with registers/write_enable");
+	return 0; /* already not armed */
+}
+
+static int show_header(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_header h;
+	int ret = ga_buf_header(c->buf, &h);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "size=%u result=%u overflow=%d cont=%d first_user=0x%02x last_user=0x%02x\n",
+			 h.size, h.result, h.overflow, h.cont, h.first_user, h.last_user)
+		       ? -ENOMEM
+		       : 0;
+}
+
+static int show_size(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_buf_info bi;
+	int ret = buf_info(c, &bi);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "%zu\n", bi.size) ? -ENOMEM : 0;
+}
+
+static int show_gpu_address(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_buf_info bi;
+	int ret = buf_info(c, &bi);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "0x%llx\n", (unsigned long long)bi.gpu_address) ? -ENOMEM : 0;
+}
+
+static int show_ipc_handle(struct fs_ctx *c, struct strbuf *sb)
+{
+	char hex[160];
+	int ret = ga_buf_ipc_handle(c->buf, hex, sizeof(hex));
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "%s\n", hex) ? -ENOMEM : 0;
+}
+
+static bool has_ipc(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	(void)n;
+	(void)idx;
+	return ga_dev_has(fs->dev, GA_CAP_GPU_MEMORY);
+}
+
+/* Bytes of payload area, and (write buffers) of the last frame. */
+static uint64_t data_size(struct fs_ctx *c)
+{
+	struct ga_buf_info bi;
+	size_t off = payload_offset(c, node_dir(c->node));
+
+	if (!c->buf || ga_buf_info(c->buf, &bi) < 0 || bi.size < off)
+		return 0;
+	return bi.size - off;
+}
+
+static ssize_t data_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
+{
+	enum ga_dir dir = node_dir(c->node);
+	uint64_t end = data_size(c);
+	int ret;
+
+	if (dir == GA_DIR_WRITE) {
+		struct ga_header h;
+
+		/* A landed frame is header.size bytes long; show just those. */
+		ret = ga_buf_header(c->buf, &h);
+		if (ret < 0)
+			return ret;
+		if (h.size < end)
+			end = h.size;
+	}
+	if (off < 0 || (uint64_t)off >= end)
+		return 0;
+	if (len > end - (uint64_t)off)
+		len = (size_t)(end - (uint64_t)off);
+	ret = ga_buf_read(c->buf, payload_offset(c, dir) + (size_t)off, dst, len);
+	return ret < 0 ? ret : (ssize_t)len;
+}
+
+static ssize_t data_write(struct fs_ctx *c, const char *src, size_t len, off_t off)
+{
+	uint64_t end = data_size(c);
+	int ret;
+
+	if (off < 0 || (uint64_t)off + len > end)
+		return fs_err(-EFBIG, "%zu bytes at %lld pass the end of the %llu-byte payload area",
+			      len, (long long)off, (unsigned long long)end);
+	ret = ga_buf_write(c->buf, payload_offset(c, GA_DIR_READ) + (size_t)off, src, len);
+	return ret < 0 ? ret : (ssize_t)len;
+}
+
+static int store_send(struct fs_ctx *c, const char *buf, size_t len)
+{
+	uint64_t v, max = data_size(c);
+	int ret = fs_parse_u64(buf, len, max, true, &v);
+
+	if (ret < 0)
+		return ret;
+	if (!v)
+		return fs_err(-EINVAL, "send: a frame has at least 1 byte");
+	return ga_buf_send(c->buf, (uint32_t)v);
+}
+
+#define BUF_ROW(par, nm, md, fl, ...) \
+	{ .name = nm, .parent = par, .dir = FS_D_NONE, .mode = md, .flags = fl, .reg = -1, __VA_ARGS__ }
+
+const struct fs_node fs_buffer_rows[] = {
+	BUF_ROW(FS_D_BUFFERS, "alloc_size", 0644, 0, .show = show_alloc_size,
+		.store = store_alloc_size,
+		.doc = "bytes the next mkdir allocates (64K multiples; V4 write buffers all equal)"),
+	BUF_ROW(FS_D_WBUF, "write_enable", 0644, FS_LIVE, .show = show_write_enable,
+		.store = store_write_enable,
+		.doc = "write 1: arm (put on the free list); reads 1 while armed and not yet filled"),
+	BUF_ROW(FS_D_WBUF, "status", 0444, FS_LIVE, .show = show_status,
+		.doc = "FREE (armed) | READY (frame landed) | IDLE | ERROR"),
+	BUF_ROW(FS_D_WBUF, "header", 0444, FS_LIVE, .show = show_header,
+		.doc = "decoded 8-byte descriptor of the last frame"),
+	BUF_ROW(FS_D_WBUF, "data", 0444, FS_BINARY, .read_bin = data_read, .size = data_size,
+		.doc = "payload of the last frame (binary, header.size bytes)"),
+	BUF_ROW(FS_D_WBUF, "size", 0444, 0, .show = show_size,
+		.doc = "bytes allocated (header area included)"),
+	BUF_ROW(FS_D_WBUF, "gpu_address", 0444, 0, .show = show_gpu_address,
+		.doc = "device pointer of the buffer (host address without a GPU)"),
+	BUF_ROW(FS_D_WBUF, "ipc_handle", 0444, 0, .show = show_ipc_handle, .visible = has_ipc,
+		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle"),
+	BUF_ROW(FS_D_READ_BUFFERS, "alloc_size", 0644, 0, .show = show_alloc_size,
+		.store = store_alloc_size, .doc = "bytes the next mkdir allocates (64K multiples)"),
+	BUF_ROW(FS_D_RBUF, "status", 0444, FS_LIVE, .show = show_status,
+		.doc = "BUSY (read queued) | READY (sent) | IDLE | ERROR"),
+	BUF_ROW(FS_D_RBUF, "data", 0644, FS_BINARY, .read_bin = data_read, .write_bin = data_write,
+		.size = data_size, .doc = "payload area the card reads from (binary, at any offset)"),
+	BUF_ROW(FS_D_RBUF, "send", 0200, 0, .store = store_send,
+		.doc = "write a byte count: queue a GPU->FPGA read of that many payload bytes"),
+	BUF_ROW(FS_D_RBUF, "size", 0444, 0, .show = show_size,
+		.doc = "bytes allocated (header area included)"),
+	BUF_ROW(FS_D_RBUF, "gpu_address", 0444, 0, .show = show_gpu_address,
+		.doc = "device pointer of the buffer (host address without a GPU)"),
+	BUF_ROW(FS_D_RBUF, "ipc_handle", 0444, 0, .show = show_ipc_handle, .visible = has_ipc,
+		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle"),
+};
+const unsigned int fs_buffer_nrows = sizeof(fs_buffer_rows) / sizeof(fs_buffer_rows[0]);

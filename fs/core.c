@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The directories of the tree and the files at its top: README, errors,
+ * metrics, config and device/.  Register, buffer and sim files live in
+ * their own modules; this file only lists them as rows.
+ *
+ *   $ cat /mnt/gpuasync/device/version
+ *   4
+ *   $ cat /mnt/gpuasync/config
+ *   [device]
+ *   path = sim
+ *   ...
+ *
+ * device/ shows the identity read once when the device was opened (like
+ * sysfs identity attributes); it does not change while mounted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+static bool only_sim(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	(void)n;
+	(void)idx;
+	return fs->sim;
+}
+
+static int show_readme(struct fs_ctx *c, struct strbuf *sb)
+{
+	return fs_render_readme(c->fs, sb);
+}
+
+static int show_config(struct fs_ctx *c, struct strbuf *sb)
+{
+	char buf[8192];
+	int n = ga_config_format(&c->fs->cfg, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	return sb_put(sb, buf, strnlen(buf, sizeof(buf))) ? -ENOMEM : 0;
+}
+
+/* One show function per device/ file, stamped out like DEVICE_ATTR_RO. */
+#define DEVICE_SHOW(field, fmt, expr)                                                   \
+	static int show_dev_##field(struct fs_ctx *c, struct strbuf *sb)               \
+	{                                                                              \
+		const struct ga_dev_info *i = &c->fs->info;                            \
+		(void)i;                                                               \
+		return sb_printf(sb, fmt "\n", expr) ? -ENOMEM : 0;                    \
+	}
+DEVICE_SHOW(backend, "%s", i->backend)
+DEVICE_SHOW(path, "%s", i->path)
+DEVICE_SHOW(supported, "%d", ga_dev_has(c->fs->dev, GA_CAP_SUPPORTED) ? 1 : 0)
+DEVICE_SHOW(version, "%u", i->version)
+DEVICE_SHOW(layout, "%s", ga_layout_name(i->layout))
+DEVICE_SHOW(max_buffers, "%u", i->max_buffers)
+DEVICE_SHOW(dma_data_bytes, "%u", i->dma_data_bytes)
+DEVICE_SHOW(clock_hz, "%llu", (unsigned long long)i->clock_hz)
+DEVICE_SHOW(gpu, "%s", i->gpu)
+DEVICE_SHOW(memory, "%s", ga_dev_has(c->fs->dev, GA_CAP_GPU_MEMORY) ? "gpu" : "host")
+#undef DEVICE_SHOW
+
+static int show_memory_note(struct fs_ctx *c, struct strbuf *sb)
+{
+	const char *note = c->fs->info.memory_note;
+
+	return sb_printf(sb, "%s\n", *note ? note : "GPU memory in use") ? -ENOMEM : 0;
+}
+
+#define DIR_ROW(nm, par, d, ...) { .name = nm, .parent = par, .dir = d, .mode = 0555, .reg = -1, __VA_ARGS__ }
+#define DEV_ROW(nm, docstr) \
+	{ .name = #nm, .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .show = show_dev_##nm, .reg = -1, .doc = docstr }
+
+const struct fs_node fs_core_rows[] = {
+	/* Row 0 is the root: inode 1 == FUSE_ROOT_ID. */
+	DIR_ROW("", FS_D_NONE, FS_D_ROOT, .doc = "the card"),
+	{ .name = "README", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_readme,
+	  .reg = -1, .doc = "this list: every file with one line of meaning" },
+	{ .name = "errors", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
+	  .show = fs_show_errors, .reg = -1,
+	  .doc = "why recent requests were refused, newest last (an errno alone cannot say)" },
+	{ .name = "metrics", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444,
+	  .show = fs_show_metrics, .reg = -1,
+	  .doc = "Prometheus text exposition: counters, latencies (seconds), buffer states" },
+	{ .name = "config", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_config,
+	  .reg = -1, .doc = "the effective configuration (ini)" },
+	DIR_ROW("device", FS_D_ROOT, FS_D_DEVICE, .doc = "identity of the card, read at mount"),
+	DEV_ROW(backend, "driver in use: sim or datadev"),
+	DEV_ROW(path, "device path or simulated-card spec"),
+	DEV_ROW(supported, "1 when the card has GpuAsync firmware enabled"),
+	DEV_ROW(version, "GpuAsyncCore firmware version"),
+	DEV_ROW(layout, "register layout in use: v1, v4 or v4-legacy"),
+	DEV_ROW(max_buffers, "buffers per direction the firmware supports"),
+	DEV_ROW(dma_data_bytes, "payload offset inside each buffer (bytes)"),
+	DEV_ROW(clock_hz, "clock of the latency counters (Hz)"),
+	DEV_ROW(gpu, "GPU holding the buffers"),
+	DEV_ROW(memory, "gpu (CUDA device memory) or host (no GPU: host memory)"),
+	{ .name = "memory_note", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
+	  .show = show_memory_note, .reg = -1, .doc = "why host memory is used, if it is" },
+	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,
+		.doc = "one file per register field of the running firmware"),
+	DIR_ROW("buffers", FS_D_ROOT, FS_D_BUFFERS,
+		.doc = "FPGA->GPU buffers: mkdir buffers/<i> allocates, rmdir releases"),
+	DIR_ROW(NULL, FS_D_BUFFERS, FS_D_WBUF, .flags = FS_DYNNAME,
+		.doc = "write buffer i (i = number of buffers before it)"),
+	DIR_ROW("latency", FS_D_WBUF, FS_D_WLAT, .doc = "latencies measured on this buffer (cycles)"),
+	DIR_ROW("read_buffers", FS_D_ROOT, FS_D_READ_BUFFERS,
+		.doc = "GPU->FPGA buffers: mkdir read_buffers/<i> allocates, rmdir releases"),
+	DIR_ROW(NULL, FS_D_READ_BUFFERS, FS_D_RBUF, .flags = FS_DYNNAME, .doc = "read buffer i"),
+	DIR_ROW("latency", FS_D_RBUF, FS_D_RLAT, .doc = "latencies measured on this buffer (cycles)"),
+	DIR_ROW("sim", FS_D_ROOT, FS_D_SIM, .visible = only_sim,
+		.doc = "simulated card only: frame generator and fault injection"),
+	DIR_ROW("stats", FS_D_SIM, FS_D_SIM_STATS, .visible = only_sim,
+		.doc = "what the simulated card did"),
+};
+const unsigned int fs_core_nrows = sizeof(fs_core_rows) / sizeof(fs_core_rows[0]);

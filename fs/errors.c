@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The errors file: an errno alone cannot say why a write was refused, so
+ * every refused request leaves one line here, newest last:
+ *
+ *   2026-11-22T01:02:03Z buffers/7: EINVAL: buffer index must be 2 (...)
+ *
+ * The explanation comes from the library (ga_last_error(), per thread) or
+ * from the daemon's own checks (fs_err(), also per thread, so concurrent
+ * requests in the multi-threaded loop never swap explanations).  The ring
+ * keeps the last [monitor] errors_kept lines; err_lock is a leaf lock.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs.h"
+
+static _Thread_local char fs_why[512];
+static _Thread_local bool fs_why_set;
+
+int fs_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fs_why, sizeof(fs_why), fmt, ap);
+	va_end(ap);
+	fs_why_set = true;
+	return err;
+}
+
+void fs_err_clear(void)
+{
+	fs_why_set = false;
+	fs_why[0] = '\0';
+}
+
+const char *fs_last_error(void)
+{
+	const char *lib;
+
+	if (fs_why_set)
+		return fs_why;
+	lib = ga_last_error();
+	return lib && *lib ? lib : "(no explanation recorded)";
+}
+
+const char *fs_errno_name(int err)
+{
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ EPERM, "EPERM" },   { ENOENT, "ENOENT" },   { EIO, "EIO" },
+		{ E2BIG, "E2BIG" },   { EBADF, "EBADF" },     { EAGAIN, "EAGAIN" },
+		{ ENOMEM, "ENOMEM" }, { EACCES, "EACCES" },   { EFAULT, "EFAULT" },
+		{ EBUSY, "EBUSY" },   { EEXIST, "EEXIST" },   { ENODEV, "ENODEV" },
+		{ ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" }, { EINVAL, "EINVAL" },
+		{ ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },   { ENOSYS, "ENOSYS" },
+		{ ENOTEMPTY, "ENOTEMPTY" }, { ENOTSUP, "ENOTSUP" }, { ETIMEDOUT, "ETIMEDOUT" },
+		{ EFBIG, "EFBIG" },   { ESTALE, "ESTALE" },   { ENXIO, "ENXIO" },
+		{ ENOTTY, "ENOTTY" }, { EROFS, "EROFS" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	return "E?";
+}
+
+int fs_errors_init(struct fs *fs)
+{
+	unsigned int n = fs->cfg.errors_kept ? fs->cfg.errors_kept : 1;
+
+	fs->err_lines = calloc(n, sizeof(*fs->err_lines));
+	if (!fs->err_lines)
+		return -ENOMEM;
+	fs->cfg.errors_kept = n;
+	return pthread_mutex_init(&fs->err_lock, NULL) ? -ENOMEM : 0;
+}
+
+void fs_errors_fini(struct fs *fs)
+{
+	if (!fs->err_lines)
+		return;
+	for (unsigned int i = 0; i < fs->cfg.errors_kept; i++)
+		free(fs->err_lines[i]);
+	free(fs->err_lines);
+	fs->err_lines = NULL;
+	pthread_mutex_destroy(&fs->err_lock);
+}
+
+void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
+{
+	char stamp[32], *line;
+	struct tm tm;
+	time_t now = time(NULL);
+	unsigned int kept = fs->cfg.errors_kept, slot;
+
+	if (err < 0)
+		err = -err;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (asprintf(&line, "%s %s: %s: %s\n", stamp, path, fs_errno_name(err), why) < 0)
+		return; /* out of memory: the errno still reaches the caller */
+	/* One line per error: an explanation must not forge extra lines. */
+	for (char *p = line; p[1]; p++)
+		if (*p == '\n')
+			*p = ' ';
+
+	pthread_mutex_lock(&fs->err_lock);
+	slot = (fs->err_head + fs->err_count) % kept;
+	if (fs->err_count == kept) {
+		free(fs->err_lines[fs->err_head]);
+		fs->err_head = (fs->err_head + 1) % kept;
+	} else {
+		fs->err_count++;
+	}
+	fs->err_lines[slot] = line;
+	pthread_mutex_unlock(&fs->err_lock);
+	atomic_fetch_add(&fs->err_total, 1);
+	if (getenv("GPUASYNCFS_LOG_ERRORS")) /* foreground debugging aid */
+		fputs(line, stderr);
+}
+
+int fs_show_errors(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct fs *fs = c->fs;
+
+	pthread_mutex_lock(&fs->err_lock);
+	for (unsigned int i = 0; i < fs->err_count; i++)
+		sb_put(sb, fs->err_lines[(fs->err_head + i) % fs->cfg.errors_kept],
+		       strlen(fs->err_lines[(fs->err_head + i) % fs->cfg.errors_kept]));
+	pthread_mutex_unlock(&fs->err_lock);
+	return sb->oom ? -ENOMEM : 0;
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * gpuasyncfs internals: the one file table and the state shared by the
+ * daemon's files.
+ *
+ * Every node of the tree (DESIGN.md §3) is one row of struct fs_node:
+ * name, parent directory, mode, flags and its handlers.  Rows come from
+ * the modules (tree.c, registers.c, buffers.c, metrics.c, sim.c), which
+ * hand fs_table_build() their static rows; register rows are generated
+ * there from ga_regs[].  The table is built once, before the session
+ * starts, keeping only rows the running device has (sysfs is_visible), and
+ * is read-only afterwards.  lookup, getattr, readdir, open, README and the
+ * tests all loop over it; nothing else lists files.
+ *
+ * Inode numbers are computed, never allocated (see fs_ino()): row + 1 for
+ * nodes that exist once, plus FS_ROWS_MAX * (index + 1) for nodes inside
+ * buffers/<i>/ or read_buffers/<i>/.  A buffer directory that is removed
+ * and created again gets the same numbers but a new generation, so the
+ * kernel marks inodes still held from the old buffer as stale.
+ */
+#ifndef GPUASYNCFS_FS_H
+#define GPUASYNCFS_FS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+#include <gpuasync/gpuasync.h>
+
+#define FS_ROWS_MAX 256u /* rows in the table; part of the inode scheme */
+#define FS_TEXT_MAX 4096u /* longest accepted text write (one page, like sysfs) */
+
+/* Directories of the tree.  Per-buffer ones exist once per buffer. */
+enum fs_dir {
+	FS_D_NONE = -1, /* row is a file */
+	FS_D_ROOT,
+	FS_D_DEVICE,
+	FS_D_REGISTERS,
+	FS_D_BUFFERS,      /* buffers/: mkdir/rmdir of <i> */
+	FS_D_WBUF,         /* buffers/<i>/ */
+	FS_D_WLAT,         /* buffers/<i>/latency/ */
+	FS_D_READ_BUFFERS, /* read_buffers/ */
+	FS_D_RBUF,         /* read_buffers/<i>/ */
+	FS_D_RLAT,         /* read_buffers/<i>/latency/ */
+	FS_D_SIM,
+	FS_D_SIM_STATS,
+	FS_D_COUNT
+};
+
+/* Row flags. */
+#define FS_LIVE 0x01    /* value changes on its own: pollable (POLLPRI on change) */
+#define FS_BINARY 0x02  /* read_bin/write_bin at the caller's offset, not text */
+#define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
+#define FS_NOLOG 0x08   /* failures are normal answers (not logged to errors) */
+
+struct fs;
+struct fs_node;
+struct strbuf;
+
+/* What a handler works on: the node, the buffer index and (for nodes
+ * inside a buffer directory) the buffer itself, valid while the caller
+ * holds fs->bufs_lock for reading. */
+struct fs_ctx {
+	struct fs *fs;
+	const struct fs_node *node;
+	unsigned int idx;
+	struct ga_buf *buf;
+	bool locked; /* holds fs->bufs_lock for reading (fs_ctx_enter) */
+};
+
+struct fs_node {
+	const char *name;
+	enum fs_dir parent;
+	enum fs_dir dir;   /* the directory this row is, or FS_D_NONE */
+	unsigned int mode; /* permission bits; see fs_mode() for writable files */
+	unsigned int flags;
+	/* Text files: render the whole value / apply one written value.  Both
+	 * return 0 or a negative errno; store must validate before it
+	 * changes anything (a write is applied whole or not at all). */
+	int (*show)(struct fs_ctx *c, struct strbuf *sb);
+	int (*store)(struct fs_ctx *c, const char *buf, size_t len);
+	/* Binary files: bytes read/written at @off, or a negative errno. */
+	ssize_t (*read_bin)(struct fs_ctx *c, char *dst, size_t len, off_t off);
+	ssize_t (*write_bin)(struct fs_ctx *c, const char *src, size_t len, off_t off);
+	/* Size for stat (binary files); NULL = FS_TEXT_MAX. */
+	uint64_t (*size)(struct fs_ctx *c);
+	/* Per-buffer rows: does buffer @idx have this file?  NULL = yes. */
+	bool (*visible)(struct fs *fs, const struct fs_node *n, unsigned int idx);
+	int reg;           /* enum ga_reg_id for register rows, else -1 */
+	const char *doc;   /* one line for README */
+	char name_store[40]; /* generated names (register rows) */
+};
+
+/* Growable text buffer for show handlers. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sb_put(struct strbuf *sb, const void *data, size_t len);
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+/* Per-buffer slot bookkeeping, under fs->bufs_lock. */
+struct fs_slot {
+	uint32_t gen;       /* bumped at every mkdir; open files remember it */
+	_Atomic unsigned int opens; /* open files inside the directory: rmdir -> EBUSY */
+};
+
+struct fs {
+	struct ga_dev *dev;
+	struct ga_dev_info info;
+	struct ga_config cfg;
+	char device_spec[512];
+	bool sim;
+	uid_t uid;
+	gid_t gid;
+	time_t start;
+
+	struct fs_node rows[FS_ROWS_MAX];
+	unsigned int nrows;
+	int dir_row[FS_D_COUNT]; /* row of each directory */
+
+	/* Guards the buffer set (create/destroy) against use by handlers:
+	 * mkdir/rmdir take it for writing, every per-buffer handler for
+	 * reading.  Taken before any library lock. */
+	pthread_rwlock_t bufs_lock;
+	struct fs_slot slots[2][GA_MAX_BUFFERS];
+	/* Size the next mkdir allocates, per direction (buffers/alloc_size). */
+	_Atomic uint64_t alloc_size[2];
+	/* sim/fault_code: code used by the next injected fault. */
+	_Atomic uint32_t fault_code;
+
+	/* errors ring (errors.c), guarded by err_lock (a leaf lock). */
+	pthread_mutex_t err_lock;
+	char **err_lines;
+	unsigned int err_head, err_count;
+	_Atomic uint64_t err_total;
+
+	/* poll and sampler (poll.c). */
+	pthread_mutex_t poll_lock; /* guards the list of polled open files; before fh->lock */
+	struct fs_open *polled;
+	pthread_t sampler;
+	bool sampler_running;
+	pthread_mutex_t sampler_mx; /* with sampler_cv: lets fs_sampler_stop wake the thread */
+	pthread_cond_t sampler_cv;
+	atomic_bool sampler_stop;
+	_Atomic uint64_t samples;
+	_Atomic uint64_t notifies;
+};
+
+/* Per-open state (fi->fh). */
+struct fs_open {
+	const struct fs_node *node;
+	unsigned int idx;
+	uint32_t gen;       /* buffer generation at open */
+	bool in_buffer;     /* counted in slots[][].opens */
+	pthread_mutex_t lock; /* guards snap and ph */
+	struct strbuf snap; /* text rendered at offset 0, served at later offsets */
+	bool have_snap;
+	struct fuse_pollhandle *ph; /* pending poll, or NULL */
+	bool polled;        /* on fs->polled */
+	struct fs_open *next_polled;
+};
+
+/* ---- tree.c: the table and inode scheme ---------------------------------- */
+int fs_table_build(struct fs *fs);
+bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir);
+uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx);
+unsigned int fs_row_of(const struct fs *fs, const struct fs_node *n);
+unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
+/* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
+int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf,
+	    size_t len);
+int fs_render_readme(struct fs *fs, struct strbuf *sb);
+/* Render a text file's current value into @sb (reset first). */
+int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
+/* Reply to a failed request: errors line for @path, then the errno. */
+void fs_reply_fail(fuse_req_t req, struct fs *fs, const char *path, int err);
+void fs_reply_fail_node(fuse_req_t req, struct fs *fs, const struct fs_node *n, unsigned int idx,
+			int err);
+/* fuse_session_new() with the operations table (kept static in tree.c). */
+struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs);
+/* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold
+ * fs->bufs_lock for reading and check the buffer is still the one @fo (if
+ * any) was opened on (-ENODEV otherwise). */
+int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
+		 const struct fs_open *fo);
+void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
+
+/* ---- module rows -------------------------------------------------------- */
+extern const struct fs_node fs_core_rows[];
+extern const unsigned int fs_core_nrows;
+extern const struct fs_node fs_buffer_rows[];
+extern const unsigned int fs_buffer_nrows;
+extern const struct fs_node fs_sim_rows[];
+extern const unsigned int fs_sim_nrows;
+/* registers.c: rows generated from ga_regs[] (scalars and latencies). */
+int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
+int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);
+
+/* ---- buffers.c ------------------------------------------------------------ */
+int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned int *idx);
+int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name);
+/* Parse a buffer directory name: 0 and the index, or -EINVAL. */
+int fs_buffer_name(const char *name, unsigned int *idx);
+
+/* ---- errors.c ------------------------------------------------------------- */
+int fs_errors_init(struct fs *fs);
+void fs_errors_fini(struct fs *fs);
+/* Append "<time> <path>: <ERRNO>: <why>" to errors. */
+void fs_error_add(struct fs *fs, const char *path, int err, const char *why);
+int fs_show_errors(struct fs_ctx *c, struct strbuf *sb);
+/* Record why a daemon-side check failed and return @err (like ga_err). */
+int fs_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The explanation of the last failure in this thread: the daemon's own
+ * (fs_err) if newer, else the library's (ga_last_error). */
+const char *fs_last_error(void);
+void fs_err_clear(void);
+const char *fs_errno_name(int err);
+
+/* ---- poll.c --------------------------------------------------------------- */
+void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+	     struct fuse_pollhandle *ph);
+int fs_sampler_start(struct fs *fs);
+void fs_sampler_stop(struct fs *fs);
+void fs_poll_forget(struct fs *fs, struct fs_open *fo);
+
+/* ---- shared value helpers (tree.c) --------------------------------------- */
+/* Parse one unsigned value written to a file (text, "0x", suffixes when
+ * @size): -EINVAL/-ERANGE with the reason recorded. */
+int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);
+int fs_parse_bool(const char *buf, size_t len, bool *out);
+
+#endif /* GPUASYNCFS_FS_H */

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * gpuasyncfs: the GpuAsyncCore control plane as a directory tree.
+ *
+ *   $ gpuasyncfs --sim /mnt/gpuasync              # the simulated card
+ *   $ gpuasyncfs /dev/datadev_0 /mnt/gpuasync      # a real card
+ *   $ gpuasyncfs -o config=/etc/gpuasyncfs.conf,allow_other,gid=daq,mode=0664 \
+ *         /dev/datadev_0 /mnt/gpuasync
+ *   $ fusermount3 -u /mnt/gpuasync                 # or SIGINT/SIGTERM
+ *
+ * Settings, later ones winning: built-in defaults, the config file (-o
+ * config=FILE, else /etc/gpuasyncfs.conf when it exists), then -o options
+ * ("key=value" or "section.key=value", the keys of the config file), then
+ * the DEVICE argument or --sim.  Every other -o option goes to FUSE.
+ * mount.fuse3 (fstab) runs "gpuasyncfs SOURCE MOUNTPOINT -o ...": SOURCE
+ * is the device ("sim", "/dev/datadev_0"); "gpuasyncfs" or "none" mean
+ * "take it from the config".
+ *
+ * Start-up follows the libfuse 3.14 sequence (parse, session, signal
+ * handlers, mount, loop, unmount, destroy) with one change: the daemon
+ * forks *before* opening the device instead of calling fuse_daemonize()
+ * after mounting, because the simulated card runs threads that a fork
+ * would lose.  The parent waits until the child has mounted (or failed)
+ * and exits with its status, so "gpuasyncfs ... && ls MNT" works and
+ * errors reach the terminal.  Every exit path closes the device, which
+ * releases all buffers (GPU memory freed, pins released).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "fs.h"
+
+struct options {
+	int sim;
+	int help;
+	int version;
+	unsigned int threads;
+	const char *config;
+	char *positional[3];
+	int npositional;
+	/* -o settings for the config, in order: "key=value". */
+	char **settings;
+	int nsettings;
+	/* Known config keys, learnt from ga_config_format: "section.key". */
+	char keys[64][48];
+	int nkeys;
+	int failed;
+};
+
+enum { KEY_SIM, KEY_HELP, KEY_VERSION };
+
+static const struct fuse_opt option_spec[] = {
+	FUSE_OPT_KEY("--sim", KEY_SIM),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	{ "config=%s", offsetof(struct options, config), 0 },
+	{ "threads=%u", offsetof(struct options, threads), 0 },
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] [DEVICE] MOUNTPOINT\n"
+	       "\n"
+	       "Mount a GpuAsyncCore card (FPGA->GPU RDMA) as a directory tree.\n"
+	       "\n"
+	       "DEVICE:\n"
+	       "    --sim                  the simulated card (also DEVICE \"sim\" or \"sim:k=v,...\")\n"
+	       "    /dev/datadev_N         a card driven by datadev or gpuasync.ko\n"
+	       "    (none)                 [device] path from the config (default: sim)\n"
+	       "\n"
+	       "gpuasyncfs options (-o key=value, or section.key=value when ambiguous):\n"
+	       "    -o config=FILE         ini file (default %s when present)\n"
+	       "    -o allow_other         let other users in (default: only the mounting user)\n"
+	       "    -o uid=USER,gid=GROUP  owner of the files\n"
+	       "    -o mode=0664           permissions of writable files (default 0644)\n"
+	       "    -o version=1..5        simulated firmware version (sim.version)\n"
+	       "    -o max_buffers=N       simulated buffers per direction\n"
+	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
+	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
+	       "    -o threads=N           serve with N threads (default 1: one loop)\n"
+	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
+	       "\n"
+	       "    -h, --help             this help     -V, --version   versions\n"
+	       "\n",
+	       prog, GA_DEFAULT_CONFIG_PATH);
+	printf("FUSE options:\n");
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+/* Learn "section.key" for every config key from the rendered defaults, so
+ * -o options can be told apart from FUSE's own without a second list. */
+static void learn_keys(struct options *o)
+{
+	struct ga_config cfg;
+	char buf[8192], section[24] = "";
+	char *save = NULL;
+
+	ga_config_defaults(&cfg);
+	if (ga_config_format(&cfg, buf, sizeof(buf)) < 0)
+		return;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t klen;
+
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line == '[') {
+			snprintf(section, sizeof(section), "%.*s", (int)strcspn(line + 1, "]"),
+				 line + 1);
+			continue;
+		}
+		if (!*line || *line == '#' || *line == ';' || !strchr(line, '='))
+			continue;
+		klen = strcspn(line, " \t=");
+		if (o->nkeys < 64)
+			snprintf(o->keys[o->nkeys++], sizeof(o->keys[0]), "%s.%.*s", section,
+				 (int)klen, line);
+	}
+}
+
+static bool is_config_key(const struct options *o, const char *key, size_t len)
+{
+	for (int i = 0; i < o->nkeys; i++) {
+		const char *k = o->keys[i], *dot = strchr(k, '.');
+
+		if ((strlen(k) == len && !strncmp(k, key, len)) ||
+		    (dot && strlen(dot + 1) == len && !strncmp(dot + 1, key, len)))
+			return true;
+	}
+	return false;
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct options *o = data;
+	char **grown;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_SIM:
+		o->sim = 1;
+		return 0;
+	case KEY_HELP:
+		o->help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->version = 1;
+		return 0;
+	case FUSE_OPT_KEY_NONOPT:
+		if (o->npositional == 3) {
+			fprintf(stderr, "gpuasyncfs: too many arguments: '%s'\n", arg);
+			o->failed = 1;
+			return -1;
+		}
+		o->positional[o->npositional++] = strdup(arg);
+		return 0;
+	case FUSE_OPT_KEY_OPT:
+		if (is_config_key(o, arg, strcspn(arg, "="))) {
+			grown = realloc(o->settings, sizeof(*grown) * (size_t)(o->nsettings + 1));
+			if (!grown)
+				return -1;
+			o->settings = grown;
+			/* A bare flag ("allow_other") means yes. */
+			if (!strchr(arg, '=')) {
+				if (asprintf(&o->settings[o->nsettings], "%s=yes", arg) < 0)
+					return -1;
+			} else {
+				o->settings[o->nsettings] = strdup(arg);
+			}
+			o->nsettings++;
+			return 0;
+		}
+		return 1; /* FUSE's */
+	default:
+		return 1;
+	}
+}
+
+static bool is_placeholder(const char *s)
+{
+	return !strcmp(s, "gpuasyncfs") || !strcmp(s, "none") || !*s;
+}
+
+/* Defaults, then the file, then -o settings, then DEVICE/--sim. */
+static int build_config(struct options *o, const char *device, struct ga_config *cfg)
+{
+	char err[512];
+	const char *path = o->config;
+	int ret;
+
+	ga_config_defaults(cfg);
+	if (!path && access(GA_DEFAULT_CONFIG_PATH, F_OK) == 0)
+		path = GA_DEFAULT_CONFIG_PATH;
+	if (path) {
+		ret = ga_config_load(cfg, path, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "gpuasyncfs: %s\n", err);
+			return ret;
+		}
+	}
+	for (int i = 0; i < o->nsettings; i++) {
+		char *eq = strchr(o->settings[i], '=');
+
+		*eq = '\0';
+		ret = ga_config_set(cfg, NULL, o->settings[i], eq + 1, err, sizeof(err));
+		*eq = '=';
+		if (ret < 0) {
+			fprintf(stderr, "gpuasyncfs: -o %s: %s\n", o->settings[i], err);
+			return ret;
+		}
+	}
+	if (o->sim)
+		device = "sim";
+	if (device && !is_placeholder(device)) {
+		ret = ga_config_set(cfg, "device", "path", device, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "gpuasyncfs: device '%s': %s\n", device, err);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- background start ---------------------------------------------------------------- */
+
+/* Fork; the parent waits for the child's verdict and exits with it.
+ * Returns, in the child, the fd to report readiness on. */
+static int daemon_start(void)
+{
+	int p[2];
+	pid_t pid;
+	char status = 1;
+
+	if (pipe(p) < 0) {
+		perror("gpuasyncfs: pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("gpuasyncfs: fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = 1; /* the child died before it was ready */
+		_exit(status);
+	}
+	close(p[0]);
+	setsid();
+	return p[1];
+}
+
+/* Tell the parent how start-up went; on success detach from the terminal. */
+static void daemon_ready(int *fd, char status)
+{
+	int null;
+
+	if (*fd < 0)
+		return;
+	if (status == 0) {
+		if (chdir("/") < 0) {
+			/* cannot happen for "/"; keep going from where we are */
+		}
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+	}
+	if (write(*fd, &status, 1) != 1) {
+		/* the parent is gone; nothing to tell */
+	}
+	close(*fd);
+	*fd = -1;
+}
+
+/* ---- state ---------------------------------------------------------------------------- */
+
+static int fs_state_init(struct fs *fs)
+{
+	int ret;
+
+	fs->start = time(NULL);
+	fs->uid = fs->cfg.uid_set ? fs->cfg.uid : getuid();
+	fs->gid = fs->cfg.gid_set ? fs->cfg.gid : getgid();
+	fs->sim = ga_dev_has(fs->dev, GA_CAP_SIM);
+	atomic_store(&fs->alloc_size[GA_DIR_WRITE], fs->cfg.buffer_size);
+	atomic_store(&fs->alloc_size[GA_DIR_READ], fs->cfg.buffer_size);
+	atomic_store(&fs->fault_code, 1);
+	ret = ga_dev_info(fs->dev, &fs->info);
+	if (ret < 0)
+		return ret;
+	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL))
+		return -ENOMEM;
+	ret = fs_errors_init(fs);
+	if (ret < 0)
+		return ret;
+	ret = fs_table_build(fs);
+	if (ret < 0)
+		fs_errors_fini(fs);
+	return ret;
+}
+
+static void fs_state_fini(struct fs *fs)
+{
+	fs_errors_fini(fs);
+	pthread_mutex_destroy(&fs->poll_lock);
+	pthread_rwlock_destroy(&fs->bufs_lock);
+}
+
+static int add_mount_options(struct fuse_args *args, const struct fs *fs)
+{
+	char *opt = NULL;
+	int ret = 0;
+
+	/* Modes are checked by the kernel; the daemon adds its own refusals. */
+	ret |= fuse_opt_add_arg(args, "-odefault_permissions");
+	ret |= fuse_opt_add_arg(args, "-osubtype=gpuasyncfs");
+	if (fs->cfg.allow_other)
+		ret |= fuse_opt_add_arg(args, "-oallow_other");
+	if (fuse_opt_add_opt_escaped(&opt, fs->cfg.device) == 0) {
+		char *full = NULL;
+
+		if (asprintf(&full, "-ofsname=%s", opt) >= 0) {
+			ret |= fuse_opt_add_arg(args, full);
+			free(full);
+		}
+		free(opt);
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts = { 0 };
+	struct options *o = calloc(1, sizeof(*o));
+	static struct fs fs; /* large (slot table); lives for the whole run */
+	struct fuse_session *se;
+	const char *device = NULL, *mnt;
+	int ready_fd = -1, ret = 1, loop;
+
+	if (!o)
+		return 1;
+	learn_keys(o);
+	if (fuse_opt_parse(&args, o, option_spec, option_proc) == -1 || o->failed)
+		goto out_free_args;
+	if (o->help) {
+		usage(argv[0]);
+		ret = 0;
+		goto out_free_args;
+	}
+	if (o->version) {
+		printf("gpuasyncfs %s (libgpuasync %s)\n", GPUASYNC_VERSION_STRING,
+		       GPUASYNC_VERSION_STRING);
+		printf("FUSE library version %s\n", fuse_pkgversion());
+		fuse_lowlevel_version();
+		ret = 0;
+		goto out_free_args;
+	}
+	if (o->npositional == 0) {
+		fprintf(stderr, "usage: %s [options] [DEVICE] MOUNTPOINT  (--help for more)\n",
+			argv[0]);
+		goto out_free_args;
+	}
+	if (o->npositional == 3) {
+		fprintf(stderr, "gpuasyncfs: too many arguments\n");
+		goto out_free_args;
+	}
+	mnt = o->positional[o->npositional - 1];
+	if (o->npositional == 2)
+		device = o->positional[0];
+	if (build_config(o, device, &fs.cfg) < 0)
+		goto out_free_args;
+	if (ga_config_device_spec(&fs.cfg, fs.device_spec, sizeof(fs.device_spec)) < 0) {
+		fprintf(stderr, "gpuasyncfs: %s\n", ga_last_error());
+		goto out_free_args;
+	}
+	if (add_mount_options(&args, &fs) < 0 || fuse_opt_add_arg(&args, mnt) < 0)
+		goto out_free_args;
+	if (fuse_parse_cmdline(&args, &opts) != 0)
+		goto out_free_args;
+	if (!opts.mountpoint) {
+		fprintf(stderr, "gpuasyncfs: no mountpoint\n");
+		goto out_free_opts;
+	}
+
+	if (!opts.foreground)
+		ready_fd = daemon_start();
+
+	{
+		struct ga_open_opts oo = GA_OPEN_OPTS_DEFAULT;
+
+		oo.latency_legacy = fs.cfg.latency_legacy;
+		oo.gpu_index = fs.cfg.gpu_index;
+		oo.use_gpu = fs.cfg.use_gpu;
+		ret = ga_dev_open_opts(fs.device_spec, &oo, &fs.dev);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "gpuasyncfs: %s: %s\n", fs.device_spec, ga_last_error());
+		ret = 1;
+		goto out_free_opts;
+	}
+	ret = 1;
+	if (fs_state_init(&fs) < 0) {
+		fprintf(stderr, "gpuasyncfs: cannot build the tree: %s\n", fs_last_error());
+		goto out_close_dev;
+	}
+	se = fs_session_new(&args, &fs);
+	if (!se)
+		goto out_fini_state;
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_destroy_session;
+	if (fuse_session_mount(se, opts.mountpoint) != 0)
+		goto out_remove_handlers;
+	if (fs_sampler_start(&fs) < 0) {
+		fprintf(stderr, "gpuasyncfs: cannot start the sampler thread\n");
+		goto out_unmount;
+	}
+	daemon_ready(&ready_fd, 0);
+
+	if (o->threads > 1) {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+
+		if (!lc)
+			goto out_stop_sampler;
+		fuse_loop_cfg_set_clone_fd(lc, (unsigned int)opts.clone_fd);
+		fuse_loop_cfg_set_max_threads(lc, o->threads);
+		loop = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+	} else {
+		loop = fuse_session_loop(se);
+	}
+	/* 0 after fusermount3 -u; a signal number after SIGINT/SIGTERM. */
+	ret = loop < 0 ? 1 : 0;
+
+out_stop_sampler:
+	fs_sampler_stop(&fs);
+out_unmount:
+	fuse_session_unmount(se);
+out_remove_handlers:
+	fuse_remove_signal_handlers(se);
+out_destroy_session:
+	fuse_session_destroy(se);
+out_fini_state:
+	fs_state_fini(&fs);
+out_close_dev:
+	ga_dev_close(fs.dev); /* releases every buffer: GPU memory and pins */
+out_free_opts:
+	free(opts.mountpoint);
+out_free_args:
+	daemon_ready(&ready_fd, (char)(ret ? ret : 1));
+	fuse_opt_free_args(&args);
+	for (int i = 0; i < o->npositional; i++)
+		free(o->positional[i]);
+	for (int i = 0; i < o->nsettings; i++)
+		free(o->settings[i]);
+	free(o->settings);
+	free((void *)o->config);
+	free(o);
+	return ret;
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * metrics: the Prometheus text exposition (format 0.0.4) of the card.
+ *
+ *   # HELP gpuasync_rx_frame_count_total frames finished by the FPGA->GPU ...
+ *   # TYPE gpuasync_rx_frame_count_total counter
+ *   gpuasync_rx_frame_count_total 1042
+ *   gpuasync_total_latency_seconds{direction="write",buffer="0"} 3.248e-06
+ *   gpuasync_buffer_state{direction="write",buffer="0",state="READY"} 1
+ *
+ * Names come from the register table, mechanically: gpuasync_<name>, plus
+ * "_total" for counters (GA_F_COUNTER), "_seconds" for cycle counts
+ * (converted with device/clock_hz) and "_bytes" for sizes.  Fields the
+ * driver programs (counts, addresses) and write-only strobes are left out:
+ * they are plumbing, not state.  Per-buffer values carry direction and
+ * buffer labels.  Point node_exporter's textfile collector, or any scraper
+ * that reads a file, at this file (examples/).
+ *
+ * One render reads every register once and every buffer's state once;
+ * with 1024 buffers it stays well under the 2 ms goal (bench/).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fs.h"
+
+static void put_escaped(struct strbuf *sb, const char *s, bool label)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			sb_put(sb, "\\\\", 2);
+		else if (*s == '\n')
+			sb_put(sb, "\\n", 2);
+		else if (label && *s == '"')
+			sb_put(sb, "\\\"", 2);
+		else
+			sb_put(sb, s, 1);
+	}
+}
+
+static void family(struct strbuf *sb, const char *name, const char *type, const char *help,
+		   const char *unit)
+{
+	sb_printf(sb, "# HELP %s ", name);
+	put_escaped(sb, help, false);
+	if (unit && *unit)
+		sb_printf(sb, " (%s)", unit);
+	sb_printf(sb, "\n# TYPE %s %s\n", name, type);
+}
+
+static void metric_name(const struct ga_reg *r, char *out, size_t len)
+{
+	const char *suffix = "";
+	size_t n = strlen(r->name);
+
+	if (r->flags & GA_F_COUNTER)
+		suffix = "_total";
+	else if (r->flags & GA_F_CYCLES)
+		suffix = "_seconds";
+	else if ((r->flags & GA_F_BYTES) && !(n >= 5 && !strcmp(r->name + n - 5, "bytes")))
+		suffix = "_bytes";
+	snprintf(out, len, "gpuasync_%s%s", r->name, suffix);
+}
+
+static void scalar_registers(struct fs *fs, struct strbuf *sb)
+{
+	char name[96];
+
+	for (unsigned int i = 0; i < fs->nrows; i++) {
+		const struct fs_node *n = &fs->rows[i];
+		const struct ga_reg *r;
+		uint32_t v;
+
+		if (n->reg < 0 || n->parent != FS_D_REGISTERS || !n->show)
+			continue;
+		r = &ga_regs[n->reg];
+		if (r->flags & GA_F_DRIVER)
+			continue;
+		if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, 0, &v) < 0)
+			continue; /* a failing read leaves the sample out, never a fake 0 */
+		metric_name(r, name, sizeof(name));
+		family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc, r->unit);
+		sb_printf(sb, "%s %u\n", name, v);
+	}
+}
+
+/* Latency rows exist per buffer: one family, a sample per measured buffer. */
+static void buffer_latencies(struct fs *fs, struct strbuf *sb)
+{
+	double hz = fs->info.clock_hz ? (double)fs->info.clock_hz : 1.0;
+	char name[96];
+
+	for (unsigned int i = 0; i < fs->nrows; i++) {
+		const struct fs_node *n = &fs->rows[i];
+		enum ga_dir dir = n->parent == FS_D_WLAT ? GA_DIR_WRITE : GA_DIR_READ;
+		unsigned int count;
+		bool first = true;
+
+		if (n->reg < 0 || (n->parent != FS_D_WLAT && n->parent != FS_D_RLAT))
+			continue;
+		metric_name(&ga_regs[n->reg], name, sizeof(name));
+		count = ga_buf_count(fs->dev, dir);
+		for (unsigned int b = 0; b < count && b < GA_MAX_BUFFERS; b++) {
+			uint32_t v;
+
+			if (!ga_buf_get(fs->dev, dir, b) || (n->visible && !n->visible(fs, n, b)))
+				continue;
+			if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, b, &v) < 0)
+				continue;
+			if (first)
+				family(sb, name, "gauge", ga_regs[n->reg].doc, "seconds");
+			first = false;
+			sb_printf(sb, "%s{direction=\"%s\",buffer=\"%u\"} %.9g\n", name,
+				  dir == GA_DIR_WRITE ? "write" : "read", b, (double)v / hz);
+		}
+	}
+}
+
+static const char *const state_names[] = {
+	[GA_BUF_IDLE] = "IDLE", [GA_BUF_FREE] = "FREE", [GA_BUF_READY] = "READY",
+	[GA_BUF_BUSY] = "BUSY", [GA_BUF_ERROR] = "ERROR",
+};
+#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
+
+static void buffer_states(struct fs *fs, struct strbuf *sb)
+{
+	unsigned int per_state[2][NSTATES] = { { 0 } };
+	static const char *const dirname[2] = { "write", "read" };
+
+	/* Per buffer: its state as a label (one sample), and its size. */
+	family(sb, "gpuasync_buffer_state", "gauge",
+	       "1 for each buffer, labelled with its state: IDLE, FREE (armed), READY, BUSY, ERROR",
+	       NULL);
+	for (int d = 0; d < 2; d++) {
+		unsigned int count = ga_buf_count(fs->dev, (enum ga_dir)d);
+
+		for (unsigned int b = 0; b < count && b < GA_MAX_BUFFERS; b++) {
+			struct ga_buf *buf = ga_buf_get(fs->dev, (enum ga_dir)d, b);
+			struct ga_buf_info bi;
+
+			if (!buf || ga_buf_info(buf, &bi) < 0 || (unsigned int)bi.state >= NSTATES)
+				continue;
+			per_state[d][bi.state]++;
+			sb_printf(sb, "gpuasync_buffer_state{direction=\"%s\",buffer=\"%u\",state=\"%s\"} 1\n",
+				  dirname[d], b, state_names[bi.state]);
+		}
+	}
+	family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
+	for (int d = 0; d < 2; d++)
+		for (unsigned int s = 0; s < NSTATES; s++)
+			sb_printf(sb, "gpuasync_buffers{direction=\"%s\",state=\"%s\"} %u\n",
+				  dirname[d], state_names[s], per_state[d][s]);
+}
+
+static void sim_stats(struct fs *fs, struct strbuf *sb)
+{
+	struct ga_sim_stats st;
+
+	if (!fs->sim || ga_sim_stats(fs->dev, &st) < 0)
+		return;
+#define SIM_COUNTER(field, name, help)                                              \
+	family(sb, "gpuasync_sim_" name, "counter", help, NULL);                   \
+	sb_printf(sb, "gpuasync_sim_" name " %llu\n", (unsigned long long)st.field)
+	SIM_COUNTER(generated, "generated_frames_total", "frames the simulated card's generator produced");
+	SIM_COUNTER(delivered, "delivered_frames_total", "frames the simulated card wrote into a buffer");
+	SIM_COUNTER(dropped, "dropped_frames_total", "frames dropped while the write engine was off");
+	SIM_COUNTER(overflowed, "overflowed_frames_total", "frames truncated at the payload size");
+	SIM_COUNTER(reads, "read_frames_total", "GPU->FPGA frames the simulated card received");
+	SIM_COUNTER(read_bytes, "read_bytes_total", "GPU->FPGA bytes the simulated card received");
+#undef SIM_COUNTER
+	family(sb, "gpuasync_sim_stalled_seconds_total", "counter",
+	       "time the input waited for a free buffer", NULL);
+	sb_printf(sb, "gpuasync_sim_stalled_seconds_total %.9g\n", (double)st.stalled_ns / 1e9);
+}
+
+int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct fs *fs = c->fs;
+
+	family(sb, "gpuasync_device_info", "gauge", "identity of the card (value is always 1)", NULL);
+	sb_printf(sb, "gpuasync_device_info{backend=\"");
+	put_escaped(sb, fs->info.backend, true);
+	sb_printf(sb, "\",version=\"%u\",layout=\"%s\",memory=\"%s\",gpu=\"", fs->info.version,
+		  ga_layout_name(fs->info.layout),
+		  ga_dev_has(fs->dev, GA_CAP_GPU_MEMORY) ? "gpu" : "host");
+	put_escaped(sb, fs->info.gpu, true);
+	sb_printf(sb, "\"} 1\n");
+	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
+	sb_printf(sb, "gpuasync_clock_hertz %llu\n", (unsigned long long)fs->info.clock_hz);
+
+	scalar_registers(fs, sb);
+	pthread_rwlock_rdlock(&fs->bufs_lock);
+	buffer_latencies(fs, sb);
+	buffer_states(fs, sb);
+	pthread_rwlock_unlock(&fs->bufs_lock);
+	sim_stats(fs, sb);
+
+	family(sb, "gpuasyncfs_errors_total", "counter", "requests refused (lines added to errors)",
+	       NULL);
+	sb_printf(sb, "gpuasyncfs_errors_total %llu\n",
+		  (unsigned long long)atomic_load(&fs->err_total));
+	family(sb, "gpuasyncfs_poll_notifications_total", "counter",
+	       "poll wake-ups sent for changed live files", NULL);
+	sb_printf(sb, "gpuasyncfs_poll_notifications_total %llu\n",
+		  (unsigned long long)atomic_load(&fs->notifies));
+	return sb->oom ? -ENOMEM : 0;
+}

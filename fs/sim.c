@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * sim/: the simulated card's frame generator and fault injection, so a
+ * user can watch frames arrive with nothing but a shell.
+ *
+ *   $ echo 1000 > /mnt/gpuasync/sim/rate        # frames per second
+ *   $ echo 4K > /mnt/gpuasync/sim/size
+ *   $ echo 1 > /mnt/gpuasync/sim/running
+ *   $ cat /mnt/gpuasync/sim/stats/delivered
+ *   $ echo 3 > /mnt/gpuasync/sim/inject_write_error   # next 3 frames fail
+ *   $ printf hello > /mnt/gpuasync/sim/push           # one frame, now
+ *
+ * Present only on the simulated card (rows are dropped at mount
+ * otherwise).  Generator settings are changed read-modify-write under
+ * gen_lock so two writers of different settings never undo each other.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+static pthread_mutex_t gen_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf; guards get+set */
+
+static bool is_sim(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	(void)n;
+	(void)idx;
+	return fs->sim;
+}
+
+enum gen_field { GEN_RUNNING, GEN_RATE, GEN_SIZE, GEN_PATTERN, GEN_REMAINING, GEN_FIRST_USER,
+		 GEN_LAST_USER };
+
+static int gen_show(struct fs_ctx *c, struct strbuf *sb, enum gen_field f)
+{
+	struct ga_sim_gen g;
+	int ret = ga_sim_gen_get(c->fs->dev, &g);
+
+	if (ret < 0)
+		return ret;
+	switch (f) {
+	case GEN_RUNNING:
+		ret = sb_printf(sb, "%d\n", g.running);
+		break;
+	case GEN_RATE:
+		ret = sb_printf(sb, "%llu\n", (unsigned long long)g.rate_hz);
+		break;
+	case GEN_SIZE:
+		ret = sb_printf(sb, "%u\n", g.size);
+		break;
+	case GEN_PATTERN:
+		ret = sb_printf(sb, "%s\n", ga_pattern_name(g.pattern));
+		break;
+	case GEN_REMAINING:
+		ret = sb_printf(sb, "%llu\n", (unsigned long long)g.remaining);
+		break;
+	case GEN_FIRST_USER:
+		ret = sb_printf(sb, "0x%02x\n", g.first_user);
+		break;
+	case GEN_LAST_USER:
+		ret = sb_printf(sb, "0x%02x\n", g.last_user);
+		break;
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_field f)
+{
+	struct ga_sim_gen g;
+	uint64_t v = 0;
+	bool on = false;
+	enum ga_pattern pat = GA_PATTERN_PRBS;
+	int ret;
+
+	/* Parse first: nothing changes on bad input. */
+	switch (f) {
+	case GEN_RUNNING:
+		ret = fs_parse_bool(buf, len, &on);
+		break;
+	case GEN_PATTERN: {
+		char word[32];
+		size_t n = len;
+
+		while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+			n--;
+		if (!n || n >= sizeof(word) || memchr(buf, '\0', n))
+			return fs_err(-EINVAL, "pattern: one of prbs, counter, zero");
+		memcpy(word, buf, n);
+		word[n] = '\0';
+		ret = ga_pattern_parse(word, &pat);
+		if (ret < 0)
+			return fs_err(-EINVAL, "pattern '%s': one of prbs, counter, zero", word);
+		break;
+	}
+	case GEN_SIZE:
+		ret = fs_parse_u64(buf, len, UINT32_MAX, true, &v);
+		break;
+	case GEN_FIRST_USER:
+	case GEN_LAST_USER:
+		ret = fs_parse_u64(buf, len, 0xff, false, &v);
+		break;
+	default:
+		ret = fs_parse_u64(buf, len, UINT64_MAX, false, &v);
+		break;
+	}
+	if (ret < 0)
+		return ret;
+
+	pthread_mutex_lock(&gen_lock);
+	ret = ga_sim_gen_get(c->fs->dev, &g);
+	if (ret == 0) {
+		switch (f) {
+		case GEN_RUNNING:
+			g.running = on;
+			break;
+		case GEN_RATE:
+			g.rate_hz = v;
+			break;
+		case GEN_SIZE:
+			g.size = (uint32_t)v;
+			break;
+		case GEN_PATTERN:
+			g.pattern = pat;
+			break;
+		case GEN_REMAINING:
+			g.remaining = v;
+			break;
+		case GEN_FIRST_USER:
+			g.first_user = (uint8_t)v;
+			break;
+		case GEN_LAST_USER:
+			g.last_user = (uint8_t)v;
+			break;
+		}
+		ret = ga_sim_gen_set(c->fs->dev, &g);
+	}
+	pthread_mutex_unlock(&gen_lock);
+	return ret;
+}
+
+#define GEN_ATTR(nm, F)                                                                  \
+	static int show_##nm(struct fs_ctx *c, struct strbuf *sb)                       \
+	{                                                                               \
+		return gen_show(c, sb, F);                                              \
+	}                                                                               \
+	static int store_##nm(struct fs_ctx *c, const char *buf, size_t len)            \
+	{                                                                               \
+		return gen_store(c, buf, len, F);                                       \
+	}
+GEN_ATTR(running, GEN_RUNNING)
+GEN_ATTR(rate, GEN_RATE)
+GEN_ATTR(size, GEN_SIZE)
+GEN_ATTR(pattern, GEN_PATTERN)
+GEN_ATTR(remaining, GEN_REMAINING)
+GEN_ATTR(first_user, GEN_FIRST_USER)
+GEN_ATTR(last_user, GEN_LAST_USER)
+#undef GEN_ATTR
+
+/* ---- faults ------------------------------------------------------------------ */
+
+static int inject(struct fs_ctx *c, const char *buf, size_t len, enum ga_sim_fault f)
+{
+	uint64_t n;
+	int ret = fs_parse_u64(buf, len, UINT32_MAX, false, &n);
+
+	if (ret < 0)
+		return ret;
+	return ga_sim_inject(c->fs->dev, f, (uint32_t)n, atomic_load(&c->fs->fault_code));
+}
+
+static int store_inject_write_error(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_WRITE_ERROR);
+}
+
+static int store_inject_write_timeout(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_WRITE_TIMEOUT);
+}
+
+static int store_inject_read_error(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_READ_ERROR);
+}
+
+static int show_fault_code(struct fs_ctx *c, struct strbuf *sb)
+{
+	return sb_printf(sb, "%u\n", atomic_load(&c->fs->fault_code)) ? -ENOMEM : 0;
+}
+
+static int store_fault_code(struct fs_ctx *c, const char *buf, size_t len)
+{
+	uint64_t v;
+	int ret = fs_parse_u64(buf, len, 7, false, &v);
+
+	if (ret < 0)
+		return ret;
+	if (!v)
+		return fs_err(-EINVAL, "fault_code: 1..3 for write errors, 1..7 for read errors");
+	atomic_store(&c->fs->fault_code, (uint32_t)v);
+	return 0;
+}
+
+/* sim/push: the bytes of one write() become one frame on the input. */
+static ssize_t push_write(struct fs_ctx *c, const char *src, size_t len, off_t off)
+{
+	int ret;
+
+	(void)off;
+	if (!len || len > UINT32_MAX)
+		return fs_err(-EINVAL, "push: a frame has 1 byte or more");
+	ret = ga_sim_push(c->fs->dev, src, (uint32_t)len, 0);
+	return ret < 0 ? ret : (ssize_t)len;
+}
+
+static ssize_t last_read_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
+{
+	uint32_t got = 0;
+	size_t want = (size_t)off + len;
+	char *frame;
+	int ret;
+
+	if (off < 0 || want > UINT32_MAX)
+		return 0;
+	frame = malloc(want ? want : 1);
+	if (!frame)
+		return -ENOMEM;
+	ret = ga_sim_last_read(c->fs->dev, frame, (uint32_t)want, &got);
+	if (ret == 0) {
+		if ((uint64_t)off >= got)
+			len = 0;
+		else if (len > got - (uint64_t)off)
+			len = got - (size_t)off;
+		memcpy(dst, frame + off, len);
+	}
+	free(frame);
+	return ret < 0 ? ret : (ssize_t)len;
+}
+
+/* ---- stats -------------------------------------------------------------------- */
+
+#define STAT_SHOW(field)                                                                 \
+	static int show_stat_##field(struct fs_ctx *c, struct strbuf *sb)               \
+	{                                                                               \
+		struct ga_sim_stats st;                                                 \
+		int ret = ga_sim_stats(c->fs->dev, &st);                                \
+		if (ret < 0)                                                            \
+			return ret;                                                     \
+		return sb_printf(sb, "%llu\n", (unsigned long long)st.field) ? -ENOMEM : 0; \
+	}
+STAT_SHOW(generated)
+STAT_SHOW(delivered)
+STAT_SHOW(dropped)
+STAT_SHOW(overflowed)
+STAT_SHOW(stalled_ns)
+STAT_SHOW(reads)
+STAT_SHOW(read_bytes)
+#undef STAT_SHOW
+
+static int show_stat_last_read_crc(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_sim_stats st;
+	int ret = ga_sim_stats(c->fs->dev, &st);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "0x%08x\n", st.last_read_crc) ? -ENOMEM : 0;
+}
+
+#define SIM_RW(nm, docstr) \
+	{ .name = #nm, .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0644, .flags = FS_LIVE, \
+	  .show = show_##nm, .store = store_##nm, .visible = is_sim, .reg = -1, .doc = docstr }
+#define SIM_WO(nm, docstr) \
+	{ .name = #nm, .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0200, \
+	  .store = store_##nm, .visible = is_sim, .reg = -1, .doc = docstr }
+#define SIM_STAT(nm, docstr) \
+	{ .name = #nm, .parent = FS_D_SIM_STATS, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE, \
+	  .show = show_stat_##nm, .visible = is_sim, .reg = -1, .doc = docstr }
+
+const struct fs_node fs_sim_rows[] = {
+	SIM_RW(running, "frame generator on (1) or off (0)"),
+	SIM_RW(rate, "frames per second; 0 = as fast as buffers allow"),
+	SIM_RW(size, "payload bytes per generated frame (size suffixes accepted)"),
+	SIM_RW(pattern, "payload pattern: prbs, counter or zero"),
+	SIM_RW(remaining, "frames left to generate; 0 = unlimited"),
+	SIM_RW(first_user, "TUSER of a frame's first beat (0x02 = start of frame)"),
+	SIM_RW(last_user, "TUSER of a frame's last beat"),
+	{ .name = "push", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0200, .flags = FS_BINARY,
+	  .write_bin = push_write, .visible = is_sim, .reg = -1,
+	  .doc = "the bytes of one write become one frame (EAGAIN when no buffer is armed)" },
+	SIM_WO(inject_write_error, "write N: the next N frames end with an AXI write error"),
+	SIM_WO(inject_write_timeout, "write N: the next N frames time out"),
+	SIM_WO(inject_read_error, "write N: the next N GPU->FPGA reads fail"),
+	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
+	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,
+	  .flags = FS_BINARY, .read_bin = last_read_read, .visible = is_sim, .reg = -1,
+	  .doc = "the last GPU->FPGA frame the card received (binary)" },
+	SIM_STAT(generated, "frames the generator produced"),
+	SIM_STAT(delivered, "frames written into a buffer"),
+	SIM_STAT(dropped, "frames dropped while the write engine was off"),
+	SIM_STAT(overflowed, "frames truncated at the buffer's payload size"),
+	SIM_STAT(stalled_ns, "nanoseconds the input waited for a free buffer"),
+	SIM_STAT(reads, "GPU->FPGA frames the card received"),
+	SIM_STAT(read_bytes, "bytes of GPU->FPGA frames received"),
+	SIM_STAT(last_read_crc, "CRC-32 of the last GPU->FPGA frame"),
+};
+const unsigned int fs_sim_nrows = sizeof(fs_sim_rows) / sizeof(fs_sim_rows[0]);

@@ -1,0 +1,944 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The tree: one file table, computed inode numbers, and the low-level
+ * FUSE operations that loop over the table.
+ *
+ *   $ ls /mnt/gpuasync
+ *   README  buffers  config  device  errors  metrics  read_buffers  registers  sim
+ *   $ mkdir /mnt/gpuasync/buffers/0 && ls /mnt/gpuasync/buffers/0
+ *   data  gpu_address  header  latency  size  status  write_enable
+ *
+ * Reading: every file is opened with direct_io (values are generated; the
+ * page cache would serve stale ones).  A text file is rendered whole at
+ * offset 0 into the open file's buffer and later offsets are served from
+ * that snapshot, so a reader that needs several read() calls sees one
+ * consistent value.  Binary files (data, raw, push, last_read) are windows
+ * read and written at the caller's offset.
+ *
+ * Writing text: one write() is one value; the offset and O_TRUNC are
+ * ignored.  The store handler validates before touching anything, so a
+ * refused write changes nothing; every refusal replies with the errno and
+ * leaves a line in errors (fs_reply_fail).
+ *
+ * Permissions: the kernel checks modes (default_permissions is always
+ * set); the daemon additionally refuses to open read-only files for
+ * writing and write-only files for reading, since root passes the
+ * kernel's checks.
+ *
+ * Every request gets exactly one reply; handlers end in fs_reply_fail()
+ * or one fuse_reply_*() call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+
+#define ENTRY_TIMEOUT 1.0 /* seconds; the skeleton is static (fuse-anchors §6.19) */
+
+static struct fs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* ---- value parsing shared by the store handlers ---------------------------- */
+
+/* A printable excerpt of what was written, for the errors line. */
+static const char *excerpt(const char *buf, size_t len, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (len && (buf[len - 1] == '\n'))
+		len--;
+	for (size_t i = 0; i < len && n + 4 < outlen; i++)
+		out[n++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
+	if (len && n + 4 >= outlen) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out)
+{
+	char ex[40];
+	int ret;
+
+	if (!len || (len == 1 && buf[0] == '\n'))
+		return fs_err(-EINVAL, "empty value: write one number");
+	ret = size ? ga_parse_size(buf, len, max, out) : ga_parse_u64(buf, len, max, out);
+	if (ret == -ERANGE)
+		return fs_err(-ERANGE, "'%s' is out of range: 0..%llu", excerpt(buf, len, ex, sizeof(ex)),
+			      (unsigned long long)max);
+	if (ret < 0)
+		return fs_err(-EINVAL, "'%s' is not a number (decimal, 0x hex%s)",
+			      excerpt(buf, len, ex, sizeof(ex)), size ? ", K/M/G suffix" : "");
+	return 0;
+}
+
+int fs_parse_bool(const char *buf, size_t len, bool *out)
+{
+	uint64_t v;
+	int ret = fs_parse_u64(buf, len, 1, false, &v);
+
+	if (ret == -EINVAL && len && ga_parse_bool(buf, len, out) == 0)
+		return 0; /* yes/no, on/off, true/false */
+	if (ret < 0) {
+		char ex[40];
+
+		return fs_err(ret, "'%s': write 1 or 0", excerpt(buf, len, ex, sizeof(ex)));
+	}
+	*out = v != 0;
+	return 0;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir)
+{
+	switch (d) {
+	case FS_D_WBUF:
+	case FS_D_WLAT:
+		*dir = GA_DIR_WRITE;
+		return true;
+	case FS_D_RBUF:
+	case FS_D_RLAT:
+		*dir = GA_DIR_READ;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool row_per_buffer(const struct fs_node *n, enum ga_dir *dir)
+{
+	return fs_dir_per_buffer((n->flags & FS_DYNNAME) ? n->dir : n->parent, dir);
+}
+
+static bool is_collection(enum fs_dir d)
+{
+	return d == FS_D_BUFFERS || d == FS_D_READ_BUFFERS;
+}
+
+static bool has_child(const struct fs_node *rows, unsigned int n, enum fs_dir d)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (rows[i].parent == d)
+			return true;
+	return false;
+}
+
+int fs_table_build(struct fs *fs)
+{
+	unsigned int cap = FS_ROWS_MAX * 2, n = 0, kept;
+	struct fs_node *all = calloc(cap, sizeof(*all));
+	int ret;
+	bool dropped;
+
+	if (!all)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < fs_core_nrows; i++)
+		all[n++] = fs_core_rows[i];
+	ret = fs_register_rows(fs, all + n, cap - n - fs_buffer_nrows - fs_sim_nrows);
+	if (ret < 0)
+		goto out;
+	n += (unsigned int)ret;
+	for (unsigned int i = 0; i < fs_buffer_nrows; i++)
+		all[n++] = fs_buffer_rows[i];
+	for (unsigned int i = 0; i < fs_sim_nrows; i++)
+		all[n++] = fs_sim_rows[i];
+
+	/* Rows that exist once are kept or dropped now (is_visible); per-buffer
+	 * rows are checked again for each buffer at lookup. */
+	kept = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		enum ga_dir d;
+
+		if (all[i].visible && !row_per_buffer(&all[i], &d) &&
+		    !all[i].visible(fs, &all[i], 0))
+			continue;
+		all[kept++] = all[i];
+	}
+	n = kept;
+	/* A directory with nothing in it is absent (e.g. read latency on V1). */
+	do {
+		dropped = false;
+		kept = 0;
+		for (unsigned int i = 0; i < n; i++) {
+			if (i && all[i].dir != FS_D_NONE && !is_collection(all[i].dir) &&
+			    !has_child(all, n, all[i].dir)) {
+				dropped = true;
+				continue;
+			}
+			all[kept++] = all[i];
+		}
+		n = kept;
+	} while (dropped);
+
+	if (n > FS_ROWS_MAX) {
+		ret = -E2BIG;
+		goto out;
+	}
+	for (int d = 0; d < FS_D_COUNT; d++)
+		fs->dir_row[d] = -1;
+	for (unsigned int i = 0; i < n; i++) {
+		fs->rows[i] = all[i];
+		if (fs->rows[i].name_store[0])
+			fs->rows[i].name = fs->rows[i].name_store;
+		if (fs->rows[i].dir != FS_D_NONE)
+			fs->dir_row[fs->rows[i].dir] = (int)i;
+	}
+	fs->nrows = n;
+	ret = 0;
+out:
+	free(all);
+	return ret;
+}
+
+unsigned int fs_row_of(const struct fs *fs, const struct fs_node *n)
+{
+	return (unsigned int)(n - fs->rows);
+}
+
+uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx)
+{
+	enum ga_dir d;
+
+	if (row_per_buffer(&fs->rows[row], &d))
+		return 1 + row + (uint64_t)FS_ROWS_MAX * (idx + 1);
+	return 1 + row;
+}
+
+/* Is row @r there for buffer @idx?  A per-buffer directory is there when
+ * something in it is (buffers/1/latency/ is absent on V4). */
+static bool node_visible(struct fs *fs, unsigned int r, unsigned int idx)
+{
+	const struct fs_node *n = &fs->rows[r];
+
+	if (n->visible && !n->visible(fs, n, idx))
+		return false;
+	if (n->dir != FS_D_NONE && !(n->flags & FS_DYNNAME) && r) {
+		enum ga_dir d;
+
+		if (!row_per_buffer(n, &d))
+			return true;
+		for (unsigned int i = 0; i < fs->nrows; i++)
+			if (fs->rows[i].parent == n->dir && node_visible(fs, i, idx))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* Inode -> row and buffer index; -ENOENT for numbers that name nothing
+ * now (a removed buffer's files). */
+static int node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx)
+{
+	uint64_t v, slot;
+	enum ga_dir d;
+	bool per;
+
+	if (ino == 0)
+		return -ENOENT;
+	v = ino - 1;
+	*row = (unsigned int)(v % FS_ROWS_MAX);
+	slot = v / FS_ROWS_MAX;
+	if (*row >= fs->nrows)
+		return -ENOENT;
+	per = row_per_buffer(&fs->rows[*row], &d);
+	if (per != (slot != 0) || slot > GA_MAX_BUFFERS)
+		return -ENOENT;
+	*idx = per ? (unsigned int)(slot - 1) : 0;
+	if (per && (!ga_buf_get(fs->dev, d, *idx) || !node_visible(fs, *row, *idx)))
+		return -ENOENT;
+	return 0;
+}
+
+unsigned int fs_mode(const struct fs *fs, const struct fs_node *n)
+{
+	unsigned int wmode = fs->cfg.mode & 0777;
+
+	if (n->dir != FS_D_NONE)
+		return S_IFDIR | (is_collection(n->dir) ? 0555 | (wmode & 0222) : 0555);
+	switch (n->mode) {
+	case 0644:
+		return S_IFREG | wmode; /* writable files: [access] mode */
+	case 0200:
+		return S_IFREG | (wmode & 0222);
+	default:
+		return S_IFREG | n->mode; /* 0444, and raw's 0600 */
+	}
+}
+
+int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len)
+{
+	const char *parts[8];
+	char num[16];
+	int np = 0, off = 0;
+
+	while (n && n->parent != FS_D_NONE && np < 8) {
+		if (n->flags & FS_DYNNAME) {
+			if (idx == UINT_MAX)
+				snprintf(num, sizeof(num), "<i>");
+			else
+				snprintf(num, sizeof(num), "%u", idx);
+			parts[np++] = num;
+		} else {
+			parts[np++] = n->name;
+		}
+		n = fs->dir_row[n->parent] >= 0 ? &fs->rows[fs->dir_row[n->parent]] : NULL;
+	}
+	buf[0] = '\0';
+	while (np-- > 0 && off < (int)len)
+		off += snprintf(buf + off, len - (size_t)off, "%s%s", parts[np], np ? "/" : "");
+	return off;
+}
+
+static void node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
+{
+	const struct fs_node *n = &fs->rows[row];
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = fs_ino(fs, row, idx);
+	st->st_mode = fs_mode(fs, n);
+	st->st_nlink = n->dir != FS_D_NONE ? 2 : 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
+	if (n->dir == FS_D_NONE) {
+		st->st_size = FS_TEXT_MAX;
+		if (n->size) {
+			struct fs_ctx c;
+
+			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
+				st->st_size = (off_t)n->size(&c);
+				fs_ctx_leave(fs, &c);
+			}
+		} else if (n->flags & FS_BINARY) {
+			st->st_size = 0;
+		}
+	}
+}
+
+/* ---- handler context ------------------------------------------------------------ */
+
+int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
+		 const struct fs_open *fo)
+{
+	enum ga_dir d;
+
+	*c = (struct fs_ctx){ .fs = fs, .node = n, .idx = idx };
+	if (!row_per_buffer(n, &d))
+		return 0;
+	pthread_rwlock_rdlock(&fs->bufs_lock);
+	c->buf = ga_buf_get(fs->dev, d, idx);
+	if (!c->buf || (fo && fo->gen != fs->slots[d][idx].gen)) {
+		pthread_rwlock_unlock(&fs->bufs_lock);
+		return fs_err(-ENODEV, "%s/%u was removed; this file belonged to it",
+			      d == GA_DIR_WRITE ? "buffers" : "read_buffers", idx);
+	}
+	c->locked = true;
+	return 0;
+}
+
+void fs_ctx_leave(struct fs *fs, struct fs_ctx *c)
+{
+	if (c->locked)
+		pthread_rwlock_unlock(&fs->bufs_lock);
+	c->locked = false;
+}
+
+int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
+{
+	struct fs_ctx c;
+	int ret;
+
+	sb_reset(sb);
+	ret = fs_ctx_enter(fs, &c, fo->node, fo->idx, fo);
+	if (ret < 0)
+		return ret;
+	ret = fo->node->show(&c, sb);
+	fs_ctx_leave(fs, &c);
+	if (ret == 0 && sb->oom)
+		ret = fs_err(-ENOMEM, "out of memory rendering the file");
+	return ret;
+}
+
+/* ---- replies ------------------------------------------------------------------------ */
+
+void fs_reply_fail(fuse_req_t req, struct fs *fs, const char *path, int err)
+{
+	fs_error_add(fs, path, err, fs_last_error());
+	fs_err_clear();
+	fuse_reply_err(req, -err);
+}
+
+void fs_reply_fail_node(fuse_req_t req, struct fs *fs, const struct fs_node *n, unsigned int idx,
+			int err)
+{
+	char path[256];
+
+	fs_path(fs, n, idx, path, sizeof(path));
+	fs_reply_fail(req, fs, path, err);
+}
+
+static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigned int idx)
+{
+	struct fuse_entry_param e = { 0 };
+	enum ga_dir d;
+
+	e.ino = fs_ino(fs, row, idx);
+	/* A buffer made again after rmdir reuses its numbers; the new
+	 * generation tells the kernel that inodes it still holds are stale. */
+	if (row_per_buffer(&fs->rows[row], &d))
+		e.generation = fs->slots[d][idx].gen;
+	e.attr_timeout = ENTRY_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	node_stat(fs, row, idx, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+/* ---- operations ------------------------------------------------------------------------ */
+
+static void fs_op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* O_TRUNC arrives with open instead of as a setattr; it is ignored
+	 * either way (fuse-anchors §6.6). */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~(unsigned int)FUSE_CAP_AUTO_INVAL_DATA;
+}
+
+static void fs_op_destroy(void *userdata)
+{
+	struct fs *fs = userdata;
+
+	/* No notification may go out once the session is going away. */
+	atomic_store(&fs->sampler_stop, true);
+}
+
+static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int prow, pidx, idx;
+	enum fs_dir d;
+
+	if (node_of(fs, parent, &prow, &pidx) < 0) {
+		/* Inside a buffer directory that has been removed: say so. */
+		fs_err(-ENOENT, "the directory holding '%s' was removed", name);
+		fs_reply_fail(req, fs, name, -ENOENT);
+		return;
+	}
+	d = fs->rows[prow].dir;
+	if (d == FS_D_NONE) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	if (is_collection(d) && fs_buffer_name(name, &idx) == 0) {
+		enum ga_dir gd = d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ;
+		int r = fs->dir_row[d == FS_D_BUFFERS ? FS_D_WBUF : FS_D_RBUF];
+
+		if (r >= 0 && idx < GA_MAX_BUFFERS && ga_buf_get(fs->dev, gd, idx)) {
+			reply_entry(req, fs, (unsigned int)r, idx);
+			return;
+		}
+	}
+	for (unsigned int r = 0; r < fs->nrows; r++) {
+		const struct fs_node *n = &fs->rows[r];
+
+		if (n->parent == d && !(n->flags & FS_DYNNAME) && !strcmp(n->name, name) &&
+		    node_visible(fs, r, pidx)) {
+			reply_entry(req, fs, r, pidx);
+			return;
+		}
+	}
+	fuse_reply_err(req, ENOENT); /* a miss is an answer, not an error to log */
+}
+
+static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+	struct stat st;
+
+	(void)fi;
+	if (node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	node_stat(fs, row, idx, &st);
+	fuse_reply_attr(req, &st, ENTRY_TIMEOUT);
+}
+
+static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			  struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+
+	(void)attr;
+	if (node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fs_err(-EPERM, "modes and owners are fixed; use the [access] settings");
+		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EPERM);
+		return;
+	}
+	/* Truncation (O_TRUNC, ': > file') and times are accepted and ignored:
+	 * truncating is not a command. */
+	fs_op_getattr(req, ino, fi);
+}
+
+/* ---- directories ---------------------------------------------------------------------- */
+
+static struct fs_open *open_alloc(const struct fs_node *n, unsigned int idx)
+{
+	struct fs_open *fo = calloc(1, sizeof(*fo));
+
+	if (!fo)
+		return NULL;
+	fo->node = n;
+	fo->idx = idx;
+	pthread_mutex_init(&fo->lock, NULL);
+	return fo;
+}
+
+static void open_free(struct fs_open *fo)
+{
+	sb_free(&fo->snap);
+	pthread_mutex_destroy(&fo->lock);
+	free(fo);
+}
+
+static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+	struct fs_open *fo;
+
+	if (node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (fs->rows[row].dir == FS_D_NONE) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	fo = open_alloc(&fs->rows[row], idx);
+	if (!fo) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)fo;
+	if (fuse_reply_open(req, fi) != 0)
+		open_free(fo); /* interrupted: no releasedir will come */
+}
+
+static int dirbuf_add(fuse_req_t req, struct strbuf *sb, const char *name, uint64_t ino,
+		      unsigned int mode)
+{
+	static const char zeros[512];
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0), old = sb->len;
+
+	if (need > sizeof(zeros) || sb_put(sb, zeros, need))
+		return -ENOMEM;
+	fuse_add_direntry(req, sb->buf + old, need, name, &st, (off_t)(old + need));
+	return 0;
+}
+
+static int list_dir(fuse_req_t req, struct fs *fs, const struct fs_open *fo, fuse_ino_t ino,
+		    struct strbuf *sb)
+{
+	const struct fs_node *dn = fo->node;
+	enum fs_dir d = dn->dir;
+	int ret = 0;
+
+	sb_reset(sb);
+	ret |= dirbuf_add(req, sb, ".", ino, S_IFDIR);
+	ret |= dirbuf_add(req, sb, "..", FUSE_ROOT_ID, S_IFDIR);
+	for (unsigned int r = 0; r < fs->nrows; r++) {
+		const struct fs_node *n = &fs->rows[r];
+
+		if (n->parent != d || (n->flags & FS_DYNNAME) || !node_visible(fs, r, fo->idx))
+			continue;
+		ret |= dirbuf_add(req, sb, n->name, fs_ino(fs, r, fo->idx), fs_mode(fs, n));
+	}
+	if (is_collection(d)) {
+		enum ga_dir gd = d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ;
+		int r = fs->dir_row[d == FS_D_BUFFERS ? FS_D_WBUF : FS_D_RBUF];
+		unsigned int count;
+
+		pthread_rwlock_rdlock(&fs->bufs_lock);
+		count = ga_buf_count(fs->dev, gd);
+		for (unsigned int i = 0; r >= 0 && i < count && i < GA_MAX_BUFFERS; i++) {
+			char name[16];
+
+			if (!ga_buf_get(fs->dev, gd, i))
+				continue;
+			snprintf(name, sizeof(name), "%u", i);
+			ret |= dirbuf_add(req, sb, name, fs_ino(fs, (unsigned int)r, i), S_IFDIR);
+		}
+		pthread_rwlock_unlock(&fs->bufs_lock);
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+
+	pthread_mutex_lock(&fo->lock);
+	if (off == 0 || !fo->have_snap) {
+		if (list_dir(req, fs, fo, ino, &fo->snap) < 0) {
+			pthread_mutex_unlock(&fo->lock);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		fo->have_snap = true;
+	}
+	if ((size_t)off >= fo->snap.len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, fo->snap.buf + off,
+			       size < fo->snap.len - (size_t)off ? size : fo->snap.len - (size_t)off);
+	pthread_mutex_unlock(&fo->lock);
+}
+
+static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	open_free((struct fs_open *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int prow, pidx, idx;
+	char path[256];
+	enum fs_dir d;
+	int ret;
+
+	(void)mode;
+	fs_err_clear();
+	if (node_of(fs, parent, &prow, &pidx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	d = fs->rows[prow].dir;
+	fs_path(fs, &fs->rows[prow], pidx, path, sizeof(path));
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s", *path ? "/" : "", name);
+	if (!is_collection(d)) {
+		fs_err(-EPERM, "only buffers/ and read_buffers/ have directories to make");
+		fs_reply_fail(req, fs, path, -EPERM);
+		return;
+	}
+	ret = fs_buffer_mkdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name, &idx);
+	if (ret < 0) {
+		fs_reply_fail(req, fs, path, ret);
+		return;
+	}
+	reply_entry(req, fs, (unsigned int)fs->dir_row[d == FS_D_BUFFERS ? FS_D_WBUF : FS_D_RBUF],
+		    idx);
+}
+
+static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int prow, pidx;
+	char path[256];
+	enum fs_dir d;
+	int ret;
+
+	fs_err_clear();
+	if (node_of(fs, parent, &prow, &pidx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	d = fs->rows[prow].dir;
+	fs_path(fs, &fs->rows[prow], pidx, path, sizeof(path));
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s", *path ? "/" : "", name);
+	if (!is_collection(d)) {
+		fs_err(-EPERM, "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed");
+		fs_reply_fail(req, fs, path, -EPERM);
+		return;
+	}
+	ret = fs_buffer_rmdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name);
+	if (ret < 0)
+		fs_reply_fail(req, fs, path, ret);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = req_fs(req);
+
+	(void)parent;
+	fs_err(-EPERM, "files of the tree cannot be removed; rmdir a buffer directory to release it");
+	fs_reply_fail(req, fs, name, -EPERM);
+}
+
+static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			 struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+
+	(void)parent;
+	(void)mode;
+	(void)fi;
+	fs_err(-EACCES, "no file '%s' here and files cannot be created (see README)", name);
+	fs_reply_fail(req, fs, name, -EACCES);
+}
+
+static void fs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			dev_t rdev)
+{
+	(void)rdev;
+	fs_op_create(req, parent, name, mode, NULL);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+	const struct fs_node *n;
+	struct fs_open *fo;
+	int acc = fi->flags & O_ACCMODE;
+	bool readable, writable;
+	enum ga_dir d = GA_DIR_WRITE;
+
+	fs_err_clear();
+	if (node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	n = &fs->rows[row];
+	if (n->dir != FS_D_NONE) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	readable = n->show || n->read_bin;
+	writable = n->store || n->write_bin;
+	/* Root passes the kernel's mode checks: refuse here as well. */
+	if (acc != O_WRONLY && !readable) {
+		fs_err(-EACCES, "write-only file: it triggers an action and has no value to read");
+		fs_reply_fail_node(req, fs, n, idx, -EACCES);
+		return;
+	}
+	if (acc != O_RDONLY && !writable) {
+		fs_err(-EACCES, "read-only file");
+		fs_reply_fail_node(req, fs, n, idx, -EACCES);
+		return;
+	}
+	fo = open_alloc(n, idx);
+	if (!fo) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (row_per_buffer(n, &d)) {
+		pthread_rwlock_rdlock(&fs->bufs_lock);
+		if (!ga_buf_get(fs->dev, d, idx)) {
+			pthread_rwlock_unlock(&fs->bufs_lock);
+			open_free(fo);
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		fo->gen = fs->slots[d][idx].gen;
+		fo->in_buffer = true;
+		atomic_fetch_add(&fs->slots[d][idx].opens, 1);
+		pthread_rwlock_unlock(&fs->bufs_lock);
+	}
+	fi->fh = (uintptr_t)fo;
+	fi->direct_io = 1; /* every read is a fresh hardware read */
+	fi->keep_cache = 0;
+	fi->noflush = 1; /* nothing is buffered: save the FLUSH round trip */
+	if (fuse_reply_open(req, fi) != 0) {
+		/* Interrupted: the kernel will not send release. */
+		if (fo->in_buffer)
+			atomic_fetch_sub(&fs->slots[d][idx].opens, 1);
+		open_free(fo);
+	}
+}
+
+static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+	const struct fs_node *n = fo->node;
+	int ret;
+
+	(void)ino;
+	fs_err_clear();
+	if (n->flags & FS_BINARY) {
+		struct fs_ctx c;
+		char *buf = malloc(size ? size : 1);
+		ssize_t got;
+
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		got = fs_ctx_enter(fs, &c, n, fo->idx, fo);
+		if (got == 0) {
+			got = n->read_bin(&c, buf, size, off);
+			fs_ctx_leave(fs, &c);
+		}
+		if (got < 0)
+			fs_reply_fail_node(req, fs, n, fo->idx, (int)got);
+		else
+			fuse_reply_buf(req, buf, (size_t)got);
+		free(buf);
+		return;
+	}
+
+	pthread_mutex_lock(&fo->lock);
+	if (off == 0 || !fo->have_snap) {
+		ret = fs_render(fs, fo, &fo->snap);
+		if (ret < 0) {
+			fo->have_snap = false;
+			pthread_mutex_unlock(&fo->lock);
+			fs_reply_fail_node(req, fs, n, fo->idx, ret);
+			return;
+		}
+		fo->have_snap = true;
+	}
+	if (off < 0 || (size_t)off >= fo->snap.len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, fo->snap.buf + off,
+			       size < fo->snap.len - (size_t)off ? size : fo->snap.len - (size_t)off);
+	pthread_mutex_unlock(&fo->lock);
+}
+
+static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+	const struct fs_node *n = fo->node;
+	struct fs_ctx c;
+	ssize_t ret;
+
+	(void)ino;
+	fs_err_clear();
+	if (!(n->flags & FS_BINARY) && size > FS_TEXT_MAX) {
+		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size, FS_TEXT_MAX);
+		fs_reply_fail_node(req, fs, n, fo->idx, -EINVAL);
+		return;
+	}
+	ret = fs_ctx_enter(fs, &c, n, fo->idx, fo);
+	if (ret == 0) {
+		if (n->flags & FS_BINARY)
+			ret = n->write_bin(&c, buf, size, off);
+		else
+			ret = n->store(&c, buf, size);
+		fs_ctx_leave(fs, &c);
+	}
+	if (ret < 0)
+		fs_reply_fail_node(req, fs, n, fo->idx, (int)ret);
+	else
+		fuse_reply_write(req, (n->flags & FS_BINARY) ? (size_t)ret : size);
+}
+
+static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+	enum ga_dir d;
+
+	(void)ino;
+	fs_poll_forget(fs, fo);
+	if (fo->in_buffer && row_per_buffer(fo->node, &d))
+		atomic_fetch_sub(&fs->slots[d][fo->idx].opens, 1);
+	open_free(fo);
+	fuse_reply_err(req, 0);
+}
+
+/* ---- README ------------------------------------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One line per node of the table, sorted by path; per-buffer nodes appear
+ * once with <i> and as they exist for buffer 0. */
+int fs_render_readme(struct fs *fs, struct strbuf *sb)
+{
+	char **lines = calloc(fs->nrows, sizeof(*lines));
+	unsigned int n = 0;
+	int ret = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	sb_printf(sb, "# gpuasyncfs %s on %s: %s backend, firmware version %u (layout %s)\n",
+		  GPUASYNC_VERSION_STRING, fs->info.path, fs->info.backend, fs->info.version,
+		  ga_layout_name(fs->info.layout));
+	sb_printf(sb, "# Text files hold one value; write one value to change it.  "
+		      "poll(POLLPRI) on a live file wakes when its value changes.\n");
+	for (unsigned int r = 1; r < fs->nrows; r++) {
+		const struct fs_node *nd = &fs->rows[r];
+		enum ga_dir d;
+		char path[256];
+
+		if (row_per_buffer(nd, &d) && !(nd->flags & FS_DYNNAME) &&
+		    nd->visible && !nd->visible(fs, nd, 0))
+			continue;
+		fs_path(fs, nd, UINT_MAX, path, sizeof(path));
+		if (asprintf(&lines[n], "%-38s %s\n", nd->dir != FS_D_NONE ? strcat(path, "/") : path,
+			     nd->doc ? nd->doc : "") < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (unsigned int i = 0; i < n; i++) {
+		sb_put(sb, lines[i], strlen(lines[i]));
+		free(lines[i]);
+	}
+	free(lines);
+	return ret ? ret : (sb->oom ? -ENOMEM : 0);
+}
+
+static const struct fuse_lowlevel_ops fs_ops = {
+	.init = fs_op_init,
+	.destroy = fs_op_destroy,
+	.lookup = fs_op_lookup,
+	.getattr = fs_op_getattr,
+	.setattr = fs_op_setattr,
+	.mknod = fs_op_mknod,
+	.mkdir = fs_op_mkdir,
+	.unlink = fs_op_unlink,
+	.rmdir = fs_op_rmdir,
+	.open = fs_op_open,
+	.read = fs_op_read,
+	.write = fs_op_write,
+	.release = fs_op_release,
+	.opendir = fs_op_opendir,
+	.readdir = fs_op_readdir,
+	.releasedir = fs_op_releasedir,
+	.create = fs_op_create,
+	.poll = fs_poll,
+};
+
+struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs)
+{
+	return fuse_session_new(args, &fs_ops, sizeof(fs_ops), fs);
+}
