@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The simulated card end to end through the public API (gpuasync/device.h
+ * and gpuasync/sim.h): open "sim:...", create buffers, arm, enable, let the
+ * generator or ga_sim_push send frames, and check what lands in memory and
+ * in the registers.  Every body runs for each firmware flavour (versions
+ * 1-3 on the V1 map, 4 with the current and the legacy latency block, 5).
+ *
+ * Waiting for the model thread uses wait_for() with a generous deadline
+ * that only guards against hanging; no assertion depends on timing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuasync/device.h"
+#include "gpuasync/sim.h"
+#include "internal.h" /* ga_crc32 */
+
+struct flavour {
+	unsigned int version;
+	const char *extra;
+};
+
+static const struct flavour FLAVOURS[] = {
+	{1, ""}, {2, ""}, {3, ""}, {4, ""}, {4, ",latency=legacy"}, {5, ""},
+};
+#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+
+#define NBUF	    4
+#define BUF_SIZE    65536u
+#define DDB	    32u
+#define PAYLOAD_MAX (BUF_SIZE - DDB)
+
+static struct ga_dev *dev;
+static const struct flavour *fl;
+static struct ga_buf *wb[NBUF], *rb[NBUF];
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Poll @cond until true; fail after 20 s (a hang, not a timing check). */
+#define wait_for(cond)                                                                             \
+	do {                                                                                       \
+		int waited_ = 0;                                                                   \
+		while (!(cond)) {                                                                  \
+			ck_assert_msg(waited_++ < 20000, "timed out waiting for %s", #cond);       \
+			sleep_ms(1);                                                               \
+		}                                                                                  \
+	} while (0)
+
+static void open_flavour(int i, const char *more)
+{
+	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+	char spec[256];
+
+	fl = &FLAVOURS[i];
+	o.use_gpu = false;
+	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=8,dma_data_bytes=%u%s%s",
+		 fl->version, DDB, fl->extra, more ? more : "");
+	ck_assert_msg(ga_dev_open_opts(spec, &o, &dev) == 0, "%s: %s", spec, ga_last_error());
+	memset(wb, 0, sizeof(wb));
+	memset(rb, 0, sizeof(rb));
+}
+
+static bool v4(void)
+{
+	return ga_dev_layout(dev) != GA_LAYOUT_V1;
+}
+
+static uint32_t reg(enum ga_reg_id id, unsigned int index)
+{
+	uint32_t v = 0xDEADBEEF;
+
+	ck_assert_msg(ga_reg_read(dev, id, index, &v) == 0, "%s: %s", ga_regs[id].name,
+		      ga_last_error());
+	return v;
+}
+
+static bool has(enum ga_reg_id id)
+{
+	struct ga_dev_info info;
+
+	ga_dev_info(dev, &info);
+	return ga_reg_present(id, info.layout, info.version);
+}
+
+static void create(enum ga_dir dir, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct ga_buf **b = dir == GA_DIR_WRITE ? &wb[i] : &rb[i];
+
+		ck_assert_msg(ga_buf_create(dev, dir, i, BUF_SIZE, b) == 0, "create %u: %s", i,
+			      ga_last_error());
+	}
+}
+
+static void arm_all(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(ga_buf_arm(wb[i]), 0);
+}
+
+static struct ga_sim_stats stats(void)
+{
+	struct ga_sim_stats st;
+
+	ck_assert_int_eq(ga_sim_stats(dev, &st), 0);
+	return st;
+}
+
+static void gen_start(uint32_t size, enum ga_pattern p, uint64_t count)
+{
+	struct ga_sim_gen g;
+
+	ck_assert_int_eq(ga_sim_gen_get(dev, &g), 0);
+	g.running = true;
+	g.rate_hz = 0;
+	g.size = size;
+	g.pattern = p;
+	g.remaining = count;
+	ck_assert_int_eq(ga_sim_gen_set(dev, &g), 0);
+}
+
+/* Frame @seq of @size bytes in write buffer @i, as the generator made it. */
+static void check_frame(unsigned int i, uint32_t seq, uint32_t size, enum ga_pattern p)
+{
+	static uint8_t data[BUF_SIZE];
+	struct ga_header h;
+
+	ck_assert_int_eq(ga_buf_header(wb[i], &h), 0);
+	ck_assert_uint_eq(h.size, size);
+	ck_assert_uint_eq(h.result, 0);
+	ck_assert(!h.overflow);
+	ck_assert(!h.cont);
+	ck_assert_uint_eq(h.first_user, 0x02);
+	ck_assert_uint_eq(h.last_user, 0x00);
+	ck_assert_int_eq(ga_buf_read(wb[i], DDB, data, size), 0);
+	ck_assert_int_eq(ga_pattern_check(p, seq, data, size), -1);
+}
+
+static void close_dev(void)
+{
+	ga_dev_close(dev);
+	dev = NULL;
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+START_TEST(test_open_info)
+{
+	struct ga_dev_info info;
+
+	open_flavour(_i, ",clock_hz=100000000");
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_str_eq(info.backend, "sim");
+	ck_assert_uint_eq(info.version, fl->version);
+	ck_assert_uint_eq(info.max_buffers, 8);
+	ck_assert_uint_eq(info.dma_data_bytes, DDB);
+	ck_assert_uint_eq(info.clock_hz, 100000000);
+	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->extra[0] != 0));
+	ck_assert(ga_dev_has(dev, GA_CAP_SIM));
+	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
+	ck_assert(!ga_dev_has(dev, GA_CAP_GPU_MEMORY));
+	ck_assert_uint_eq(reg(GA_REG_VERSION, 0), fl->version);
+	ck_assert_uint_eq(reg(GA_REG_MAX_BUFFERS, 0), 8);
+	ck_assert_uint_eq(reg(GA_REG_DMA_DATA_BYTES, 0), DDB);
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_bad_specs)
+{
+	static const struct {
+		const char *spec;
+		int err;
+		const char *why;
+	} bad[] = {
+		{"sim:version=9", -ERANGE, "version"},
+		{"sim:version=0", -ERANGE, "version"},
+		{"sim:frobnicate=1", -EINVAL, "unknown option"},
+		{"sim:version=2,max_buffers=17", -ERANGE, "16"},
+		{"sim:max_buffers=1025", -ERANGE, "max_buffers"},
+		{"sim:dma_data_bytes=24", -EINVAL, "power of two"},
+		{"sim:latency=old", -EINVAL, "legacy"},
+		{"sim:shm=a/b", -EINVAL, "shm"},
+		{"sim:pattern=noise", -EINVAL, "pattern"},
+		{"sim:version", -EINVAL, "key=value"},
+		{"simulator", -EINVAL, ""},
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = ga_dev_open(bad[i].spec, &dev);
+
+		ck_assert_msg(rc == bad[i].err || (bad[i].err == -EINVAL && rc < 0), "%s -> %d",
+			      bad[i].spec, rc);
+		ck_assert_ptr_null(dev);
+		ck_assert_msg(strstr(ga_last_error(), bad[i].why), "%s: '%s'", bad[i].spec,
+			      ga_last_error());
+	}
+	/* Two sims cannot share one shm name. */
+	{
+		struct ga_dev *a;
+
+		ck_assert_int_eq(ga_dev_open("sim:shm=gpuasync-test-dup", &a), 0);
+		ck_assert_int_eq(ga_dev_open("sim:shm=gpuasync-test-dup", &dev), -EEXIST);
+		ga_dev_close(a);
+		ck_assert_int_eq(ga_dev_open("sim:shm=gpuasync-test-dup", &dev), 0);
+		close_dev();
+	}
+}
+END_TEST
+
+START_TEST(test_stream)
+{
+	struct ga_sim_stats st;
+	unsigned int k;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, NBUF);
+	/* The driver's add leaves the engine off and the ring sized. */
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_COUNT, 0), NBUF - 1);
+	if (has(GA_REG_WRITE_MAX_SIZE))
+		ck_assert_uint_eq(reg(GA_REG_WRITE_MAX_SIZE, 0), PAYLOAD_MAX);
+	else
+		for (k = 0; k < NBUF; k++)
+			ck_assert_uint_eq(reg(GA_REG_WRITE_SIZE, k), PAYLOAD_MAX);
+	arm_all(NBUF);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	/* Two frames more than there are buffers: they wait, not vanish. */
+	gen_start(1000 + 3, GA_PATTERN_PRBS, NBUF + 2);
+	wait_for(stats().delivered == NBUF);
+	for (k = 0; k < NBUF; k++)
+		check_frame(k, k, 1003, GA_PATTERN_PRBS);
+	wait_for(stats().stalled_ns > 0);
+	st = stats();
+	ck_assert_uint_eq(st.delivered, NBUF);
+	ck_assert_uint_eq(st.generated, NBUF);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), NBUF);
+	/* Re-arm 0 and 1: frames NBUF and NBUF+1 land there, round robin. */
+	ck_assert_int_eq(ga_buf_arm(wb[0]), 0);
+	ck_assert_int_eq(ga_buf_arm(wb[1]), 0);
+	wait_for(stats().delivered == NBUF + 2);
+	check_frame(0, NBUF, 1003, GA_PATTERN_PRBS);
+	check_frame(1, NBUF + 1, 1003, GA_PATTERN_PRBS);
+	check_frame(2, 2, 1003, GA_PATTERN_PRBS); /* untouched */
+	{
+		struct ga_sim_gen g;
+
+		wait_for(ga_sim_gen_get(dev, &g) == 0 && !g.running);
+		ck_assert_uint_eq(g.remaining, 0);
+	}
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), NBUF + 2);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 0);
+	/* Counter pattern, full-size frames. */
+	arm_all(NBUF);
+	gen_start(PAYLOAD_MAX, GA_PATTERN_COUNTER, NBUF);
+	wait_for(stats().delivered == 2 * NBUF + 2);
+	for (k = 0; k < NBUF; k++)
+		check_frame((k + 2) % NBUF, k, PAYLOAD_MAX, GA_PATTERN_COUNTER);
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_push_drop_overflow)
+{
+	static uint8_t frame[BUF_SIZE + 100];
+	struct ga_header h;
+	struct ga_sim_stats st;
+	uint8_t after[4];
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, 2);
+	ga_pattern_fill(GA_PATTERN_COUNTER, 7, frame, sizeof(frame));
+	/* Engine off: dropped, counted, header still written to buffer 0. */
+	ck_assert_int_eq(ga_sim_push(dev, frame, 500, 0), 0);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.size, 500);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 1);
+	st = stats();
+	ck_assert_uint_eq(st.dropped, 1);
+	ck_assert_uint_eq(st.delivered, 0);
+	/* Engine on, nothing armed: backpressure, -EAGAIN, not consumed. */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, 500, 0), -EAGAIN);
+	ck_assert_int_eq(ga_sim_push(dev, frame, 500, 5), -EAGAIN);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 1);
+	/* Overflow: truncated at the payload limit, flagged, counted. */
+	arm_all(2);
+	ck_assert_int_eq(ga_sim_push(dev, frame, PAYLOAD_MAX + 100, 1000), 0);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.size, PAYLOAD_MAX);
+	ck_assert(h.overflow);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 1);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_VALUE, 0), 0x4);
+	ck_assert_uint_eq(stats().overflowed, 1);
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_COUNTER, 7, frame, PAYLOAD_MAX), -1);
+	{
+		static uint8_t got[BUF_SIZE];
+
+		ck_assert_int_eq(ga_buf_read(wb[0], DDB, got, PAYLOAD_MAX), 0);
+		ck_assert_mem_eq(got, frame, PAYLOAD_MAX);
+	}
+	/* The next frame goes to buffer 1. */
+	ck_assert_int_eq(ga_sim_push(dev, frame, 64, 1000), 0);
+	ck_assert_int_eq(ga_buf_read(wb[1], 4, after, 4), 0);
+	ck_assert_uint_eq(after[0], 64);
+	ck_assert_int_eq(ga_sim_push(dev, NULL, 64, 0), -EINVAL);
+	ck_assert_int_eq(ga_sim_push(dev, frame, 0, 0), -EINVAL);
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_faults)
+{
+	static uint8_t frame[256];
+	struct ga_header h;
+	uint32_t got;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, NBUF);
+	create(GA_DIR_READ, 1);
+	arm_all(NBUF);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_WRITE_ERROR, 1, 3), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.result, 3);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 1);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_VALUE, 0), 3);
+	{
+		struct ga_buf_info bi;
+
+		ck_assert_int_eq(ga_buf_info(wb[0], &bi), 0);
+		ck_assert_int_eq(bi.state, GA_BUF_ERROR);
+	}
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_WRITE_TIMEOUT, 1, 0), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 2);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_VALUE, 0), 0x8);
+	if (has(GA_REG_AXI_WRITE_TIMEOUT_COUNT))
+		ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_TIMEOUT_COUNT, 0), 1);
+	else
+		ck_assert_int_eq(ga_reg_read(dev, GA_REG_AXI_WRITE_TIMEOUT_COUNT, 0, &got),
+				 -ENOENT);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 2);
+	/* Read error: counted; no frame reaches the card's output. */
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_READ_ERROR, 1, 6), 0);
+	ck_assert_int_eq(ga_buf_send(rb[0], 100), 0);
+	ck_assert_uint_eq(reg(GA_REG_AXI_READ_ERROR_COUNT, 0), 1);
+	ck_assert_uint_eq(reg(GA_REG_AXI_READ_ERROR_VALUE, 0), 6);
+	ck_assert_uint_eq(reg(GA_REG_TX_FRAME_COUNT, 0), 1);
+	ck_assert_uint_eq(stats().reads, 0);
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_READ_ERROR, 1, 8), -ERANGE);
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_WRITE_ERROR, 1, 4), -ERANGE);
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_count_reset)
+{
+	static uint8_t frame[128];
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, NBUF);
+	arm_all(NBUF);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 0), 0); /* dropped */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_WRITE_ERROR, 1, 1), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 3);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 1);
+	/* Frame 1 went to buffer 0, which every layout measures. */
+	if (has(GA_REG_WRITE_LATENCY_MIN))
+		ck_assert_uint_ne(reg(GA_REG_WRITE_LATENCY_MIN, 0), 0xFFFFFFFFu);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_COUNT_RESET, 0, 1), 0);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 0);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 0);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_VALUE, 0), 0);
+	if (has(GA_REG_MIN_WRITE_BUFFERS)) {
+		ck_assert_uint_eq(reg(GA_REG_MIN_WRITE_BUFFERS, 0), NBUF - 2);
+		ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+		ck_assert_uint_eq(reg(GA_REG_MIN_WRITE_BUFFERS, 0), NBUF - 3);
+	}
+	if (has(GA_REG_WRITE_LATENCY_MIN)) {
+		ck_assert_uint_eq(reg(GA_REG_WRITE_LATENCY_MIN, 0), 0xFFFFFFFFu);
+		ck_assert_uint_eq(reg(GA_REG_WRITE_LATENCY_MAX, 0), 0);
+	}
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_latency)
+{
+	static uint8_t frame[128];
+	uint32_t gpu;
+
+	/* 1 GHz: one cycle per nanosecond. */
+	open_flavour(_i, ",clock_hz=1000000000");
+	create(GA_DIR_WRITE, 2);
+	create(GA_DIR_READ, 2);
+	arm_all(2);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
+	sleep_ms(3); /* the "GPU" holds buffer 0 for at least 3 ms */
+	ck_assert_int_eq(ga_buf_arm(wb[0]), 0);
+	gpu = reg(GA_REG_GPU_LATENCY, 0);
+	ck_assert_uint_ge(gpu, 3000000);
+	ck_assert_uint_lt(gpu, 0xFFFFFFFFu);
+	if (!v4()) {
+		/* V1 measures each buffer. */
+		ck_assert_uint_eq(reg(GA_REG_GPU_LATENCY, 1), 0);
+		ck_assert_int_eq(ga_buf_arm(wb[1]), 0);
+		ck_assert_uint_ge(reg(GA_REG_GPU_LATENCY, 1), 3000000);
+	} else {
+		uint32_t v;
+
+		ck_assert_int_eq(ga_reg_read(dev, GA_REG_GPU_LATENCY, 1, &v), -ERANGE);
+	}
+	/* Total: accepted into write buffer 0 until read buffer 0 is done. */
+	ck_assert_int_eq(ga_buf_send(rb[0], 64), 0);
+	ck_assert_uint_ge(reg(GA_REG_TOTAL_LATENCY, 0), 3000000);
+	if (has(GA_REG_GPU_LATENCY_MAX)) {
+		ck_assert_uint_eq(reg(GA_REG_GPU_LATENCY_MAX, 0), gpu);
+		ck_assert_uint_eq(reg(GA_REG_GPU_LATENCY_MIN, 0), gpu);
+		ck_assert_uint_le(reg(GA_REG_READ_LATENCY, 0), reg(GA_REG_READ_LATENCY_MAX, 0));
+	}
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_read_path)
+{
+	static uint8_t data[2][4096], got[4096];
+	struct ga_sim_stats st;
+	uint32_t n, off, word;
+	unsigned int k;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_READ, 2);
+	off = v4() ? DDB : 0;
+	for (k = 0; k < 2; k++) {
+		ga_pattern_fill(GA_PATTERN_PRBS, 100 + k, data[k], sizeof(data[k]));
+		ck_assert_int_eq(ga_buf_write(rb[k], off, data[k], sizeof(data[k])), 0);
+	}
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	/* Index order: 1 waits for 0. */
+	ck_assert_int_eq(ga_buf_send(rb[1], 2000), 0);
+	ck_assert_uint_eq(stats().reads, 0);
+	ck_assert_int_eq(ga_buf_send(rb[0], 3000), 0);
+	st = stats();
+	ck_assert_uint_eq(st.reads, 2);
+	ck_assert_uint_eq(st.read_bytes, 5000);
+	ck_assert_uint_eq(st.last_read_crc, ga_crc32(0, data[1], 2000));
+	ck_assert_int_eq(ga_sim_last_read(dev, got, sizeof(got), &n), 0);
+	ck_assert_uint_eq(n, 2000);
+	ck_assert_mem_eq(got, data[1], 2000);
+	ck_assert_uint_eq(reg(GA_REG_TX_FRAME_COUNT, 0), 2);
+	if (has(GA_REG_OB_MON_FRAME_COUNT))
+		ck_assert_uint_eq(reg(GA_REG_OB_MON_FRAME_SIZE, 0), 2000);
+	for (k = 0; k < 2; k++) {
+		struct ga_buf_info bi;
+
+		ck_assert_int_eq(ga_buf_read(rb[k], 0, &word, 4), 0);
+		ck_assert_int_eq(ga_buf_info(rb[k], &bi), 0);
+		if (v4()) {
+			ck_assert_uint_eq(word, 1); /* completion word */
+			ck_assert_int_eq(bi.state, GA_BUF_READY);
+		} else {
+			ck_assert_uint_eq(word, ((uint32_t *)data[k])[0]); /* V1 writes nothing */
+		}
+	}
+	/* Wrap to 0 again; read_enable=0 discards what is pending. */
+	ck_assert_int_eq(ga_buf_send(rb[0], 10), 0);
+	ck_assert_uint_eq(stats().reads, 3);
+	ck_assert_int_eq(ga_buf_send(rb[0], 10), 0); /* index is at 1 now: waits */
+	ck_assert_uint_eq(stats().reads, 3);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, false), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_assert_int_eq(ga_buf_send(rb[1], 10), 0); /* index reset to 0: waits */
+	ck_assert_uint_eq(stats().reads, 3);
+	ck_assert_int_eq(ga_buf_send(rb[0], 20), 0);
+	ck_assert_uint_eq(stats().reads, 5);
+	close_dev();
+}
+END_TEST
+
+/* A consumer in "another process": the shm file mapped on its own. */
+START_TEST(test_shm_consumer)
+{
+	struct ga_dev_info info;
+	char path[256];
+	uint64_t moff;
+	volatile uint32_t *regs;
+	uint32_t free_off[NBUF], cr_off;
+	unsigned int k, i;
+	int fd;
+
+	open_flavour(_i, NULL);
+	ga_dev_info(dev, &info);
+	create(GA_DIR_WRITE, NBUF);
+	ck_assert_int_eq(ga_dev_reg_path(dev, path, sizeof(path), &moff), 0);
+	ck_assert(strncmp(path, "/dev/shm/", 9) == 0);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)moff);
+	ck_assert(regs != MAP_FAILED);
+	close(fd);
+	for (i = 0; i < NBUF; i++) {
+		ck_assert_int_eq(ga_reg_offset(GA_REG_FREE_LIST, info.layout, info.version, i,
+					       info.max_buffers, &free_off[i]),
+				 0);
+		regs[free_off[i] / 4] = 1; /* arm, as cuStreamWriteValue32 would */
+	}
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	gen_start(512, GA_PATTERN_COUNTER, 3 * NBUF);
+	for (k = 0; k < 3 * NBUF; k++) {
+		uint32_t db = 0, zero = 0;
+
+		i = k % NBUF;
+		wait_for(ga_buf_read(wb[i], 4, &db, 4) == 0 && db != 0);
+		check_frame(i, k, 512, GA_PATTERN_COUNTER);
+		ck_assert_int_eq(ga_buf_write(wb[i], 4, &zero, 4), 0);
+		regs[free_off[i] / 4] = 1;
+	}
+	wait_for(stats().delivered == 3 * NBUF);
+	/* The model took every arm: the words read back 0. */
+	for (i = 0; i < NBUF; i++)
+		wait_for(regs[free_off[i] / 4] == 0);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 3 * NBUF);
+	ck_assert_int_eq(
+		ga_reg_offset(GA_REG_COUNT_RESET, info.layout, info.version, 0, 0, &cr_off), 0);
+	regs[cr_off / 4] = 1;
+	wait_for(regs[cr_off / 4] == 0);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 0);
+	munmap((void *)regs, GA_CORE_SIZE);
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_versions)
+{
+	struct ga_buf_info a, b;
+	struct ga_buf *x;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, 3);
+	ck_assert_int_eq(ga_buf_info(wb[0], &a), 0);
+	ck_assert_int_eq(ga_buf_info(wb[1], &b), 0);
+	ck_assert_uint_ne(a.bus_address, b.bus_address);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ADDR_LO, 1), (uint32_t)b.bus_address);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ADDR_HI, 1), (uint32_t)(b.bus_address >> 32));
+	ck_assert(has(GA_REG_WRITE_SIZE) == !v4());
+	ck_assert(has(GA_REG_WRITE_MAX_SIZE) == v4());
+	/* V4 write buffers share one size. */
+	if (v4())
+		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 3, 2 * BUF_SIZE, &x), -EINVAL);
+	else
+		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 3, 2 * BUF_SIZE, &x), 0);
+	/* V5 active bits follow the enables. */
+	if (has(GA_REG_WRITE_ACTIVE)) {
+		ck_assert_uint_eq(reg(GA_REG_WRITE_ACTIVE, 0), 0);
+		ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+		ck_assert_uint_eq(reg(GA_REG_WRITE_ACTIVE, 0), 1);
+		ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+		ck_assert_uint_eq(reg(GA_REG_WRITE_ACTIVE, 0), 0);
+	} else {
+		ck_assert_uint_lt(fl->version, 5);
+	}
+	ck_assert(has(GA_REG_AXI_WRITE_TIMEOUT_COUNT) == (fl->version >= 2));
+	ck_assert(has(GA_REG_MIN_WRITE_BUFFERS) == (fl->version >= 3));
+	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->extra[0]));
+	close_dev();
+}
+END_TEST
+
+START_TEST(test_lifecycle)
+{
+	struct ga_buf_info before, after;
+	struct ga_buf *x;
+
+	open_flavour(_i, ",max_buffers=3");
+	create(GA_DIR_WRITE, 3);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 3, BUF_SIZE, &x), -ENOSPC);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_READ, 0, BUF_SIZE + 1, &x), -EINVAL);
+	ck_assert_int_eq(ga_buf_destroy(wb[0]), -EBUSY);
+	ck_assert_int_eq(ga_buf_info(wb[2], &before), 0);
+	ck_assert_int_eq(ga_buf_destroy(wb[2]), 0);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_COUNT, 0), 1);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ADDR_LO, 2), 0);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ADDR_HI, 2), 0);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 2, BUF_SIZE, &wb[2]), 0);
+	ck_assert_int_eq(ga_buf_info(wb[2], &after), 0);
+	ck_assert_uint_ne(after.bus_address, before.bus_address); /* stale address is dead */
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_ADDR_LO, 0), 0);
+	ck_assert_uint_eq(reg(GA_REG_WRITE_COUNT, 0), 0);
+	if (has(GA_REG_WRITE_MAX_SIZE))
+		ck_assert_uint_eq(reg(GA_REG_WRITE_MAX_SIZE, 0), 1);
+	close_dev();
+}
+END_TEST
+
+/* Closing with buffers alive and the generator running leaks nothing
+ * (ASan build) and removes the shared-memory file. */
+START_TEST(test_close_alive)
+{
+	char path[256];
+	struct stat sb;
+	uint64_t moff;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, NBUF);
+	create(GA_DIR_READ, 1);
+	arm_all(NBUF);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_assert_int_eq(ga_buf_send(rb[0], 100), 0);
+	gen_start(2048, GA_PATTERN_PRBS, 0);
+	wait_for(stats().delivered >= NBUF);
+	ck_assert_int_eq(ga_dev_reg_path(dev, path, sizeof(path), &moff), 0);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq(sb.st_size, GA_CORE_SIZE);
+	close_dev();
+	ck_assert_int_eq(stat(path, &sb), -1);
+}
+END_TEST
+
+/* Not a simulated device: sim controls say so. */
+START_TEST(test_not_sim)
+{
+	struct ga_sim_gen g;
+
+	ck_assert_int_eq(ga_sim_gen_get(NULL, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_patterns)
+{
+	static const enum ga_pattern all[] = {GA_PATTERN_PRBS, GA_PATTERN_COUNTER, GA_PATTERN_ZERO};
+	uint8_t a[1031], b[1031];
+	enum ga_pattern p;
+	unsigned int k;
+
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(ga_pattern_parse(ga_pattern_name(all[k]), &p), 0);
+		ck_assert_int_eq(p, all[k]);
+		ga_pattern_fill(all[k], 42, a, sizeof(a));
+		ck_assert_int_eq(ga_pattern_check(all[k], 42, a, sizeof(a)), -1);
+		/* A truncated frame is a prefix of the full one. */
+		ga_pattern_fill(all[k], 42, b, 13);
+		ck_assert_mem_eq(a, b, 13);
+		a[777] ^= 0x10;
+		ck_assert_int_eq(ga_pattern_check(all[k], 42, a, sizeof(a)), 777);
+	}
+	ck_assert_int_eq(ga_pattern_parse("counter\n", &p), 0);
+	ck_assert_int_eq(ga_pattern_parse("sine", &p), -EINVAL);
+	/* Frame numbers matter (except for zero). */
+	ga_pattern_fill(GA_PATTERN_PRBS, 1, a, 64);
+	ck_assert_int_ne(ga_pattern_check(GA_PATTERN_PRBS, 2, a, 64), -1);
+	ga_pattern_fill(GA_PATTERN_COUNTER, 5, a, 8);
+	ck_assert_uint_eq(a[0], 5);
+	ck_assert_uint_eq(a[4], 6);
+	/* PRBS words differ from each other. */
+	ga_pattern_fill(GA_PATTERN_PRBS, 0, a, 8);
+	ck_assert_mem_ne(a, a + 4, 4);
+	ck_assert_uint_eq(ga_crc32(0, "123456789", 9), 0xCBF43926u);
+	ck_assert_uint_eq(ga_crc32(ga_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
+END_TEST
+
+static Suite *sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("flavours");
+	TCase *one = tcase_create("once");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_open_info, 0, NFLAV);
+	tcase_add_loop_test(tc, test_stream, 0, NFLAV);
+	tcase_add_loop_test(tc, test_push_drop_overflow, 0, NFLAV);
+	tcase_add_loop_test(tc, test_faults, 0, NFLAV);
+	tcase_add_loop_test(tc, test_count_reset, 0, NFLAV);
+	tcase_add_loop_test(tc, test_latency, 0, NFLAV);
+	tcase_add_loop_test(tc, test_read_path, 0, NFLAV);
+	tcase_add_loop_test(tc, test_shm_consumer, 0, NFLAV);
+	tcase_add_loop_test(tc, test_versions, 0, NFLAV);
+	tcase_add_loop_test(tc, test_lifecycle, 0, NFLAV);
+	tcase_add_loop_test(tc, test_close_alive, 0, NFLAV);
+	suite_add_tcase(s, tc);
+	tcase_add_test(one, test_bad_specs);
+	tcase_add_test(one, test_not_sim);
+	tcase_add_test(one, test_patterns);
+	suite_add_tcase(s, one);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
