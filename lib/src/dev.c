@@ -96,6 +96,13 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 			rc = ga_err(-EIO, "%s: backend open returned %d", spec, rc);
 		goto out_free;
 	}
+	/* The buffer arrays hold GA_MAX_BUFFERS per direction. */
+	if (dev->info.max_buffers == 0 || dev->info.max_buffers > GA_MAX_BUFFERS) {
+		rc = ga_err(-EPROTO, "%s: %u buffers per direction reported (1..%u supported)",
+			    spec, dev->info.max_buffers, GA_MAX_BUFFERS);
+		dev->be->close(dev);
+		goto out_free;
+	}
 	if (dev->info.layout >= GA_LAYOUT_COUNT)
 		dev->info.layout =
 			ga_layout_for_version(dev->info.version, dev->opts.latency_legacy);
@@ -366,6 +373,7 @@ int ga_dev_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *offset
 		return ga_err(-EINVAL, "ga_dev_reg_path: NULL argument");
 	if (!dev->be->reg_path)
 		return ga_err(-ENOTSUP, "%s: the register block cannot be mapped", dev->info.path);
+	*offset = 0; /* a shared-memory file maps from 0; backends may say otherwise */
 	return dev->be->reg_path(dev, path, len, offset);
 }
 

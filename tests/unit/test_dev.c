@@ -625,6 +625,51 @@ START_TEST(test_emulated_remove)
 }
 END_TEST
 
+/* Default options: GPU memory when this machine has a GPU and CUDA, host
+ * memory with a reason otherwise.  Either way a frame lands and reads back
+ * through the memory layer, and the register block can be mapped. */
+START_TEST(test_default_memory)
+{
+	struct ga_dev *dev = NULL;
+	struct ga_dev_info info;
+	struct ga_buf *w;
+	volatile uint32_t *regs = NULL;
+	char path[256], hex[129];
+	uint64_t off = 1;
+	int rc;
+
+	ck_assert_int_eq(ga_dev_open("sim:version=5,max_buffers=4", &dev), 0);
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	if (ga_dev_has(dev, GA_CAP_GPU_MEMORY)) {
+		ck_assert_msg(strcmp(info.gpu, "none (host memory)") != 0, "gpu: %s", info.gpu);
+		ck_assert_str_eq(info.memory_note, "");
+	} else {
+		ck_assert_str_eq(info.gpu, "none (host memory)");
+		ck_assert_msg(info.memory_note[0] != '\0', "host memory without a reason");
+	}
+	w = mk(dev, GA_DIR_WRITE, 0, K64);
+	rc = ga_buf_ipc_handle(w, hex, sizeof(hex));
+	if (ga_dev_has(dev, GA_CAP_GPU_MEMORY)) {
+		ck_assert_msg(rc == 0, "ipc handle: %d (%s)", rc, ga_last_error());
+		ck_assert_uint_eq(strlen(hex), 128);
+		ck_assert_uint_eq(strspn(hex, "0123456789abcdefABCDEF"), 128);
+	} else {
+		ck_assert_int_eq(rc, -ENOTSUP);
+	}
+	ck_assert_int_eq(ga_buf_arm(w), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	push_and_check(dev, w, 256);
+
+	ck_assert_int_eq(ga_dev_map_regs(dev, &regs), 0);
+	ck_assert_uint_eq(regs[0x30 / 4] & 0xff, 5);
+	ga_dev_unmap_regs(dev, regs);
+	ck_assert_int_eq(ga_dev_reg_path(dev, path, sizeof(path), &off), 0);
+	ck_assert_msg(strncmp(path, "/dev/shm/", 9) == 0, "%s", path);
+	ck_assert_uint_eq(off, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
 static Suite *dev_suite(void)
 {
 	Suite *s = suite_create("dev");
@@ -646,6 +691,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_buf_state_and_memory);
 	tcase_add_test(tc, test_header_roundtrip);
 	tcase_add_test(tc, test_emulated_remove);
+	tcase_add_test(tc, test_default_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }
