@@ -156,8 +156,7 @@ static void zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int ind
 	 * no longer ours (upstream PR #284); upstream's remove-all also clears
 	 * the wrong read slots.  Clearing them ourselves costs nothing. */
 	if (ga_field_write_locked(dev, lo, index, 0) || ga_field_write_locked(dev, hi, index, 0))
-		ga_log("gpuasync: could not clear %s address %u: %s\n", dir_name(dir), index,
-		       ga_last_error());
+		ga_log("could not clear %s address %u: %s", dir_name(dir), index, ga_last_error());
 }
 
 static int read_enables(struct ga_dev *dev, uint32_t *wr, uint32_t *rd)
@@ -453,8 +452,7 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		if (dev->nbufs[dir] > index && dev->bufs[dir][index] == b) {
 			/* registered, but the payload limit or enables failed */
 			if (remove_last_locked(dev, dir))
-				ga_log("gpuasync: undo of buffer %u failed: %s\n", index,
-				       ga_last_error());
+				ga_log("undo of buffer %u failed: %s", index, ga_last_error());
 		} else {
 			free_buf(dev, b);
 		}
@@ -533,7 +531,7 @@ static void wait_idle(struct ga_dev *dev, bool was_on)
 				return;
 			nanosleep(&ms, NULL);
 		}
-		ga_log("gpuasync: engines still active after 1 s\n");
+		ga_log("engines still active after 1 s");
 	} else if (was_on && !ga_dev_has(dev, GA_CAP_SIM)) {
 		struct timespec t = {0, 50000000};
 
@@ -541,13 +539,17 @@ static void wait_idle(struct ga_dev *dev, bool was_on)
 	}
 }
 
-int ga_buf_destroy_all_locked(struct ga_dev *dev)
+/* @force: ask the driver to remove everything even when we registered
+ * nothing, which clears buffers an earlier process left behind (closing
+ * the device file does not release them upstream).  Close does not force:
+ * it must not tear down another process's buffers. */
+static int destroy_all(struct ga_dev *dev, bool force)
 {
 	uint32_t wr = 0, rd = 0;
 	unsigned int d, i;
 	int rc;
 
-	if (dev->nbufs[GA_DIR_WRITE] == 0 && dev->nbufs[GA_DIR_READ] == 0)
+	if (!force && dev->nbufs[GA_DIR_WRITE] == 0 && dev->nbufs[GA_DIR_READ] == 0)
 		return 0;
 	/* Engines off first: the card must stop using the memory before it is
 	 * unpinned and freed. */
@@ -572,6 +574,11 @@ int ga_buf_destroy_all_locked(struct ga_dev *dev)
 	return 0;
 }
 
+int ga_buf_destroy_all_locked(struct ga_dev *dev)
+{
+	return destroy_all(dev, false);
+}
+
 int ga_buf_destroy_all(struct ga_dev *dev)
 {
 	int rc;
@@ -579,7 +586,7 @@ int ga_buf_destroy_all(struct ga_dev *dev)
 	if (!dev)
 		return ga_err(-EINVAL, "ga_buf_destroy_all: NULL device");
 	pthread_mutex_lock(&dev->lock);
-	rc = ga_buf_destroy_all_locked(dev);
+	rc = destroy_all(dev, true);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }

@@ -265,23 +265,23 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 	void *m;
 
 	if (count < 0 || bsize < 0) {
-		ga_log("datadev %s: no DMA buffer geometry, registers via ioctl\n", p->path);
+		ga_log("datadev %s: no DMA buffer geometry, registers via ioctl", p->path);
 		return;
 	}
 	off = (uint64_t)count * (uint64_t)bsize + GA_CORE_OFFSET;
 	if (page <= 0 || off % (uint64_t)page != 0) {
-		ga_log("datadev %s: register block offset 0x%llx not page aligned\n", p->path,
+		ga_log("datadev %s: register block offset 0x%llx not page aligned", p->path,
 		       (unsigned long long)off);
 		return;
 	}
 	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, (off_t)off);
 	if (m == MAP_FAILED) {
-		ga_log("datadev %s: mmap of registers failed (%s), using ioctls\n", p->path,
+		ga_log("datadev %s: mmap of registers failed (%s), using ioctls", p->path,
 		       strerror(errno));
 		return;
 	}
 	if ((((volatile uint32_t *)m)[0x30 / 4] & 0xff) != version) {
-		ga_log("datadev %s: mapped block does not look like the GpuAsyncCore\n", p->path);
+		ga_log("datadev %s: mapped block does not look like the GpuAsyncCore", p->path);
 		munmap(m, GA_CORE_SIZE);
 		return;
 	}
@@ -338,8 +338,8 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 
 	p->api_version = ioctl(p->fd, DMA_Get_Version, 0);
 	if (p->api_version >= 0 && p->api_version != DMA_VERSION)
-		ga_log("datadev %s: driver API version 0x%x (expected 0x%x)\n", spec,
-		       p->api_version, DMA_VERSION);
+		ga_log("datadev %s: driver API version 0x%x (expected 0x%x)", spec, p->api_version,
+		       DMA_VERSION);
 
 	/* Ask for the version first: pre-release drivers report it even when
 	 * GpuAsync is off, which makes the "not supported" message useful. */
@@ -425,7 +425,7 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	}
 	ga_err_clear();
 	ga_log("datadev %s: version %d, %d buffers, DmaDataBytes %u, %s registers, features 0x%x, "
-	       "enable ioctls %s\n",
+	       "enable ioctls %s",
 	       spec, ver, max, ddb, p->regs ? "mapped" : "ioctl", p->features,
 	       p->enable_ioctl ? "yes" : "no");
 	return 0;
@@ -533,9 +533,25 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 	};
 	int rc;
 
+	uint32_t count;
+
 	rc = dd_ioctl(p->fd, GPU_Add_Nvidia_Memory, (unsigned long)&d);
 	if (rc < 0)
 		return rc;
+	/* The driver numbers buffers by its own count, which includes any an
+	 * earlier process left registered (closing the file does not remove
+	 * them).  The count field (count - 1) tells us where ours went. */
+	rc = dd_field(dev, dev->info.layout,
+		      dir == GA_DIR_WRITE ? GA_REG_WRITE_COUNT : GA_REG_READ_COUNT, 0, &count);
+	if (rc)
+		return rc;
+	if (count != dev->nbufs[dir])
+		return ga_err(-EEXIST,
+			      "%s: the driver placed the buffer at index %u, not %u: "
+			      "buffers registered earlier (another process, or one that "
+			      "exited without removing them) are still there; remove "
+			      "them all (ga_buf_destroy_all / rmdir every buffer) first",
+			      p->path, count, dev->nbufs[dir]);
 	rc = dd_bus_address(dev, dir, dev->nbufs[dir], bus_address);
 	if (rc)
 		return rc;

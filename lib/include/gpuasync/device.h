@@ -171,7 +171,10 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index,
  * were armed; that needs both engines off (-EBUSY otherwise).  A handle is
  * invalid once destroyed. */
 int ga_buf_destroy(struct ga_buf *buf);
-/* Remove every buffer of the device (the upstream all-at-once path). */
+/* Remove every buffer of the device (the upstream all-at-once path).  The
+ * driver is asked even when this handle has none, which clears buffers an
+ * earlier process left registered (ga_buf_create then fails with -EEXIST on
+ * datadev).  Engines are turned off first. */
 int ga_buf_destroy_all(struct ga_dev *dev);
 
 struct ga_buf *ga_buf_get(struct ga_dev *dev, enum ga_dir dir, unsigned int index);
