@@ -666,6 +666,8 @@ static int arm_locked(struct ga_dev *dev, const uint32_t *idx, unsigned int n)
 			return rc;
 	}
 	rc = dev->be->arm(dev, idx, n);
+	if (rc == -ENXIO && n == 1)
+		dev->bufs[GA_DIR_WRITE][idx[0]]->error = true; /* memory invalidated */
 	if (rc)
 		return rc;
 	for (i = 0; i < n; i++) {

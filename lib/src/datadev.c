@@ -130,6 +130,11 @@ int ga_datadev_error(unsigned int cmd, int err)
 		break;
 	case GPU_Set_Write_Enable:
 	case GA_Arm_Buffers:
+		if (err == ENXIO)
+			return ga_err(-ENXIO,
+				      "%s: the buffer's GPU memory went away (invalidated): "
+				      "destroy it and create it again",
+				      name);
 		if (err == EPERM || err == EINVAL)
 			return ga_err(-ERANGE,
 				      "%s: buffer index out of range (not a registered write "
@@ -155,7 +160,11 @@ int ga_datadev_error(unsigned int cmd, int err)
 				      "%s: only the last buffer of a direction can be removed",
 				      name);
 		if (err == EBUSY)
-			return ga_err(-EBUSY, "%s: the buffer is in use by the engine", name);
+			return ga_err(-EBUSY,
+				      "%s: the driver removes no buffer while that direction's "
+				      "engine runs (or another process owns the core): set "
+				      "write_enable/read_enable to 0 first",
+				      name);
 		if (err == EPERM)
 			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
 		break;

@@ -40,6 +40,8 @@ static const struct mapping mappings[] = {
 	{GPU_Set_Write_Enable, EINVAL, -ERANGE},
 	{GPU_Set_Write_Enable, EBUSY, -EBUSY},
 	{GA_Arm_Buffers, EINVAL, -ERANGE},
+	{GPU_Set_Write_Enable, ENXIO, -ENXIO},
+	{GA_Arm_Buffers, ENXIO, -ENXIO},
 	{GPU_Rem_Nvidia_Memory, EPERM, -ENODEV},
 	{GPU_Rem_Nvidia_Memory, EBUSY, -EBUSY},
 	{DMA_Read_Register, EPERM, -ERANGE},
