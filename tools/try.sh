@@ -2,14 +2,16 @@
 # The first command of the README: install what is missing, build, and
 # mount the simulated card (no FPGA, no GPU needed) on MOUNTPOINT
 # (default /tmp/gpuasync), then say what to try and how to unmount.
+# BUILD_DIR picks the build directory (default build).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mnt=${1:-/tmp/gpuasync}
+build=${BUILD_DIR:-build}
 
 tools/install-deps.sh
-cmake -S . -B build
-cmake --build build -j"${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+cmake -S . -B "$build"
+cmake --build "$build" -j"${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 if mountpoint -q "$mnt" 2>/dev/null; then
 	echo "$mnt is already mounted; unmount it first: fusermount3 -u $mnt" >&2
@@ -17,7 +19,7 @@ if mountpoint -q "$mnt" 2>/dev/null; then
 fi
 mkdir -p "$mnt"
 # Without -f the daemon goes to the background once the mount is up.
-build/fs/gpuasyncfs --sim "$mnt"
+"$build/fs/gpuasyncfs" --sim "$mnt"
 for _ in $(seq 50); do
 	mountpoint -q "$mnt" && break
 	sleep 0.1
@@ -36,11 +38,12 @@ The simulated GpuAsyncCore card is mounted on $mnt.  Try:
   mkdir $mnt/buffers/0                     # allocate, pin and register buffer 0
   echo 1 > $mnt/buffers/0/write_enable     # arm it (free list)
   echo 1 > $mnt/registers/write_enable     # start the FPGA->GPU engine
-  ls $mnt/sim/                             # frame generator and fault injection
+  echo 1 > $mnt/sim/running                # start the simulated frame source
   cat $mnt/registers/rx_frame_count
   cat $mnt/buffers/0/status $mnt/buffers/0/header
   cat $mnt/metrics                         # Prometheus text format
   cat $mnt/errors                          # why the last writes failed, if any
+  ls $mnt/sim/                             # generator rate/size/pattern, fault injection
 
 Unmount with:  fusermount3 -u $mnt
 HINTS
