@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The mount harness (see harness.h).  GAFS_BIN is the daemon under test,
+ * set by tests/fs/CMakeLists.txt.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+struct mnt M;
+static bool atexit_done;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+bool is_mounted(const char *dir)
+{
+	char line[1024], needle[256];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(needle, sizeof(needle), " %s ", dir);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle) && strstr(line, "fuse")) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+bool wait_mounted(const char *dir, bool want, int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		if (is_mounted(dir) == want)
+			return true;
+		sleep_ms(10);
+	}
+	return is_mounted(dir) == want;
+}
+
+static void atexit_stop(void)
+{
+	mnt_stop();
+}
+
+pid_t daemon_spawn(const char *args)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char *cmd;
+
+		/* Out of the test's process group, which Check SIGKILLs when a
+		 * test ends (a killed daemon would leave its mount behind);
+		 * instead, the end of the test process sends SIGTERM, on which
+		 * the daemon unmounts cleanly. */
+		setsid();
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (asprintf(&cmd, "exec \"$GAFS\" %s", args) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+void mnt_start(const char *extra)
+{
+	char args[1024];
+
+	if (!atexit_done) {
+		atexit(atexit_stop);
+		atexit_done = true;
+	}
+	if (!getenv("GAFS"))
+		setenv("GAFS", GAFS_BIN, 1);
+	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(M.dir));
+	setenv("M", M.dir, 1);
+	snprintf(args, sizeof(args), "-f --sim %s %s", M.dir, extra ? extra : "");
+	M.pid = daemon_spawn(args);
+	ck_assert_int_gt(M.pid, 0);
+	for (int t = 0; t < 10000; t += 10) {
+		int st;
+
+		if (is_mounted(M.dir)) {
+			M.mounted = true;
+			return;
+		}
+		if (waitpid(M.pid, &st, WNOHANG) == M.pid) {
+			M.pid = 0;
+			rmdir(M.dir);
+			ck_abort_msg("gpuasyncfs %s exited (status 0x%x) before mounting", args, st);
+		}
+		sleep_ms(10);
+	}
+	ck_abort_msg("gpuasyncfs %s: no mount after 10 s", args);
+}
+
+int mnt_stop(void)
+{
+	int st = -1, rc = -1;
+	char cmd[300];
+
+	if (!M.dir[0])
+		return -1;
+	if (is_mounted(M.dir)) {
+		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s 2>/dev/null || fusermount3 -uz %s",
+			 M.dir, M.dir);
+		if (system(cmd) != 0) {
+			/* fall through: the kill below still ends the daemon */
+		}
+	}
+	if (M.pid > 0) {
+		for (int t = 0; t < 5000; t += 10) {
+			if (waitpid(M.pid, &st, WNOHANG) == M.pid) {
+				rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				M.pid = 0;
+				break;
+			}
+			sleep_ms(10);
+		}
+		if (M.pid > 0) {
+			kill(M.pid, SIGKILL);
+			waitpid(M.pid, &st, 0);
+			M.pid = 0;
+			rc = -1;
+		}
+	}
+	wait_mounted(M.dir, false, 2000);
+	rmdir(M.dir);
+	M.dir[0] = '\0';
+	M.mounted = false;
+	return rc;
+}
+
+static int vsh(char **out, const char *fmt, va_list ap)
+{
+	char *cmd;
+	int st;
+
+	if (!getenv("GAFS"))
+		setenv("GAFS", GAFS_BIN, 1);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		return -1;
+	if (out) {
+		FILE *p = popen(cmd, "r");
+		size_t len = 0, cap = 4096;
+		char *buf = malloc(cap);
+
+		ck_assert_ptr_nonnull(p);
+		for (;;) {
+			size_t n = fread(buf + len, 1, cap - len - 1, p);
+
+			len += n;
+			if (len + 1 >= cap)
+				buf = realloc(buf, cap *= 2);
+			if (!n)
+				break;
+		}
+		buf[len] = '\0';
+		st = pclose(p);
+		*out = buf;
+	} else {
+		st = system(cmd);
+	}
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+int sh(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vsh(NULL, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+char *sh_out(const char *fmt, ...)
+{
+	va_list ap;
+	char *out = NULL;
+
+	va_start(ap, fmt);
+	vsh(&out, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+const char *P(const char *rel)
+{
+	static char bufs[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", M.dir, rel);
+	return bufs[i];
+}
+
+char *readf(const char *rel)
+{
+	int fd = open(P(rel), O_RDONLY);
+	size_t len = 0, cap = 65536;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len + 1 >= cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+int writen(const char *rel, const void *buf, size_t len)
+{
+	int fd = open(P(rel), O_WRONLY);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, len);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int writef(const char *rel, const char *s)
+{
+	return writen(rel, s, strlen(s));
+}
+
+unsigned int err_lines(void)
+{
+	char *s = readf("errors");
+	unsigned int n = 0;
+
+	ck_assert_ptr_nonnull(s);
+	for (char *p = s; *p; p++)
+		n += *p == '\n';
+	free(s);
+	return n;
+}
+
+const char *err_last(void)
+{
+	static char last[300];
+	char *s = readf("errors"), *end, *start;
+
+	ck_assert_ptr_nonnull(s);
+	last[0] = '\0';
+	end = s + strlen(s);
+	if (end > s && end[-1] == '\n')
+		*--end = '\0';
+	start = strrchr(s, '\n');
+	snprintf(last, sizeof(last), "%s", start ? start + 1 : s);
+	free(s);
+	return last;
+}
+
+unsigned long long readnum(const char *rel)
+{
+	char *s = readf(rel), *end;
+	unsigned long long v;
+
+	ck_assert_msg(s != NULL, "cannot read %s: %s", rel, strerror(errno));
+	v = strtoull(s, &end, 0);
+	ck_assert_msg(end != s && *end == '\n', "%s: not a number: '%s'", rel, s);
+	free(s);
+	return v;
+}
+
+void expect_refused(const char *rel, const char *value, int err)
+{
+	char *before = readf(rel), *after;
+	unsigned int lines = err_lines();
+	int ret = writef(rel, value);
+	char name[128];
+	const char *slash = strrchr(rel, '/');
+
+	ck_assert_msg(ret == -err, "write '%s' to %s: got %d (%s), want -%d (%s)", value, rel, ret,
+		      strerror(-ret), err, strerror(err));
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : rel);
+	ck_assert_msg(strstr(err_last(), name), "errors line names %s: %s", name, err_last());
+	after = readf(rel);
+	if (before) /* readable files: the value did not change */
+		ck_assert_str_eq(after, before);
+	free(before);
+	free(after);
+}
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Mount harness for the gpuasyncfs tests (the lxcfs tests/main.sh.in
+ * shape, in C for Check): each test mounts the simulated card on a fresh
+ * mktemp directory with the daemon in the foreground, waits for the mount,
+ * drives it with real tools (cat, echo, mkdir, rmdir, ls, dd, python3)
+ * through system(), and always unmounts (fusermount3 -u, then -z) and
+ * kills the daemon it started, by pid:
+ *   - mnt_stop() at the end of a test, and from atexit() when a ck_assert
+ *     ends the test process early;
+ *   - the daemon gets PR_SET_PDEATHSIG=SIGTERM, so a test process killed
+ *     by Check's timeout still takes its daemon (and mount) with it.
+ * Shell snippets see the mountpoint as $M and the binary as $GAFS.
+ */
+#ifndef GAFS_TEST_HARNESS_H
+#define GAFS_TEST_HARNESS_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct mnt {
+	char dir[128];
+	pid_t pid;
+	bool mounted;
+};
+
+extern struct mnt M;
+
+/* Mount the simulated card with extra arguments ("-o version=1").
+ * Fails the test when the mount does not appear. */
+void mnt_start(const char *extra);
+/* Unmount and stop the daemon; returns its exit status (or -1). */
+int mnt_stop(void);
+/* Start the daemon with @args (a shell word list, mountpoint included) in
+ * the background; returns its pid (foreground) without waiting. */
+pid_t daemon_spawn(const char *args);
+bool is_mounted(const char *dir);
+bool wait_mounted(const char *dir, bool want, int ms);
+
+/* Run a shell command (sh -c) with $M and $GAFS set; exit status. */
+int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, returning stdout (malloc'd, never NULL). */
+char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Paths relative to the mountpoint. */
+const char *P(const char *rel);
+/* Whole file as a string (malloc'd), or NULL with errno set. */
+char *readf(const char *rel);
+/* One write() of @s to @rel: 0, or -errno from open or write. */
+int writef(const char *rel, const char *s);
+int writen(const char *rel, const void *buf, size_t len);
+/* Lines in errors, and the last one (static buffer). */
+unsigned int err_lines(void);
+const char *err_last(void);
+/* The value of a one-line file as a number (fails the test if absent). */
+unsigned long long readnum(const char *rel);
+
+/* Assert a write fails with @err, leaves @file's value as it was and adds
+ * one errors line mentioning @path_part. */
+void expect_refused(const char *rel, const char *value, int err);
+
+/* Run a suite (one TCase per test function) and return the exit code. */
+int run_suite(Suite *s);
+#define TEST_TIMEOUT 60
+
+#endif

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * buffers/ and read_buffers/ on a real mount: mkdir allocates and
+ * registers, rmdir releases; write_enable, status, header, data, size,
+ * gpu_address; send on read buffers; what the upstream ABI forbids is
+ * refused with an errno and an errors line; rmdir of a buffer in use is
+ * EBUSY.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+START_TEST(write_buffer_lifecycle)
+{
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	ck_assert_int_eq(sh("test \"$(ls $M/buffers)\" = \"$(printf '0\\nalloc_size')\""), 0);
+	ck_assert_uint_eq(readnum("buffers/0/size"), 65536);
+	ck_assert_uint_ne(readnum("buffers/0/gpu_address"), 0);
+	s = readf("buffers/0/status");
+	ck_assert_str_eq(s, "IDLE\n");
+	free(s);
+	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 0);
+	/* arm, enable the engine, push one frame: READY with its header and data */
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable"), 0);
+	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 1);
+	s = readf("buffers/0/status");
+	ck_assert_str_eq(s, "FREE\n");
+	free(s);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
+	ck_assert_int_eq(sh("printf 'hello, gpu' > $M/sim/push"), 0);
+	s = readf("buffers/0/status");
+	ck_assert_str_eq(s, "READY\n");
+	free(s);
+	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 0);
+	s = readf("buffers/0/header");
+	ck_assert_str_eq(s, "size=10 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
+	free(s);
+	ck_assert_int_eq(sh("test \"$(cat $M/buffers/0/data)\" = 'hello, gpu'"), 0);
+	ck_assert_int_eq(sh("test $(dd if=$M/buffers/0/data bs=3 skip=1 count=1 2>/dev/null) = 'lo,'"), 0);
+	/* the engine is running: an armed buffer cannot go */
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable"), 0);
+	ck_assert_int_ne(sh("rmdir $M/buffers/0 2>/dev/null"), 0);
+	ck_assert_ptr_nonnull(strstr(err_last(), "buffers/0: EBUSY"));
+	/* disarming is not something the firmware can do */
+	expect_refused("buffers/0/write_enable", "0", EINVAL);
+	ck_assert_int_eq(sh("echo 0 > $M/registers/write_enable"), 0);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0"), 0);
+	ck_assert_int_eq(sh("test \"$(ls $M/buffers)\" = alloc_size"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(index_order_and_removal)
+{
+	unsigned int lines;
+
+	mnt_start("-o version=4");
+	/* indices are assigned in call order: 1 before 0 is refused */
+	lines = err_lines();
+	ck_assert_int_ne(sh("mkdir $M/buffers/1 2>/dev/null"), 0);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "buffers/1: EINVAL"));
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/buffers/1 $M/buffers/2"), 0);
+	ck_assert_int_eq(sh("test $(ls $M/buffers | grep -c '^[0-9]') -eq 3"), 0);
+	/* only the last buffer can go on its own */
+	ck_assert_int_ne(sh("rmdir $M/buffers/0 2>/dev/null"), 0);
+	ck_assert_ptr_nonnull(strstr(err_last(), "buffers/0: EBUSY"));
+	ck_assert_int_eq(sh("test -d $M/buffers/0"), 0);
+	ck_assert_int_eq(sh("rmdir $M/buffers/2 $M/buffers/1 $M/buffers/0"), 0);
+	/* made again: a new buffer, same name */
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && cat $M/buffers/0/status"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(busy_with_open_files)
+{
+	int fd;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	fd = open(P("buffers/0/status"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(rmdir(P("buffers/0")), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_ptr_nonnull(strstr(err_last(), "open file"));
+	close(fd);
+	/* release is asynchronous: give it a moment */
+	for (int i = 0; i < 200 && rmdir(P("buffers/0")) < 0; i++)
+		usleep(10000);
+	ck_assert_int_eq(access(P("buffers/0"), F_OK), -1);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(sizes)
+{
+	mnt_start("-o version=4");
+	ck_assert_int_eq(sh("echo 128K > $M/buffers/alloc_size && mkdir $M/buffers/0"), 0);
+	ck_assert_uint_eq(readnum("buffers/0/size"), 131072);
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/0/data) -eq %u", 131072 - 32), 0);
+	/* V4 write buffers share one size: a different one is refused while
+	 * buffers exist */
+	expect_refused("buffers/alloc_size", "64K", EINVAL);
+	ck_assert_ptr_nonnull(strstr(err_last(), "share one size"));
+	expect_refused("buffers/alloc_size", "100000", EINVAL); /* not 64K pages */
+	expect_refused("buffers/alloc_size", "0", EINVAL);
+	expect_refused("buffers/alloc_size", "8G", ERANGE);
+	/* read buffers may differ */
+	ck_assert_int_eq(sh("echo 64K > $M/read_buffers/alloc_size && mkdir $M/read_buffers/0"), 0);
+	ck_assert_uint_eq(readnum("read_buffers/0/size"), 65536);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 $M/read_buffers/0"), 0);
+	/* V1 buffers have their own sizes */
+	mnt_stop();
+	mnt_start("-o version=1");
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 128K > $M/buffers/alloc_size && "
+			    "mkdir $M/buffers/1"),
+			 0);
+	ck_assert_uint_eq(readnum("buffers/1/size"), 131072);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(read_buffer_send)
+{
+	char *s;
+	struct stat st;
+
+	mnt_start("-o version=4");
+	ck_assert_int_eq(sh("mkdir $M/read_buffers/0"), 0);
+	ck_assert_int_eq(stat(P("read_buffers/0/send"), &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0200);
+	ck_assert_int_eq(stat(P("read_buffers/0/write_enable"), &st), -1);
+	ck_assert_int_eq(stat(P("read_buffers/0/header"), &st), -1);
+	ck_assert_int_eq(sh("printf 'frame to the FPGA' > $M/read_buffers/0/data"), 0);
+	ck_assert_int_eq(sh("printf 'FRAME' | dd of=$M/read_buffers/0/data conv=notrunc 2>/dev/null"),
+			 0);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/read_enable"), 0);
+	ck_assert_int_eq(sh("echo 17 > $M/read_buffers/0/send"), 0);
+	s = readf("read_buffers/0/status");
+	ck_assert_str_eq(s, "READY\n");
+	free(s);
+	ck_assert_int_eq(sh("test \"$(cat $M/sim/last_read)\" = 'FRAME to the FPGA'"), 0);
+	ck_assert_uint_eq(readnum("sim/stats/reads"), 1);
+	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 1);
+	/* bigger than the payload area, zero, garbage: refused */
+	expect_refused("read_buffers/0/send", "1M", ERANGE);
+	expect_refused("read_buffers/0/send", "0", EINVAL);
+	expect_refused("read_buffers/0/send", "lots", EINVAL);
+	ck_assert_int_eq(sh("head -c 70000 /dev/zero > $M/read_buffers/0/data 2>/dev/null"), 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "EFBIG"));
+	ck_assert_int_eq(sh("echo 0 > $M/registers/read_enable && rmdir $M/read_buffers/0"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(stale_inode_after_rmdir)
+{
+	struct stat a, b;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	ck_assert_int_eq(stat(P("buffers/0/status"), &a), 0);
+	/* a shell whose cwd is the removed directory gets ENOENT (from the
+	 * kernel: a removed directory is never asked again) */
+	ck_assert_int_eq(sh("cd $M/buffers/0 && rmdir ../0 && ! cat status 2>/dev/null"), 0);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	ck_assert_int_eq(stat(P("buffers/0/status"), &b), 0);
+	/* same computed inode number, new buffer */
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_buffers");
+	TCase *tc = tcase_create("buffers");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, write_buffer_lifecycle);
+	tcase_add_test(tc, index_order_and_removal);
+	tcase_add_test(tc, busy_with_open_files);
+	tcase_add_test(tc, sizes);
+	tcase_add_test(tc, read_buffer_send);
+	tcase_add_test(tc, stale_inode_after_rmdir);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

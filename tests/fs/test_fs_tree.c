@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The tree (DESIGN §3) on a real mount: device/, registers/ generated from
+ * the register table (one file per scalar field of the running version,
+ * modes by access, absent fields absent), registers/raw, config, README
+ * listing exactly what readdir finds, for V1 and V4 firmware.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gpuasync/gpuasync.h>
+
+#include "harness.h"
+
+START_TEST(device_files)
+{
+	char *s;
+
+	mnt_start("-o version=4");
+	s = readf("device/backend");
+	ck_assert_str_eq(s, "sim\n");
+	free(s);
+	ck_assert_uint_eq(readnum("device/version"), 4);
+	ck_assert_uint_eq(readnum("device/max_buffers"), 1024);
+	ck_assert_uint_eq(readnum("device/dma_data_bytes"), 32);
+	ck_assert_uint_eq(readnum("device/clock_hz"), 250000000);
+	ck_assert_uint_eq(readnum("device/supported"), 1);
+	ck_assert_int_eq(sh("test \"$(cat $M/device/layout)\" = v4"), 0);
+	/* Identity is read-only, even for root. */
+	expect_refused("device/version", "5\n", EACCES);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* Every scalar register present in the running layout is a file with the
+ * mode its access gives; nothing else is in registers/ but raw. */
+static void check_registers(unsigned int version)
+{
+	enum ga_layout layout = ga_layout_for_version(version, false);
+	char opt[32], *ls;
+	unsigned int nfiles = 0, want = 0;
+
+	snprintf(opt, sizeof(opt), "-o version=%u", version);
+	mnt_start(opt);
+	for (int id = 0; id < GA_REG_COUNT; id++) {
+		const struct ga_reg *r = &ga_regs[id];
+		char rel[96];
+		struct stat st;
+		bool present = ga_reg_present((enum ga_reg_id)id, layout, version);
+		unsigned int mode;
+
+		if (r->array != GA_ARRAY_NONE)
+			continue;
+		snprintf(rel, sizeof(rel), "registers/%s", r->name);
+		if (!present) {
+			ck_assert_msg(stat(P(rel), &st) < 0 && errno == ENOENT,
+				      "%s is absent from version %u but exists", rel, version);
+			continue;
+		}
+		want++;
+		ck_assert_msg(stat(P(rel), &st) == 0, "%s missing on version %u", rel, version);
+		mode = r->access == GA_RO ? 0444 : r->access == GA_WO ? 0200
+			: (r->flags & GA_F_DRIVER) ? 0444 : 0644;
+		ck_assert_msg((st.st_mode & 07777) == mode, "%s: mode %o, want %o", rel,
+			      st.st_mode & 07777, mode);
+		if (mode & 0444) {
+			char *v = readf(rel);
+
+			ck_assert_msg(v && strlen(v) > 1 && v[strlen(v) - 1] == '\n', "%s: '%s'", rel,
+				      v ? v : strerror(errno));
+			free(v);
+		}
+	}
+	ls = sh_out("ls $M/registers");
+	for (char *p = ls; *p; p++)
+		nfiles += *p == '\n';
+	ck_assert_msg(nfiles == want + 1, "registers/ has %u files, table says %u + raw", nfiles,
+		      want);
+	ck_assert_ptr_nonnull(strstr(ls, "raw\n"));
+	free(ls);
+	ck_assert_uint_eq(readnum("registers/version"), version);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+
+START_TEST(registers_from_table_v1)
+{
+	check_registers(1);
+}
+END_TEST
+
+START_TEST(registers_from_table_v4)
+{
+	check_registers(4);
+}
+END_TEST
+
+START_TEST(registers_from_table_v5)
+{
+	check_registers(5);
+}
+END_TEST
+
+START_TEST(register_read_write)
+{
+	unsigned int lines;
+
+	mnt_start(NULL);
+	/* ar_cache and aw_cache share the word at 0x04: RMW keeps the other. */
+	ck_assert_int_eq(sh("echo 0x5 > $M/registers/ar_cache"), 0);
+	ck_assert_int_eq(sh("printf 9 > $M/registers/aw_cache"), 0);
+	ck_assert_int_eq(sh("test \"$(cat $M/registers/ar_cache)\" = 0x5"), 0);
+	ck_assert_int_eq(sh("test \"$(cat $M/registers/aw_cache)\" = 0x9"), 0);
+	/* count_reset is a 0200 strobe: writable, not readable, clears counters. */
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 1 > $M/buffers/0/write_enable"), 0);
+	ck_assert_int_eq(sh("printf abc > $M/sim/push"), 0);
+	ck_assert_uint_ge(readnum("registers/rx_frame_count"), 1);
+	lines = err_lines();
+	ck_assert_ptr_null(readf("registers/count_reset"));
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/count_reset"), 0);
+	ck_assert_uint_eq(readnum("registers/rx_frame_count"), 0);
+	/* O_TRUNC is not a command: ': >' changes nothing and succeeds. */
+	ck_assert_int_eq(sh(": > $M/registers/ar_cache"), 0);
+	ck_assert_int_eq(sh("test \"$(cat $M/registers/ar_cache)\" = 0x5"), 0);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 2>/dev/null || { echo 0 > $M/registers/write_enable; rmdir $M/buffers/0; }"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(register_raw_window)
+{
+	int fd;
+	uint32_t w, ar;
+	struct stat st;
+
+	mnt_start("-o version=4");
+	ck_assert_int_eq(stat(P("registers/raw"), &st), 0);
+	ck_assert_uint_eq(st.st_size, GA_CORE_SIZE);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	fd = open(P("registers/raw"), O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	/* version at 0x30, bits 7:0 */
+	ck_assert_int_eq(pread(fd, &w, 4, 0x30), 4);
+	ck_assert_uint_eq(w & 0xff, 4);
+	/* misaligned offset or length: EINVAL */
+	ck_assert_int_eq(pread(fd, &w, 4, 0x31), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(pread(fd, &w, 3, 0x30), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* past the end: EOF on read, ERANGE on write */
+	ck_assert_int_eq(pread(fd, &w, 4, GA_CORE_SIZE), 0);
+	ck_assert_int_eq(pwrite(fd, &w, 4, GA_CORE_SIZE), -1);
+	ck_assert_int_eq(errno, ERANGE);
+	/* a raw write shows through the register file */
+	ck_assert_int_eq(pread(fd, &w, 4, 0x04), 4);
+	w = (w & ~0xfu) | 0x3;
+	ck_assert_int_eq(pwrite(fd, &w, 4, 0x04), 4);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 3);
+	ar = 0;
+	ck_assert_int_eq(pread(fd, &ar, 4, 0x04), 4);
+	ck_assert_uint_eq(ar & 0xf, 3);
+	close(fd);
+	/* dd reads the whole block */
+	ck_assert_int_eq(sh("test $(dd if=$M/registers/raw bs=4096 2>/dev/null | wc -c) -eq %u",
+			    GA_CORE_SIZE),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(config_file_and_options)
+{
+	char conf[] = "/tmp/gafs-conf-XXXXXX";
+	int fd = mkstemp(conf);
+	char *cfg;
+
+	ck_assert_int_ge(fd, 0);
+	dprintf(fd, "[sim]\nversion = 1\n[monitor]\ninterval_ms = 20\nerrors_kept = 3\n");
+	close(fd);
+	/* -o options win over the file; the config file shows the result. */
+	mnt_start(NULL);
+	mnt_stop();
+	{
+		char opt[128];
+
+		snprintf(opt, sizeof(opt), "-o config=%s,max_buffers=8", conf);
+		mnt_start(opt);
+	}
+	ck_assert_uint_eq(readnum("device/version"), 1);
+	ck_assert_uint_eq(readnum("device/max_buffers"), 8);
+	cfg = readf("config");
+	ck_assert_ptr_nonnull(strstr(cfg, "interval_ms = 20"));
+	ck_assert_ptr_nonnull(strstr(cfg, "version = 1"));
+	free(cfg);
+	/* errors_kept = 3: the ring keeps the last three */
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(writef("registers/ar_cache", "junk"), -EINVAL);
+	ck_assert_uint_eq(err_lines(), 3);
+	ck_assert_int_eq(mnt_stop(), 0);
+
+	/* A bad file or option stops the daemon before it mounts. */
+	fd = open(conf, O_WRONLY | O_TRUNC);
+	dprintf(fd, "[sim]\nversion = 9\n");
+	close(fd);
+	setenv("GAFS", GAFS_BIN, 1);
+	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" -o config=%s --sim $d 2>$d.err; rc=$?; "
+			    "grep -q version $d.err; g=$?; rm -f $d.err; "
+			    "mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ] && [ $g -eq 0 ]",
+			    conf),
+			 0);
+	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" -o nosuchkey=1,version=77 --sim $d 2>/dev/null; "
+			    "rc=$?; mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ]"),
+			 0);
+	unlink(conf);
+}
+END_TEST
+
+/* README, readdir and the table name the same files. */
+static void check_readme_matches(const char *opts)
+{
+	char *readme, *found;
+
+	mnt_start(opts);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/read_buffers/0"), 0);
+	/* paths from README (without the header lines), paths from find with
+	 * buffer 0 written as <i>; both sorted; they must be equal. */
+	readme = sh_out("grep -v '^#' $M/README | awk '{print $1}' | sed 's:/$::' | sort");
+	found = sh_out("cd $M && find . -mindepth 1 | sed -e 's:^\\./::' "
+		       "-e 's:^buffers/0:buffers/<i>:' -e 's:^read_buffers/0:read_buffers/<i>:' | sort");
+	ck_assert_str_eq(readme, found);
+	/* and every register file README lists comes from the table */
+	ck_assert_int_eq(sh("for f in $(grep '^registers/' $M/README | awk '{print $1}'); do "
+			    "test -e $M/$f || exit 1; done"),
+			 0);
+	free(readme);
+	free(found);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 $M/read_buffers/0"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+
+START_TEST(readme_matches_tree_v4)
+{
+	check_readme_matches("-o version=4");
+}
+END_TEST
+
+START_TEST(readme_matches_tree_v1)
+{
+	check_readme_matches("-o version=1");
+}
+END_TEST
+
+START_TEST(readme_matches_tree_v4_legacy)
+{
+	check_readme_matches("-o version=5,latency_block=legacy");
+}
+END_TEST
+
+START_TEST(absent_not_failing)
+{
+	struct stat st;
+
+	/* V1 has no read latency (no read_buffers/<i>/latency) and route
+	 * registers that V4 lacks; V4 measures latency on buffer 0 only. */
+	mnt_start("-o version=1");
+	ck_assert_int_eq(sh("mkdir $M/read_buffers/0 $M/buffers/0 $M/buffers/1"), 0);
+	ck_assert_int_eq(stat(P("read_buffers/0/latency"), &st), -1);
+	ck_assert_int_eq(stat(P("buffers/1/latency/total"), &st), 0);
+	ck_assert_int_eq(stat(P("registers/route_mask0"), &st), 0);
+	ck_assert_int_eq(stat(P("registers/write_active"), &st), -1);
+	mnt_stop();
+	mnt_start("-o version=4");
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/buffers/1"), 0);
+	ck_assert_int_eq(stat(P("buffers/0/latency/total_max"), &st), 0);
+	ck_assert_int_eq(stat(P("buffers/1/latency"), &st), -1);
+	ck_assert_int_eq(sh("ls $M/buffers/1 | grep -q latency"), 1);
+	ck_assert_int_eq(stat(P("registers/route_mask0"), &st), -1);
+	ck_assert_int_eq(stat(P("buffers/0/ipc_handle"), &st), -1); /* host memory */
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_tree");
+	TCase *tc = tcase_create("tree");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, device_files);
+	tcase_add_test(tc, registers_from_table_v1);
+	tcase_add_test(tc, registers_from_table_v4);
+	tcase_add_test(tc, registers_from_table_v5);
+	tcase_add_test(tc, register_read_write);
+	tcase_add_test(tc, register_raw_window);
+	tcase_add_test(tc, config_file_and_options);
+	tcase_add_test(tc, readme_matches_tree_v4);
+	tcase_add_test(tc, readme_matches_tree_v1);
+	tcase_add_test(tc, readme_matches_tree_v4_legacy);
+	tcase_add_test(tc, absent_not_failing);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
