@@ -2,10 +2,12 @@
 /*
  * The datadev backend without a card: the errno mapping (the upstream
  * driver's bare -1 arrives as EPERM and must never reach a user as
- * "Operation not permitted"; its 524 must become ENOTSUP) and opening
- * things that are not a datadev device.  The backend against a real driver
- * is tested in QEMU with kmod/.
+ * "Operation not permitted"; its 524 must become ENOTSUP), opening things
+ * that are not a datadev device, and the whole device API on a fake of the
+ * upstream driver (see "upstream" below).  The backend against a real
+ * driver is tested in QEMU with kmod/.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -159,6 +161,398 @@ START_TEST(test_open_directory)
 }
 END_TEST
 
+/* ---- the library on the upstream driver (main), faked in-process ---------- */
+/*
+ * QEMU runs gpuasync.ko, which has the extensions; the upstream driver's
+ * own behaviour (bare -1, add turning the engines on and insisting on
+ * write_max_size, remove-all only, the read-slot quirk on remove) can only
+ * be reproduced here.  This executable defines ioctl() and mmap(), which
+ * the statically linked library then calls: on /dev/zero they act as an
+ * upstream datadev with a V4 card, on anything else they pass through to
+ * the kernel.
+ */
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#define FK_MAX	     8
+#define FK_DMA_COUNT 4
+#define FK_DMA_SIZE  0x1000
+#define FK_MAP_OFF   ((uint64_t)FK_DMA_COUNT * FK_DMA_SIZE + GA_CORE_OFFSET)
+
+static struct fake {
+	int memfd;
+	volatile uint32_t *regs; /* the core block, shared with what mmap returns */
+	bool gpu_en, allow_mmap, fail_pin;
+	uint32_t clock_hz;
+	unsigned int count[2]; /* [1] write, [0] read, as the driver keeps them */
+	unsigned int arms[FK_MAX];
+	unsigned int rem_calls, adds;
+} fk;
+
+static bool fk_fd(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 5);
+}
+
+static uint32_t *fk_reg(uint32_t off)
+{
+	return (uint32_t *)&fk.regs[off / 4];
+}
+
+static void fk_counts(void)
+{
+	unsigned int w = fk.count[1], r = fk.count[0];
+
+	/* main rewrites the whole word with both enables on */
+	*fk_reg(0x08) =
+		(w ? (1u << 15) | ((w - 1) & 0x7fff) : 0) | (r ? (1u << 31) | ((r - 1) << 16) : 0);
+}
+
+static void fk_init(void)
+{
+	memset(&fk, 0, sizeof(fk));
+	fk.memfd = memfd_create("fake-core", 0);
+	ck_assert_int_ge(fk.memfd, 0);
+	ck_assert_int_eq(ftruncate(fk.memfd, GA_CORE_SIZE), 0);
+	fk.regs = (volatile uint32_t *)syscall(SYS_mmap, NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fk.memfd, 0);
+	ck_assert(fk.regs != MAP_FAILED);
+	fk.gpu_en = true;
+	fk.allow_mmap = true;
+	*fk_reg(0x00) = FK_MAX;
+	*fk_reg(0x04) = 32u << 16;
+	*fk_reg(0x30) = 4;
+	*fk_reg(0x60) = 1;
+}
+
+static int fk_fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+static int fk_ioctl(unsigned long cmd, unsigned long arg)
+{
+	struct GpuNvidiaData *d = (void *)arg;
+	struct DmaRegisterData *r = (void *)arg;
+	unsigned int i, l;
+
+	switch (cmd) {
+	case DMA_Get_Buff_Count:
+		return FK_DMA_COUNT;
+	case DMA_Get_Buff_Size:
+		return FK_DMA_SIZE;
+	case DMA_Get_Version:
+		return DMA_VERSION;
+	case DMA_Read_Register:
+	case DMA_Write_Register:
+		if (r->address < DMA_REG_WINDOW_START || r->address + 4 > DMA_REG_WINDOW_END)
+			return fk_fail(EPERM);
+		if (r->address >= GA_CORE_OFFSET && r->address < GA_CORE_OFFSET + GA_CORE_SIZE) {
+			uint32_t off = (uint32_t)(r->address - GA_CORE_OFFSET);
+
+			if (cmd == DMA_Read_Register)
+				r->data = *fk_reg(off);
+			else /* the firmware stores write_max_size 0 as 1 */
+				*fk_reg(off) = (off == 0x60 && r->data == 0) ? 1 : r->data;
+		} else if (cmd == DMA_Read_Register) {
+			r->data = r->address == GA_AXIVERSION_CLOCK_HZ ? fk.clock_hz : 0;
+		}
+		return 0;
+	case GPU_Is_Gpu_Async_Supp:
+		return fk.gpu_en ? 1 : 0;
+	case GPU_Get_Gpu_Async_Ver:
+		return fk.gpu_en ? 4 : fk_fail(GA_KERNEL_ENOTSUPP);
+	case GPU_Get_Max_Buffers:
+		return fk.gpu_en ? FK_MAX : fk_fail(GA_KERNEL_ENOTSUPP);
+	case GPU_Add_Nvidia_Memory:
+		if (!fk.gpu_en)
+			return fk_fail(GA_KERNEL_ENOTSUPP);
+		if (d->size == 0 || d->size % GA_GPU_PAGE_SIZE)
+			return fk_fail(EINVAL);
+		l = d->write ? 1 : 0;
+		i = fk.count[l];
+		if (i >= FK_MAX)
+			return fk_fail(EINVAL);
+		if (fk.fail_pin)
+			return fk_fail(EPERM);
+		if (d->write && *fk_reg(0x60) > 1 && *fk_reg(0x60) != d->size)
+			return fk_fail(EINVAL);
+		*fk_reg((d->write ? 0x4000 : 0x6000) + 8 * i) = (uint32_t)(d->address | 1);
+		*fk_reg((d->write ? 0x4004 : 0x6004) + 8 * i) = 0xB0000000u;
+		if (d->write)
+			*fk_reg(0x60) = d->size;
+		fk.count[l]++;
+		fk.adds++;
+		fk_counts();
+		return 0;
+	case GPU_Rem_Nvidia_Memory:
+		if (!fk.gpu_en)
+			return fk_fail(GA_KERNEL_ENOTSUPP);
+		*fk_reg(0x08) = 0;
+		for (i = 0; i < fk.count[1]; i++)
+			*fk_reg(0x4000 + 8 * i) = *fk_reg(0x4004 + 8 * i) = 0;
+		for (i = 0; i < fk.count[0]; i++) /* upstream clears the wrong slot */
+			*fk_reg(0x6000 + 8 * fk.count[0]) = *fk_reg(0x6004 + 8 * fk.count[0]) = 0;
+		*fk_reg(0x60) = 1;
+		fk.count[0] = fk.count[1] = 0;
+		fk.rem_calls++;
+		return 0;
+	case GPU_Set_Write_Enable:
+		if (!fk.gpu_en)
+			return fk_fail(GA_KERNEL_ENOTSUPP);
+		i = *(uint32_t *)arg;
+		if (i >= fk.count[1])
+			return fk_fail(EPERM);
+		*fk_reg(0x2000 + 4 * i) = 1;
+		fk.arms[i]++;
+		return 0;
+	default: /* GPU_Enable_Tx/Rx, GA_* and the rest: unknown to main */
+		return fk_fail(EPERM);
+	}
+}
+
+int ioctl(int fd, unsigned long cmd, ...)
+{
+	va_list ap;
+	unsigned long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (fk.regs && fk_fd(fd))
+		return fk_ioctl(cmd, arg);
+	return (int)syscall(SYS_ioctl, fd, cmd, arg);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fd >= 0 && fk.regs && fk_fd(fd)) {
+		if (!fk.allow_mmap || (uint64_t)off != FK_MAP_OFF || len > GA_CORE_SIZE) {
+			errno = ENODEV;
+			return MAP_FAILED;
+		}
+		fd = fk.memfd;
+		off = 0;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static struct ga_dev *fk_open(void)
+{
+	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev = NULL;
+	int rc;
+
+	o.use_gpu = false;
+	rc = ga_dev_open_opts("/dev/zero", &o, &dev);
+	ck_assert_msg(rc == 0, "open: %d (%s)", rc, ga_last_error());
+	return dev;
+}
+
+static uint32_t fk_field(struct ga_dev *dev, enum ga_reg_id id, unsigned int index)
+{
+	uint32_t v = 0;
+
+	ck_assert_int_eq(ga_reg_read(dev, id, index, &v), 0);
+	return v;
+}
+
+START_TEST(test_upstream_open)
+{
+	struct ga_dev_info info;
+	struct ga_dev *dev;
+
+	fk_init();
+	dev = fk_open();
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_str_eq(info.backend, "datadev");
+	ck_assert_str_eq(info.path, "/dev/zero");
+	ck_assert_uint_eq(info.version, 4);
+	ck_assert_uint_eq(info.max_buffers, FK_MAX);
+	ck_assert_uint_eq(info.dma_data_bytes, 32);
+	ck_assert_uint_eq(info.clock_hz, 250000000u);
+	ck_assert_msg(info.clock_note[0] != '\0', "default clock without a note");
+	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
+	ck_assert(ga_dev_has(dev, GA_CAP_REG_MMAP));
+	ck_assert(!ga_dev_has(dev, GA_CAP_REMOVE_ONE));
+	ck_assert(!ga_dev_has(dev, GA_CAP_ARM_MANY));
+	ck_assert(!ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
+	ck_assert(!ga_dev_has(dev, GA_CAP_ENABLE_IOCTL));
+	ck_assert(!ga_dev_has(dev, GA_CAP_SIM));
+	ga_dev_close(dev);
+
+	fk.clock_hz = 156250000;
+	dev = fk_open();
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_uint_eq(info.clock_hz, 156250000u);
+	ck_assert_str_eq(info.clock_note, "");
+	ga_dev_close(dev);
+
+	fk.gpu_en = false;
+	dev = (struct ga_dev *)1;
+	ck_assert_int_eq(ga_dev_open("/dev/zero", &dev), -ENODEV);
+	ck_assert_msg(strstr(ga_last_error(), "not supported/enabled"), "\"%s\"", ga_last_error());
+	ck_assert_ptr_null(dev);
+}
+END_TEST
+
+/* Registers through the mapping (_i == 0) and through the ioctls (1). */
+START_TEST(test_upstream_registers)
+{
+	struct ga_dev *dev;
+	volatile uint32_t *map = NULL;
+	uint32_t v = 0;
+
+	fk_init();
+	fk.allow_mmap = _i == 0;
+	dev = fk_open();
+	ck_assert_int_eq(ga_dev_has(dev, GA_CAP_REG_MMAP), _i == 0);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AR_CACHE, 0, 5), 0);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AW_CACHE, 0, 0xa), 0);
+	ck_assert_uint_eq(*fk_reg(0x04), (32u << 16) | 0xa05);
+	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &v), 0);
+	ck_assert_uint_eq(v, 4);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_WRITE_MAX_SIZE, 0, 0), 0);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_DEMUX_SELECT, 0, 1), 0);
+	ck_assert_uint_eq(*fk_reg(0x38), 1);
+	if (_i == 0) {
+		ck_assert_int_eq(ga_dev_map_regs(dev, &map), 0);
+		ck_assert_uint_eq(map[0x30 / 4], 4);
+		ga_dev_unmap_regs(dev, map);
+	} else {
+		ck_assert_int_eq(ga_dev_map_regs(dev, &map), -ENOTSUP);
+	}
+	ga_dev_close(dev);
+}
+END_TEST
+
+static struct ga_buf *fk_mk(struct ga_dev *dev, enum ga_dir dir, unsigned int i)
+{
+	struct ga_buf *b = NULL;
+	int rc = ga_buf_create(dev, dir, i, GA_GPU_PAGE_SIZE, &b);
+
+	ck_assert_msg(rc == 0, "create %u: %d (%s)", i, rc, ga_last_error());
+	return b;
+}
+
+static uint64_t reg_bus(struct ga_dev *dev, enum ga_dir dir, unsigned int i)
+{
+	bool w = dir == GA_DIR_WRITE;
+
+	return (uint64_t)fk_field(dev, w ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i) << 32 |
+	       fk_field(dev, w ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, i);
+}
+
+START_TEST(test_upstream_buffers)
+{
+	struct ga_dev *dev;
+	struct ga_buf *w[3], *r[2];
+	struct ga_buf_info bi;
+
+	fk_init();
+	fk.allow_mmap = _i == 0;
+	dev = fk_open();
+	/* main insists on write_max_size == size when it is > 1; we keep it
+	 * at size - 32, so every add must still work */
+	for (unsigned int i = 0; i < 3; i++)
+		w[i] = fk_mk(dev, GA_DIR_WRITE, i);
+	ck_assert_uint_eq(fk.count[1], 3);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_MAX_SIZE, 0), GA_GPU_PAGE_SIZE - 32);
+	/* main's add turned the engines on; create puts them back */
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_READ_ENABLE, 0), 0);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_COUNT, 0), 2);
+	r[0] = fk_mk(dev, GA_DIR_READ, 0);
+	r[1] = fk_mk(dev, GA_DIR_READ, 1);
+	ck_assert_int_eq(ga_buf_arm(w[0]), 0);
+	ck_assert_int_eq(ga_buf_arm(w[1]), 0);
+	ck_assert_uint_eq(fk.arms[0], 1);
+	ck_assert_uint_eq(fk.arms[1], 1);
+
+	ck_assert_int_eq(ga_buf_destroy(w[1]), -EBUSY); /* not the last */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_buf_destroy(w[2]), -EBUSY); /* engines on */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+
+	/* remove the last write buffer: remove all, re-add four, re-arm two */
+	ck_assert_int_eq(ga_buf_destroy(w[2]), 0);
+	ck_assert_uint_eq(fk.rem_calls, 1);
+	ck_assert_uint_eq(fk.count[1], 2);
+	ck_assert_uint_eq(fk.count[0], 2);
+	ck_assert_uint_eq(fk.arms[0], 2);
+	ck_assert_uint_eq(fk.arms[1], 2);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_MAX_SIZE, 0), GA_GPU_PAGE_SIZE - 32);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_uint_eq(reg_bus(dev, GA_DIR_WRITE, 2), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ga_buf_info(w[i], &bi), 0);
+		ck_assert_int_eq(bi.state, GA_BUF_FREE);
+		ck_assert_uint_eq(bi.bus_address, reg_bus(dev, GA_DIR_WRITE, i));
+		ck_assert_int_eq(ga_buf_info(r[i], &bi), 0);
+		ck_assert_uint_eq(bi.bus_address, reg_bus(dev, GA_DIR_READ, i));
+	}
+
+	/* the read side, where upstream's remove clears the wrong slot */
+	ck_assert_int_eq(ga_buf_destroy(r[1]), 0);
+	ck_assert_uint_eq(fk.count[0], 1);
+	ck_assert_uint_eq(reg_bus(dev, GA_DIR_READ, 1), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 1);
+
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_uint_eq(fk.count[0] + fk.count[1], 0);
+	ck_assert_uint_eq(reg_bus(dev, GA_DIR_WRITE, 0), 0);
+	ck_assert_uint_eq(reg_bus(dev, GA_DIR_READ, 0), 0);
+
+	/* close removes what is left */
+	w[0] = fk_mk(dev, GA_DIR_WRITE, 0);
+	fk.rem_calls = 0;
+	ga_dev_close(dev);
+	ck_assert_uint_eq(fk.rem_calls, 1);
+	ck_assert_uint_eq(fk.count[1], 0);
+}
+END_TEST
+
+START_TEST(test_upstream_failures)
+{
+	struct ga_dev *dev;
+	struct ga_buf *b = NULL;
+
+	fk_init();
+	dev = fk_open();
+	fk_mk(dev, GA_DIR_WRITE, 0);
+
+	/* pinning fails: a clear errno, nothing left behind */
+	fk.fail_pin = true;
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b), -EFAULT);
+	ck_assert_msg(strstr(ga_last_error(), "refused the buffer"), "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 1);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_MAX_SIZE, 0), GA_GPU_PAGE_SIZE - 32);
+	fk.fail_pin = false;
+
+	/* buffers another process left registered */
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	fk.count[1] = 2;
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b), -EEXIST);
+	ck_assert_msg(strstr(ga_last_error(), "registered earlier"), "\"%s\"", ga_last_error());
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0); /* asks the driver even with none */
+	fk_mk(dev, GA_DIR_WRITE, 0);
+
+	/* the driver loses GPU support underneath: 524 */
+	fk.gpu_en = false;
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b), -ENOTSUP);
+	ck_assert_msg(strstr(ga_last_error(), "without GPU support"), "\"%s\"", ga_last_error());
+	fk.gpu_en = true;
+	ga_dev_close(dev);
+}
+END_TEST
+
 static Suite *datadev_suite(void)
 {
 	Suite *s = suite_create("datadev");
@@ -172,6 +566,12 @@ static Suite *datadev_suite(void)
 	tcase_add_test(tc, test_open_regular_file);
 	tcase_add_test(tc, test_open_wrong_chardev);
 	tcase_add_test(tc, test_open_directory);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("upstream");
+	tcase_add_test(tc, test_upstream_open);
+	tcase_add_loop_test(tc, test_upstream_registers, 0, 2);
+	tcase_add_loop_test(tc, test_upstream_buffers, 0, 2);
+	tcase_add_test(tc, test_upstream_failures);
 	suite_add_tcase(s, tc);
 	return s;
 }
