@@ -16,6 +16,25 @@
  * out-parameters.  After a failure ga_last_error() returns an explanation
  * for the calling thread.  Nothing is printed unless GPUASYNC_LOG is set.
  *
+ * Errno choices, the same in every call:
+ *   -EINVAL  malformed request: NULL, misaligned raw offset, wrong
+ *            direction, a buffer index that is not the next one, bad size
+ *   -ERANGE  position or value outside what exists: register instance,
+ *            raw offset, buffer bytes, a value wider than its field
+ *   -ENOENT  register absent from the running firmware, unknown name,
+ *            no such device path
+ *   -EACCES  writing a read-only field, reading a write-only strobe
+ *   -EBUSY   buffer not the last one, armed/queued while its engine runs,
+ *            engines on during an emulated removal, core owned elsewhere
+ *   -ENOSPC  every buffer the firmware supports is in use
+ *   -ENOTSUP not possible here: IPC on host memory, driver without GPU
+ *            support (upstream's 524), no register mapping
+ *   -ENODEV  not a datadev device, or GpuAsync disabled on the card
+ *   -EFAULT  the driver could not pin the memory (upstream's bare -1)
+ *   -EEXIST  the driver holds buffers registered by someone else
+ * The upstream driver's bare -1 (errno EPERM) never reaches the caller as
+ * EPERM: it is translated per ioctl, with the explanation in ga_last_error.
+ *
  * Thread safety: a struct ga_dev may be used from many threads at once.
  * All ga_dev_*, ga_reg_*, ga_buf_* calls take the device lock where they
  * touch shared state; register read-modify-write is atomic with respect to
