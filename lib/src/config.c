@@ -509,6 +509,10 @@ int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t er
 
 	if (errlen)
 		err[0] = '\0';
+	if (!path) {
+		snprintf(err, errlen, "no configuration file given");
+		return ga_err(-EINVAL, "no configuration file given");
+	}
 	/* A few KiB of state: heap, so daemons with small thread stacks are fine. */
 	c = calloc(1, sizeof(*c));
 	if (!c)
