@@ -271,8 +271,7 @@ START_TEST(test_set)
 	ck_assert_str_eq(ga_last_error(), err);
 	ck_assert_int_eq(ga_config_set(&c, NULL, "buffers.size", "1000", err, sizeof(err)),
 			 -ERANGE);
-	ck_assert_int_eq(ga_config_set(&c, NULL, "buffers.size", "96K", err, sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(ga_config_set(&c, NULL, "buffers.size", "96K", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(ga_config_set(&c, NULL, "mode", "rw", err, sizeof(err)), -EINVAL);
 	ck_assert(cfg_eq(&c, &d));
 }
