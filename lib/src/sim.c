@@ -60,8 +60,10 @@
 #define SIM_BUS_OFF_MASK    0xFFFFFFFFull
 
 /* Poll intervals of the model thread. */
-#define SIM_POLL_BUSY_NS    200000ull  /* buffers registered or frames waiting */
+#define SIM_POLL_BUSY_NS    200000ull  /* buffers registered, recent activity */
+#define SIM_POLL_QUIET_NS   2000000ull /* buffers registered, quiet for a while */
 #define SIM_POLL_IDLE_NS    5000000ull /* nothing registered, generator off */
+#define SIM_QUIET_POLLS	    500	       /* polls without activity before "quiet" */
 #define SIM_GEN_BURST	    256	       /* frames per loop before polling again */
 #define SIM_GEN_BURST_BYTES (8u << 20) /* ... or this many payload bytes */
 #define SIM_MAX_FRAME	    (1u << 30)
@@ -95,6 +97,7 @@ struct sim {
 	bool stop;
 	struct ga_model model;
 	uint32_t seen_events;
+	unsigned int quiet; /* thread polls in a row that changed nothing */
 	struct sim_block blocks[2][GA_MAX_BUFFERS];
 	unsigned int nbuf[2];
 	uint8_t next_gen;
@@ -345,7 +348,9 @@ static uint64_t next_wake(struct sim *s)
 {
 	uint64_t t = mono_ns();
 	bool busy = s->nbuf[0] || s->nbuf[1] || s->gen.running || s->model.read_queue;
-	uint64_t w = t + (busy ? SIM_POLL_BUSY_NS : SIM_POLL_IDLE_NS);
+	uint64_t w = t + (!busy				? SIM_POLL_IDLE_NS
+			  : s->quiet >= SIM_QUIET_POLLS ? SIM_POLL_QUIET_NS
+							: SIM_POLL_BUSY_NS);
 
 	if (s->gen.running && !s->stalled) {
 		if (!s->gen.rate_hz)
@@ -362,10 +367,12 @@ static void *sim_thread(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
+		uint32_t ev = s->model.events;
 		uint64_t w;
 
 		ga_model_poll(&s->model);
 		gen_run(s);
+		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
 		kick(s);
 		w = next_wake(s);
 		if (w <= mono_ns()) {
@@ -550,7 +557,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	struct ga_model_env env;
 	pthread_condattr_t ca;
 	struct sim_cfg c;
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc;
 
 	rc = parse_spec(spec, &c);
@@ -922,7 +929,7 @@ static int get_sim(struct ga_dev *dev, struct sim **s)
 
 int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 
 	if (rc)
@@ -937,7 +944,7 @@ int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
 
 int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 	uint64_t t;
 
@@ -975,7 +982,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 
 int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeout_ms)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 	enum ga_model_push r;
 	uint64_t t0, deadline;
@@ -1038,7 +1045,7 @@ const char *ga_sim_fault_name(enum ga_sim_fault f)
 
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 
 	if (rc)
@@ -1085,7 +1092,7 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 
 	if (rc)
@@ -1102,7 +1109,7 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 
 int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got)
 {
-	struct sim *s;
+	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 	uint32_t n;
 

@@ -60,13 +60,15 @@ static void sleep_ms(unsigned int ms)
 		}                                                                                  \
 	} while (0)
 
+static bool use_gpu; /* GPU memory when one is present (test_stream_gpu) */
+
 static void open_flavour(int i, const char *more)
 {
 	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
 	char spec[256];
 
 	fl = &FLAVOURS[i];
-	o.use_gpu = false;
+	o.use_gpu = use_gpu;
 	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=8,dma_data_bytes=%u%s%s",
 		 fl->version, DDB, fl->extra, more ? more : "");
 	ck_assert_msg(ga_dev_open_opts(spec, &o, &dev) == 0, "%s: %s", spec, ga_last_error());
@@ -275,6 +277,48 @@ START_TEST(test_stream)
 	wait_for(stats().delivered == 2 * NBUF + 2);
 	for (k = 0; k < NBUF; k++)
 		check_frame((k + 2) % NBUF, k, PAYLOAD_MAX, GA_PATTERN_COUNTER);
+	close_dev();
+}
+END_TEST
+
+/* The same stream into CUDA memory where a GPU is present (the frames go
+ * through the memory layer's ordered asynchronous copies); host memory
+ * otherwise, which ga_dev_info says. */
+START_TEST(test_stream_gpu)
+{
+	struct ga_dev_info info;
+	unsigned int k;
+
+	use_gpu = true;
+	open_flavour(_i, NULL);
+	use_gpu = false;
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert(ga_dev_has(dev, GA_CAP_GPU_MEMORY) == (info.memory_note[0] == 0));
+	create(GA_DIR_WRITE, NBUF);
+	create(GA_DIR_READ, 1);
+	arm_all(NBUF);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	gen_start(PAYLOAD_MAX, GA_PATTERN_PRBS, NBUF);
+	wait_for(stats().delivered == NBUF);
+	for (k = 0; k < NBUF; k++)
+		check_frame(k, k, PAYLOAD_MAX, GA_PATTERN_PRBS);
+	/* Loop back frame 2's payload through the read path. */
+	{
+		static uint8_t data[PAYLOAD_MAX], got[PAYLOAD_MAX];
+		uint32_t n = 0, done = 0;
+
+		ck_assert_int_eq(ga_buf_read(wb[2], DDB, data, PAYLOAD_MAX), 0);
+		ck_assert_int_eq(ga_buf_write(rb[0], v4() ? DDB : 0, data, PAYLOAD_MAX), 0);
+		ck_assert_int_eq(ga_buf_send(rb[0], PAYLOAD_MAX), 0);
+		ck_assert_int_eq(ga_sim_last_read(dev, got, sizeof(got), &n), 0);
+		ck_assert_uint_eq(n, PAYLOAD_MAX);
+		ck_assert_int_eq(ga_pattern_check(GA_PATTERN_PRBS, 2, got, n), -1);
+		if (v4()) {
+			ck_assert_int_eq(ga_buf_read(rb[0], 0, &done, 4), 0);
+			ck_assert_uint_eq(done, 1);
+		}
+	}
 	close_dev();
 }
 END_TEST
@@ -701,6 +745,7 @@ static Suite *sim_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_open_info, 0, NFLAV);
 	tcase_add_loop_test(tc, test_stream, 0, NFLAV);
+	tcase_add_loop_test(tc, test_stream_gpu, 0, NFLAV);
 	tcase_add_loop_test(tc, test_push_drop_overflow, 0, NFLAV);
 	tcase_add_loop_test(tc, test_faults, 0, NFLAV);
 	tcase_add_loop_test(tc, test_count_reset, 0, NFLAV);
