@@ -1,0 +1,1302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuasync.ko: a driver for SLAC GpuAsyncCore cards (FPGA <-> NVIDIA GPU
+ * RDMA) that speaks the upstream aes-stream-drivers "datadev" GPU ABI
+ * unchanged, so upstream tools and libgpuasync's datadev backend work on
+ * it, and adds what upstream lacks under new ioctl numbers: removal of one
+ * buffer, arming many buffers in one call, and a table of pinned buffers
+ * (gpuasync/abi.h).
+ *
+ * What it does differently from upstream is the pin lifecycle: each buffer
+ * has its own lock and its own NVIDIA free callback, which tears down only
+ * that buffer (stopping the engine it belongs to if it was running) and
+ * uses the in-callback release calls; the normal path unmaps under the
+ * buffer lock and calls nvidia_p2p_put_pages without it; buffers belong to
+ * the file (and thread group) that registered them and go away when it is
+ * closed, a killed process included; and an address register is zeroed
+ * every time its buffer goes away, then the engine is waited on (V5 active
+ * bits, or a bounded wait on older firmware) before memory is released.
+ *
+ * Cards: emulate=N creates N emulated cards whose GpuAsyncCore is the same
+ * firmware model as libgpuasync's simulated card (ga_emu.c); real cards
+ * (PCI 1a4a:2030) are bound only with bind_pci=1, because the upstream
+ * driver normally owns them.  The module builds against NVIDIA's sources
+ * (NVIDIA_SRC=) or against nv_p2p_stub.ko for tests (see Makefile).
+ *
+ * Sections, in gdrdrv.c's order: parameters, helpers, pinning, one
+ * function per ioctl, the dispatcher, mmap, sysfs, file operations, card
+ * registration, PCI binding, init/exit.
+ */
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/io.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "nv-p2p.h"
+
+#include "ga_drv.h"
+
+#define GA_DRV_VERSION "0.1.0"
+#define GA_MAX_CARDS 32
+#define GA_DMA_BUFF_SIZE 0x20000 /* what DMA_Get_Buff_Size answers (upstream default) */
+
+/* ---- module parameters --------------------------------------------------- */
+
+static int emulate;
+module_param(emulate, int, 0444);
+MODULE_PARM_DESC(emulate, "number of emulated cards to create (0-8, default 0)");
+
+static bool bind_pci;
+module_param(bind_pci, bool, 0444);
+MODULE_PARM_DESC(bind_pci, "bind real PCI cards 1a4a:2030 (default 0: upstream datadev owns them)");
+
+static unsigned int quiesce_ms = 50;
+module_param(quiesce_ms, uint, 0644);
+MODULE_PARM_DESC(quiesce_ms,
+		 "firmware before V5: wait this long after stopping DMA before unpinning (ms)");
+
+static unsigned int quiesce_timeout_ms = 1000;
+module_param(quiesce_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(quiesce_timeout_ms, "V5: longest wait for the engine active bits to clear (ms)");
+
+/* ---- globals ------------------------------------------------------------- */
+
+static struct class *ga_class;
+static dev_t ga_devt;
+static DEFINE_IDA(ga_minor_ida);
+/* Pins taken and not yet released, all cards: must be 0 at exit. */
+static atomic_t ga_live_pins = ATOMIC_INIT(0);
+
+static const struct file_operations ga_fops;
+static const struct attribute_group *ga_card_groups[];
+
+/* ---- register helpers ---------------------------------------------------- */
+
+static u32 ga_core_rd(struct ga_card *card, u32 off)
+{
+	return card->ops->read32(card, GA_CORE_OFFSET + off);
+}
+
+static void ga_core_wr(struct ga_card *card, u32 off, u32 val)
+{
+	card->ops->write32(card, GA_CORE_OFFSET + off, val);
+}
+
+static int ga_field_rd(struct ga_card *card, enum ga_reg_id id, u32 index, u32 *val)
+{
+	u32 off;
+	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
+
+	if (ret)
+		return ret;
+	*val = ga_reg_field_get(id, card->layout, ga_core_rd(card, off));
+	return 0;
+}
+
+/*
+ * Write one field; read-modify-write when it shares its word.
+ * Locking: card->reg_lock held (it is the only writer of shared words).
+ */
+static int ga_field_wr(struct ga_card *card, enum ga_reg_id id, u32 index, u32 val)
+{
+	u32 off, mask, word;
+	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
+
+	lockdep_assert_held(&card->reg_lock);
+	if (ret)
+		return ret;
+	mask = ga_reg_field_mask(id, card->layout);
+	if (mask == 0xffffffffu || ga_regs[id].access == GA_WO)
+		word = val;
+	else
+		word = ga_reg_field_set(id, card->layout, ga_core_rd(card, off), val);
+	ga_core_wr(card, off, word);
+	return 0;
+}
+
+static enum ga_reg_id ga_enable_id(bool write)
+{
+	return write ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE;
+}
+
+static bool ga_engine_on(struct ga_card *card, bool write)
+{
+	u32 v = 0;
+
+	ga_field_rd(card, ga_enable_id(write), 0, &v);
+	return v != 0;
+}
+
+/* Locking: card->reg_lock held. */
+static void ga_zero_addr(struct ga_card *card, bool write, u32 index)
+{
+	ga_field_wr(card, write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, index, 0);
+	ga_field_wr(card, write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, index, 0);
+	if (write && ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
+		ga_field_wr(card, GA_REG_WRITE_SIZE, index, 0);
+}
+
+/*
+ * Program the ring sizes of both directions from card->count.
+ * Locking: card->lock and card->reg_lock held.
+ */
+static void ga_program_counts(struct ga_card *card)
+{
+	lockdep_assert_held(&card->lock);
+	ga_field_wr(card, GA_REG_WRITE_COUNT, 0, card->count[1] ? card->count[1] - 1 : 0);
+	ga_field_wr(card, GA_REG_READ_COUNT, 0, card->count[0] ? card->count[0] - 1 : 0);
+	/* V4: the shared write size goes back to its reset value with the last
+	 * write buffer, so the next set of buffers may have another size. */
+	if (!card->count[1] && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
+		ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, 0);
+}
+
+/*
+ * After DMA to some buffers was stopped (enable bit off or address zeroed),
+ * wait until none can still be in flight: V5 reports it in its active
+ * bits (only meaningful with the engine off), older firmware cannot say,
+ * so it gets a fixed wait unless the card knows better (emulated card).
+ * @dirs: bit 0 read engine, bit 1 write engine.
+ * Context: process context, sleeps; no lock needed (reads only).
+ */
+static void ga_wait_idle(struct ga_card *card, unsigned int dirs)
+{
+	unsigned long deadline;
+	int d;
+
+	if (card->version >= 5) {
+		deadline = jiffies + msecs_to_jiffies(quiesce_timeout_ms);
+		for (d = 0; d < 2; d++) {
+			enum ga_reg_id id = d ? GA_REG_WRITE_ACTIVE : GA_REG_READ_ACTIVE;
+			u32 active = 0;
+
+			if (!(dirs & (1u << d)) || ga_engine_on(card, d))
+				continue;
+			while (!ga_field_rd(card, id, 0, &active) && active) {
+				if (time_after(jiffies, deadline)) {
+					atomic_inc(&card->quiesce_timeouts);
+					dev_warn(card->dev, "%s engine still active after %u ms\n",
+						 d ? "write" : "read", quiesce_timeout_ms);
+					break;
+				}
+				usleep_range(500, 1000);
+			}
+		}
+		return;
+	}
+	if (card->ops->dma_barrier)
+		card->ops->dma_barrier(card);
+	else
+		msleep(quiesce_ms);
+}
+
+/* ---- pinning --------------------------------------------------------------
+ *
+ * States (buf->lock): SETUP -> LIVE -> RELEASING, and INVALIDATED from any
+ * of them when NVIDIA calls ga_free_callback().  Who releases what:
+ *  - the callback: in-callback calls (free_dma_mapping, free_page_table);
+ *    NVIDIA frees the rest after it returns;
+ *  - the normal path: dma_unmap_pages under buf->lock (so the callback
+ *    cannot free the mapping under it), then put_pages WITHOUT buf->lock:
+ *    put_pages waits for a callback in flight, which wants buf->lock.
+ * ga_live_pins counts pins between a successful get_pages and their end.
+ */
+
+/*
+ * Stop all DMA to @buf: engine off if it ran, address zeroed, wait.
+ * Context: the free callback, buf->lock held (or the re-entered caller's).
+ */
+static void ga_buf_stop_dma(struct ga_buf *buf)
+{
+	struct ga_card *card = buf->card;
+	bool was_on;
+
+	mutex_lock(&card->reg_lock);
+	was_on = ga_engine_on(card, buf->write);
+	if (was_on)
+		ga_field_wr(card, ga_enable_id(buf->write), 0, 0);
+	ga_zero_addr(card, buf->write, buf->index);
+	mutex_unlock(&card->reg_lock);
+	if (was_on)
+		dev_warn(card->dev,
+			 "%s buffer %u invalidated while its engine ran: engine stopped, "
+			 "re-enable to continue\n",
+			 buf->write ? "write" : "read", buf->index);
+	ga_wait_idle(card, buf->write ? 2 : 1);
+}
+
+/*
+ * NVIDIA's free callback: the GPU memory behind @data is going away.
+ * Tears down this buffer only.  Takes only buf->lock (and the leaf
+ * reg_lock): NVIDIA holds its own locks here, and the normal path never
+ * holds buf->lock while waiting on them.  Re-entry guard: if the task that
+ * holds buf->lock is inside an nvidia_p2p_* call that calls back
+ * synchronously, the lock is already ours.
+ */
+static void ga_free_callback(void *data)
+{
+	struct ga_buf *buf = data;
+	bool reentered = READ_ONCE(buf->nv_caller) == current;
+	enum ga_pin_state prev;
+
+	if (!reentered)
+		mutex_lock(&buf->lock);
+	prev = buf->state;
+	switch (prev) {
+	case GA_PIN_INVALIDATED:
+		/* Called twice: nothing left to do. */
+		break;
+	case GA_PIN_LIVE:
+		ga_buf_stop_dma(buf);
+		nvidia_p2p_free_dma_mapping(buf->map);
+		nvidia_p2p_free_page_table(buf->pt);
+		atomic_dec(&ga_live_pins);
+		break;
+	case GA_PIN_SETUP:
+		/* Nothing programmed yet; the add path may be writing buf->map,
+		 * so leave the mapping to NVIDIA and see INVALIDATED there. */
+		nvidia_p2p_free_page_table(buf->pt);
+		atomic_dec(&ga_live_pins);
+		break;
+	case GA_PIN_RELEASING:
+		/* DMA stopped and unmapped by the normal path, whose put_pages
+		 * waits for us and then drops the pin count. */
+		nvidia_p2p_free_page_table(buf->pt);
+		break;
+	}
+	if (prev != GA_PIN_INVALIDATED) {
+		buf->state = GA_PIN_INVALIDATED;
+		buf->map = NULL;
+		buf->pt = NULL;
+		dev_info(buf->card->dev, "%s buffer %u: GPU memory invalidated\n",
+			 buf->write ? "write" : "read", buf->index);
+	}
+	if (!reentered)
+		mutex_unlock(&buf->lock);
+	/* Last access to *buf: the normal path may free it after this. */
+	complete_all(&buf->cb_done);
+}
+
+/*
+ * Normal-path release of a LIVE (or SETUP) pin; the caller frees @buf.
+ * Prerequisite: DMA to the buffer stopped (address zeroed, engine idle);
+ * card->lock held (no new buffer can take the index meanwhile).
+ */
+static void ga_buf_unpin(struct ga_buf *buf)
+{
+	struct nvidia_p2p_page_table *pt = NULL;
+	int ret;
+
+	mutex_lock(&buf->lock);
+	if (buf->state == GA_PIN_LIVE || buf->state == GA_PIN_SETUP) {
+		if (buf->map) {
+			WRITE_ONCE(buf->nv_caller, current);
+			ret = nvidia_p2p_dma_unmap_pages(buf->card->pdev, buf->pt, buf->map);
+			WRITE_ONCE(buf->nv_caller, NULL);
+			if (ret)
+				dev_warn(buf->card->dev, "dma_unmap_pages: %d\n", ret);
+		}
+		if (buf->state != GA_PIN_INVALIDATED) { /* unless it re-entered */
+			buf->map = NULL;
+			buf->state = GA_PIN_RELEASING;
+			pt = buf->pt;
+		}
+	}
+	mutex_unlock(&buf->lock);
+
+	if (pt) {
+		ret = nvidia_p2p_put_pages(0, 0, buf->pin_va, pt);
+		if (ret)
+			dev_warn(buf->card->dev, "put_pages: %d (callback may have run)\n", ret);
+		atomic_dec(&ga_live_pins);
+	} else {
+		wait_for_completion(&buf->cb_done);
+	}
+}
+
+/*
+ * Pin, map and check @buf's GPU memory, then program its registers.
+ * Prerequisite: card->lock held.  buf->lock is NOT held across get_pages
+ * and dma_map_pages (both may take NVIDIA locks the callback runs under);
+ * a callback that comes meanwhile finds SETUP and the checks below see it.
+ */
+static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
+{
+	struct nvidia_p2p_dma_mapping *map = NULL;
+	struct nvidia_p2p_page_table *pt;
+	u64 off = buf->gpu_address - buf->pin_va;
+	u32 i, used;
+	int ret;
+
+	ret = nvidia_p2p_get_pages(0, 0, buf->pin_va, buf->pin_len, &buf->pt, ga_free_callback,
+				   buf);
+	if (ret) {
+		dev_dbg(card->dev, "get_pages(%#llx, %#llx): %d\n", buf->pin_va, buf->pin_len, ret);
+		return ret;
+	}
+	atomic_inc(&ga_live_pins);
+	ret = nvidia_p2p_dma_map_pages(card->pdev, buf->pt, &map);
+
+	mutex_lock(&buf->lock);
+	if (buf->state == GA_PIN_INVALIDATED) {
+		mutex_unlock(&buf->lock);
+		wait_for_completion(&buf->cb_done);
+		return -ENXIO;
+	}
+	if (ret) {
+		dev_dbg(card->dev, "dma_map_pages: %d\n", ret);
+		goto out_release;
+	}
+	buf->map = map;
+	pt = buf->pt;
+
+	ret = -EINVAL;
+	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt) ||
+	    !NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(map)) {
+		dev_warn(card->dev, "incompatible NVIDIA page table or mapping version\n");
+		goto out_release;
+	}
+	if (pt->page_size != NVIDIA_P2P_PAGE_SIZE_64KB || map->entries != pt->entries ||
+	    (u64)pt->entries * GA_GPU_PAGE_SIZE < buf->pin_len) {
+		dev_warn(card->dev, "unexpected page table: page size %u, %u entries\n",
+			 pt->page_size, pt->entries);
+		goto out_release;
+	}
+	/* The card takes one base address: the buffer must be bus-contiguous. */
+	used = DIV_ROUND_UP(off + buf->size, GA_GPU_PAGE_SIZE);
+	for (i = 1; i < used; i++) {
+		if (map->dma_addresses[i] != map->dma_addresses[0] + (u64)i * GA_GPU_PAGE_SIZE) {
+			dev_warn(card->dev, "buffer is not contiguous on the bus (page %u)\n", i);
+			goto out_release;
+		}
+	}
+	buf->bus = map->dma_addresses[0] + off;
+	buf->pages = pt->entries;
+
+	mutex_lock(&card->reg_lock);
+	if (buf->write) {
+		ga_field_wr(card, GA_REG_WRITE_ADDR_LO, buf->index, lower_32_bits(buf->bus));
+		ga_field_wr(card, GA_REG_WRITE_ADDR_HI, buf->index, upper_32_bits(buf->bus));
+		if (ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
+			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, buf->size);
+		if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
+			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, buf->size);
+	} else {
+		ga_field_wr(card, GA_REG_READ_ADDR_LO, buf->index, lower_32_bits(buf->bus));
+		ga_field_wr(card, GA_REG_READ_ADDR_HI, buf->index, upper_32_bits(buf->bus));
+	}
+	mutex_unlock(&card->reg_lock);
+	buf->state = GA_PIN_LIVE;
+	mutex_unlock(&buf->lock);
+	return 0;
+
+out_release:
+	mutex_unlock(&buf->lock);
+	ga_buf_unpin(buf);
+	return ret;
+}
+
+/* ---- buffers of a card --------------------------------------------------- */
+
+/* Index of a direction in card->bufs / card->count. */
+static int ga_dir(bool write)
+{
+	return write ? 1 : 0;
+}
+
+typedef bool (*ga_pick_fn)(struct ga_buf *buf, const void *ctx);
+
+static bool ga_pick_all(struct ga_buf *buf, const void *ctx)
+{
+	return true;
+}
+
+static bool ga_pick_file(struct ga_buf *buf, const void *ctx)
+{
+	return buf->owner == ctx;
+}
+
+static bool ga_pick_one(struct ga_buf *buf, const void *ctx)
+{
+	return buf == ctx;
+}
+
+/*
+ * Remove every buffer @pick chooses: detach it, stop the engines of the
+ * directions it belongs to, zero its address registers, shrink the rings,
+ * wait for the card to be idle, then unpin and free.  Returns how many.
+ * Locking: card->lock held.
+ */
+static unsigned int ga_remove_bufs(struct ga_card *card, ga_pick_fn pick, const void *ctx)
+{
+	unsigned int dirs = 0, n = 0, d, i;
+	LIST_HEAD(gone);
+	struct ga_buf *buf, *tmp;
+
+	lockdep_assert_held(&card->lock);
+	for (d = 0; d < 2; d++) {
+		for (i = 0; i < card->count[d]; i++) {
+			buf = card->bufs[d][i];
+			if (!buf || !pick(buf, ctx))
+				continue;
+			card->bufs[d][i] = NULL;
+			list_add_tail(&buf->rm_node, &gone);
+			dirs |= 1u << d;
+			n++;
+		}
+		/* The ring ends after the highest buffer left. */
+		while (card->count[d] && !card->bufs[d][card->count[d] - 1])
+			card->count[d]--;
+	}
+	if (!n)
+		return 0;
+
+	mutex_lock(&card->reg_lock);
+	for (d = 0; d < 2; d++) {
+		if ((dirs & (1u << d)) && ga_engine_on(card, d)) {
+			ga_field_wr(card, ga_enable_id(d), 0, 0);
+			dev_info(card->dev, "%s engine stopped: its buffers are being removed\n",
+				 d ? "write" : "read");
+		}
+	}
+	list_for_each_entry(buf, &gone, rm_node)
+		ga_zero_addr(card, buf->write, buf->index);
+	ga_program_counts(card);
+	mutex_unlock(&card->reg_lock);
+
+	ga_wait_idle(card, dirs);
+
+	list_for_each_entry_safe(buf, tmp, &gone, rm_node) {
+		list_del(&buf->rm_node);
+		ga_buf_unpin(buf);
+		kfree(buf);
+	}
+	if (!card->count[0] && !card->count[1])
+		card->owner_tgid = 0;
+	return n;
+}
+
+/* May the calling thread group change this card's buffers?  card->lock held. */
+static int ga_check_owner(struct ga_card *card)
+{
+	lockdep_assert_held(&card->lock);
+	if (card->dead)
+		return -ENODEV;
+	if (card->owner_tgid && card->owner_tgid != task_tgid_nr(current))
+		return -EBUSY;
+	return 0;
+}
+
+/* ---- ioctls -------------------------------------------------------------- */
+
+static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
+{
+	struct ga_card *card = gf->card;
+	struct ga_buf *buf;
+	u32 index, cur;
+	int d = ga_dir(write), ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	if (!size || size % GA_GPU_PAGE_SIZE)
+		return -EINVAL;
+	if (address + size < address)
+		return -EINVAL;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	buf->card = card;
+	buf->owner = gf;
+	buf->tgid = task_tgid_nr(current);
+	buf->write = write;
+	buf->gpu_address = address;
+	buf->size = size;
+	buf->pin_va = address & ~(u64)(GA_GPU_PAGE_SIZE - 1);
+	buf->pin_len = ALIGN(address + size - buf->pin_va, (u64)GA_GPU_PAGE_SIZE);
+	mutex_init(&buf->lock);
+	init_completion(&buf->cb_done);
+	buf->state = GA_PIN_SETUP;
+
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	if (ret)
+		goto out_unlock;
+	/* Indices are positional, as upstream: the next one is the count. */
+	index = card->count[d];
+	if (index >= card->max_buffers) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/* V4: one size for all write buffers. */
+	if (write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
+	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
+	    cur != size) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	buf->index = index;
+	ret = ga_buf_pin(card, buf);
+	if (ret)
+		goto out_unlock;
+
+	card->bufs[d][index] = buf;
+	card->count[d] = index + 1;
+	card->owner_tgid = buf->tgid;
+	/* Counts only: the enables stay as they are (upstream main turned the
+	 * engines on here, before user space could arm anything). */
+	mutex_lock(&card->reg_lock);
+	ga_program_counts(card);
+	mutex_unlock(&card->reg_lock);
+	mutex_unlock(&card->lock);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&card->lock);
+	kfree(buf);
+	return ret;
+}
+
+static int ga_ioctl_add(struct ga_file *gf, void __user *argp)
+{
+	struct GpuNvidiaData d;
+
+	if (copy_from_user(&d, argp, sizeof(d)))
+		return -EFAULT;
+	return __ga_add(gf, d.write != 0, d.address, d.size);
+}
+
+/* Upstream semantics: both engines off, every buffer of the card removed. */
+static int ga_ioctl_rem_all(struct ga_file *gf)
+{
+	struct ga_card *card = gf->card;
+	int ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	if (!ret) {
+		mutex_lock(&card->reg_lock);
+		ga_field_wr(card, GA_REG_WRITE_ENABLE, 0, 0);
+		ga_field_wr(card, GA_REG_READ_ENABLE, 0, 0);
+		mutex_unlock(&card->reg_lock);
+		ga_remove_bufs(card, ga_pick_all, NULL);
+	}
+	mutex_unlock(&card->lock);
+	return ret;
+}
+
+/* Locking: card->lock held. */
+static int ga_check_armable(struct ga_card *card, u32 index)
+{
+	struct ga_buf *buf;
+
+	if (index >= card->count[1] || !card->bufs[1][index])
+		return -EINVAL;
+	buf = card->bufs[1][index];
+	if (READ_ONCE(buf->state) == GA_PIN_INVALIDATED)
+		return -ENXIO;
+	return 0;
+}
+
+static int ga_ioctl_set_write_enable(struct ga_file *gf, void __user *argp)
+{
+	struct ga_card *card = gf->card;
+	u32 index;
+	int ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	if (copy_from_user(&index, argp, sizeof(index)))
+		return -EFAULT;
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	if (!ret)
+		ret = ga_check_armable(card, index);
+	if (!ret) {
+		mutex_lock(&card->reg_lock);
+		ga_field_wr(card, GA_REG_FREE_LIST, index, 1);
+		mutex_unlock(&card->reg_lock);
+	}
+	mutex_unlock(&card->lock);
+	return ret;
+}
+
+static int ga_ioctl_enable(struct ga_file *gf, bool write, unsigned long value)
+{
+	struct ga_card *card = gf->card;
+	int ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	if (!ret) {
+		mutex_lock(&card->reg_lock);
+		ga_field_wr(card, ga_enable_id(write), 0, value ? 1 : 0);
+		mutex_unlock(&card->reg_lock);
+	}
+	mutex_unlock(&card->lock);
+	return ret;
+}
+
+static int ga_reg_window_ok(struct ga_card *card, u64 address)
+{
+	if (address < DMA_REG_WINDOW_START || address > DMA_REG_WINDOW_END - 4 ||
+	    address + 4 > card->bar_len || address % 4)
+		return -EINVAL;
+	return 0;
+}
+
+static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
+{
+	struct ga_card *card = gf->card;
+	struct DmaRegisterData r;
+	int ret;
+
+	if (copy_from_user(&r, argp, sizeof(r)))
+		return -EFAULT;
+	ret = ga_reg_window_ok(card, r.address);
+	if (ret)
+		return ret;
+	if (write) {
+		/* Shared words are read-modify-written by the driver under
+		 * reg_lock; a user's whole-word write takes the same lock. */
+		mutex_lock(&card->reg_lock);
+		card->ops->write32(card, r.address, r.data);
+		mutex_unlock(&card->reg_lock);
+		return 0;
+	}
+	r.data = card->ops->read32(card, r.address);
+	if (copy_to_user(argp, &r, sizeof(r)))
+		return -EFAULT;
+	return 0;
+}
+
+static int ga_ioctl_rem_buffer(struct ga_file *gf, void __user *argp)
+{
+	struct ga_card *card = gf->card;
+	struct ga_buffer_ref ref;
+	struct ga_buf *buf;
+	int d, ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	if (copy_from_user(&ref, argp, sizeof(ref)))
+		return -EFAULT;
+	d = ga_dir(ref.write != 0);
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	if (ret)
+		goto out_unlock;
+	/* Only the last: the ring is 0..count-1 and cannot have holes. */
+	if (!card->count[d] || ref.index != card->count[d] - 1) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/* The engine might be writing into it: the caller stops it first. */
+	if (ga_engine_on(card, ref.write != 0)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	buf = card->bufs[d][ref.index];
+	ga_remove_bufs(card, ga_pick_one, buf);
+out_unlock:
+	mutex_unlock(&card->lock);
+	return ret;
+}
+
+static int ga_ioctl_arm_many(struct ga_file *gf, void __user *argp)
+{
+	struct ga_card *card = gf->card;
+	struct ga_arm_many a;
+	u32 *idx, i;
+	int ret;
+
+	if (!card->gpu_en)
+		return -ENOTSUPP;
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (a.count > GA_MAX_BUFFERS)
+		return -EINVAL;
+	if (!a.count)
+		return 0;
+	idx = kvmalloc_array(a.count, sizeof(*idx), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	if (copy_from_user(idx, u64_to_user_ptr(a.indices), a.count * sizeof(*idx))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	mutex_lock(&card->lock);
+	ret = ga_check_owner(card);
+	/* All or nothing: validate every index before arming any. */
+	for (i = 0; !ret && i < a.count; i++)
+		ret = ga_check_armable(card, idx[i]);
+	if (!ret) {
+		mutex_lock(&card->reg_lock);
+		for (i = 0; i < a.count; i++)
+			ga_field_wr(card, GA_REG_FREE_LIST, idx[i], 1);
+		mutex_unlock(&card->reg_lock);
+	}
+	mutex_unlock(&card->lock);
+out_free:
+	kvfree(idx);
+	return ret;
+}
+
+static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
+{
+	struct ga_card *card = gf->card;
+	struct ga_buffer_entry *e = NULL;
+	struct ga_buffer_table t;
+	u32 n = 0, cap;
+	int d, i, ret = 0;
+
+	if (copy_from_user(&t, argp, sizeof(t)))
+		return -EFAULT;
+	cap = min_t(u32, t.capacity, 2 * GA_MAX_BUFFERS);
+	if (cap) {
+		e = kvcalloc(cap, sizeof(*e), GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+	}
+	mutex_lock(&card->lock);
+	for (d = 1; d >= 0; d--) {
+		for (i = 0; i < card->count[d]; i++) {
+			struct ga_buf *buf = card->bufs[d][i];
+
+			if (!buf)
+				continue;
+			if (n < cap) {
+				e[n].index = buf->index;
+				e[n].write = buf->write;
+				e[n].gpu_address = buf->gpu_address;
+				e[n].bus_address = buf->bus;
+				e[n].size = buf->size;
+				e[n].pages = buf->pages;
+				e[n].owner_tgid = buf->tgid;
+				e[n].flags = READ_ONCE(buf->state) == GA_PIN_INVALIDATED ?
+						     GA_BUF_INVALIDATED : 0;
+			}
+			n++;
+		}
+	}
+	mutex_unlock(&card->lock);
+	if (cap && copy_to_user(u64_to_user_ptr(t.entries), e, min(n, cap) * sizeof(*e)))
+		ret = -EFAULT;
+	t.count = n;
+	if (!ret && copy_to_user(argp, &t, sizeof(t)))
+		ret = -EFAULT;
+	kvfree(e);
+	return ret;
+}
+
+/* ---- dispatcher ---------------------------------------------------------- */
+
+/*
+ * Upstream codes are bare 16-bit numbers, not _IOC-encoded; the GPU ones
+ * are matched exactly, the generic DMA ones on the low 16 bits (as
+ * upstream's Dma_Ioctl does).  Positive results (version, counts, flags)
+ * are the ioctl's return value.
+ */
+static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct ga_file *gf = file->private_data;
+	struct ga_card *card = gf->card;
+	void __user *argp = (void __user *)arg;
+
+	if (READ_ONCE(card->dead))
+		return -ENODEV;
+
+	switch (cmd) {
+	case GPU_Add_Nvidia_Memory:
+		return ga_ioctl_add(gf, argp);
+	case GPU_Rem_Nvidia_Memory:
+		return ga_ioctl_rem_all(gf);
+	case GPU_Set_Write_Enable:
+		return ga_ioctl_set_write_enable(gf, argp);
+	case GPU_Is_Gpu_Async_Supp:
+		return card->gpu_en ? 1 : 0;
+	case GPU_Get_Gpu_Async_Ver:
+		return card->version; /* even when unsupported, so it can be reported */
+	case GPU_Get_Max_Buffers:
+		return card->gpu_en ? card->max_buffers : -ENOTSUPP;
+	case GPU_Enable_Tx:
+		return ga_ioctl_enable(gf, true, arg);
+	case GPU_Enable_Rx:
+		return ga_ioctl_enable(gf, false, arg);
+	case GA_Get_Abi_Version:
+		return (GA_ABI_VERSION << 16) | GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY |
+		       GA_FEAT_BUFFER_TABLE;
+	case GA_Rem_Buffer:
+		return ga_ioctl_rem_buffer(gf, argp);
+	case GA_Arm_Buffers:
+		return ga_ioctl_arm_many(gf, argp);
+	case GA_Get_Buffer_Table:
+		return ga_ioctl_buffer_table(gf, argp);
+	}
+
+	switch (cmd & 0xffff) {
+	case DMA_Get_Buff_Count:
+		return 0; /* no CPU DMA buffers: the registers start at offset 0 */
+	case DMA_Get_Buff_Size:
+		return GA_DMA_BUFF_SIZE;
+	case DMA_Get_Version:
+		return DMA_VERSION;
+	case DMA_Write_Register:
+		return ga_ioctl_reg(gf, argp, true);
+	case DMA_Read_Register:
+		return ga_ioctl_reg(gf, argp, false);
+	}
+	return -ENOTTY;
+}
+
+/* ---- mmap ---------------------------------------------------------------- */
+
+/*
+ * Upstream: file offsets below count * size are DMA buffers, the rest is
+ * BAR0 from offset count * size.  We have no DMA buffers (count 0), so the
+ * file offset is the BAR0 offset; as upstream, the window starts at 0x10000.
+ */
+static int ga_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct ga_file *gf = file->private_data;
+	struct ga_card *card = gf->card;
+	u64 base = 0 * (u64)GA_DMA_BUFF_SIZE; /* DMA_Get_Buff_Count * DMA_Get_Buff_Size */
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 len = vma->vm_end - vma->vm_start;
+
+	if (READ_ONCE(card->dead))
+		return -ENODEV;
+	if (off < base + DMA_REG_WINDOW_START || off - base + len > card->bar_len)
+		return -EINVAL;
+	return card->ops->mmap(card, vma, off - base);
+}
+
+/* ---- sysfs ---------------------------------------------------------------- */
+
+static ssize_t version_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", card->version);
+}
+static DEVICE_ATTR_RO(version);
+
+static ssize_t max_buffers_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", card->max_buffers);
+}
+static DEVICE_ATTR_RO(max_buffers);
+
+static ssize_t gpu_enabled_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", card->gpu_en);
+}
+static DEVICE_ATTR_RO(gpu_enabled);
+
+static ssize_t owner_tgid_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(card->owner_tgid));
+}
+static DEVICE_ATTR_RO(owner_tgid);
+
+static ssize_t buffers_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+	unsigned int w, r;
+
+	mutex_lock(&card->lock);
+	w = card->count[1];
+	r = card->count[0];
+	mutex_unlock(&card->lock);
+	return sysfs_emit(buf, "%u %u\n", w, r);
+}
+static DEVICE_ATTR_RO(buffers);
+
+static ssize_t quiesce_timeouts_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", atomic_read(&card->quiesce_timeouts));
+}
+static DEVICE_ATTR_RO(quiesce_timeouts);
+
+static ssize_t live_pins_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ga_live_pins));
+}
+static DEVICE_ATTR_RO(live_pins);
+
+static struct attribute *ga_card_attrs[] = {
+	&dev_attr_version.attr,
+	&dev_attr_max_buffers.attr,
+	&dev_attr_gpu_enabled.attr,
+	&dev_attr_owner_tgid.attr,
+	&dev_attr_buffers.attr,
+	&dev_attr_quiesce_timeouts.attr,
+	&dev_attr_live_pins.attr,
+	NULL,
+};
+
+static const struct attribute_group ga_card_group = {
+	.attrs = ga_card_attrs,
+};
+
+static const struct attribute_group *ga_card_groups[] = {
+	&ga_card_group,
+	&ga_emu_group,
+	NULL,
+};
+
+/* ---- file operations ------------------------------------------------------ */
+
+static void ga_card_release(struct kref *ref)
+{
+	struct ga_card *card = container_of(ref, struct ga_card, ref);
+
+	if (card->ops->destroy)
+		card->ops->destroy(card);
+	kvfree(card->bufs[0]);
+	kvfree(card->bufs[1]);
+	kfree(card);
+}
+
+static void ga_card_put(struct ga_card *card)
+{
+	kref_put(&card->ref, ga_card_release);
+}
+
+static int ga_open(struct inode *inode, struct file *file)
+{
+	struct ga_card *card = container_of(inode->i_cdev, struct ga_card, cdev);
+	struct ga_file *gf;
+
+	gf = kzalloc(sizeof(*gf), GFP_KERNEL);
+	if (!gf)
+		return -ENOMEM;
+	kref_get(&card->ref);
+	gf->card = card;
+	file->private_data = gf;
+	return 0;
+}
+
+/* Last close, whatever the cause (exit, kill -9): the file's buffers go. */
+static int ga_release(struct inode *inode, struct file *file)
+{
+	struct ga_file *gf = file->private_data;
+	struct ga_card *card = gf->card;
+
+	mutex_lock(&card->lock);
+	ga_remove_bufs(card, ga_pick_file, gf);
+	mutex_unlock(&card->lock);
+	kfree(gf);
+	ga_card_put(card);
+	return 0;
+}
+
+static const struct file_operations ga_fops = {
+	.owner = THIS_MODULE,
+	.open = ga_open,
+	.release = ga_release,
+	.unlocked_ioctl = ga_ioctl,
+	.compat_ioctl = compat_ptr_ioctl, /* the structs have one layout on both */
+	.mmap = ga_mmap,
+	.llseek = noop_llseek,
+};
+
+/* ---- card registration ---------------------------------------------------- */
+
+struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv)
+{
+	struct ga_card *card = kzalloc(sizeof(*card), GFP_KERNEL);
+
+	if (!card)
+		return NULL;
+	card->bufs[0] = kvcalloc(GA_MAX_BUFFERS, sizeof(struct ga_buf *), GFP_KERNEL);
+	card->bufs[1] = kvcalloc(GA_MAX_BUFFERS, sizeof(struct ga_buf *), GFP_KERNEL);
+	if (!card->bufs[0] || !card->bufs[1]) {
+		kvfree(card->bufs[0]);
+		kvfree(card->bufs[1]);
+		kfree(card);
+		return NULL;
+	}
+	kref_init(&card->ref);
+	strscpy(card->name, name, sizeof(card->name));
+	card->ops = ops;
+	card->priv = priv;
+	card->bar_len = GA_BAR_SIZE;
+	card->minor = -1;
+	mutex_init(&card->lock);
+	mutex_init(&card->reg_lock);
+	return card;
+}
+
+/* Read what the card is; clear what a previous driver may have left. */
+static void ga_card_identify(struct ga_card *card)
+{
+	u32 off = 0, word, en, i;
+	unsigned int layout_max;
+
+	en = card->ops->read32(card, GA_AXIVERSION_GPU_EN) & 1;
+	/* The version word sits at the same offset in every layout. */
+	ga_reg_offset(GA_REG_VERSION, GA_LAYOUT_V1, 1, 0, 0, &off);
+	word = ga_core_rd(card, off);
+	card->version = ga_reg_field_get(GA_REG_VERSION, GA_LAYOUT_V1, word);
+	card->layout = ga_layout_for_version(card->version, false);
+	ga_field_rd(card, GA_REG_MAX_BUFFERS, 0, &card->max_buffers);
+	ga_field_rd(card, GA_REG_DMA_DATA_BYTES, 0, &card->dma_data_bytes);
+	layout_max = card->layout == GA_LAYOUT_V1 ? 16 : GA_MAX_BUFFERS;
+	card->gpu_en = en && card->version >= 1 && card->version <= 5 && card->max_buffers >= 1 &&
+		       card->max_buffers <= layout_max;
+	if (!card->gpu_en)
+		return;
+	/* Engines off, no stale addresses (a disabled core still writes). */
+	mutex_lock(&card->reg_lock);
+	ga_field_wr(card, GA_REG_WRITE_ENABLE, 0, 0);
+	ga_field_wr(card, GA_REG_READ_ENABLE, 0, 0);
+	for (i = 0; i < card->max_buffers; i++) {
+		ga_zero_addr(card, true, i);
+		ga_zero_addr(card, false, i);
+	}
+	mutex_unlock(&card->reg_lock);
+}
+
+static char *ga_devnode(struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0666; /* as upstream datadev */
+	return NULL;
+}
+
+int ga_card_register(struct ga_card *card, struct device *parent)
+{
+	int ret;
+
+	ga_card_identify(card);
+	ret = ida_alloc_max(&ga_minor_ida, GA_MAX_CARDS - 1, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	card->minor = ret;
+	cdev_init(&card->cdev, &ga_fops);
+	card->cdev.owner = THIS_MODULE;
+	ret = cdev_add(&card->cdev, MKDEV(MAJOR(ga_devt), card->minor), 1);
+	if (ret)
+		goto out_free_minor;
+	card->dev = device_create_with_groups(ga_class, parent, card->cdev.dev, card,
+					      ga_card_groups, "%s", card->name);
+	if (IS_ERR(card->dev)) {
+		ret = PTR_ERR(card->dev);
+		card->dev = NULL;
+		goto out_del_cdev;
+	}
+	dev_info(card->dev, "GpuAsyncCore version %u, %u buffers, DmaDataBytes %u%s%s\n",
+		 card->version, card->max_buffers, card->dma_data_bytes,
+		 card->emulated ? ", emulated" : "", card->gpu_en ? "" : " (GPU async disabled)");
+	return 0;
+
+out_del_cdev:
+	cdev_del(&card->cdev);
+out_free_minor:
+	ida_free(&ga_minor_ida, card->minor);
+	card->minor = -1;
+	return ret;
+}
+
+/*
+ * Take the card away: no new opens, buffers released now (the hardware may
+ * go), open files see -ENODEV; the memory goes with the last reference.
+ */
+void ga_card_unregister(struct ga_card *card)
+{
+	if (card->minor >= 0) {
+		device_destroy(ga_class, card->cdev.dev);
+		cdev_del(&card->cdev);
+		ida_free(&ga_minor_ida, card->minor);
+		card->minor = -1;
+	}
+	mutex_lock(&card->lock);
+	WRITE_ONCE(card->dead, true);
+	ga_remove_bufs(card, ga_pick_all, NULL);
+	mutex_unlock(&card->lock);
+	if (card->ops->stop)
+		card->ops->stop(card);
+	ga_card_put(card);
+}
+
+/* ---- PCI binding (only with bind_pci=1) ----------------------------------- */
+
+struct ga_pci {
+	void __iomem *bar;
+	resource_size_t start, len;
+};
+
+static u32 ga_pci_read32(struct ga_card *card, u32 off)
+{
+	struct ga_pci *p = card->priv;
+
+	return readl(p->bar + off);
+}
+
+static void ga_pci_write32(struct ga_card *card, u32 off, u32 val)
+{
+	struct ga_pci *p = card->priv;
+
+	writel(val, p->bar + off);
+}
+
+static int ga_pci_mmap(struct ga_card *card, struct vm_area_struct *vma, u64 bar_off)
+{
+	struct ga_pci *p = card->priv;
+
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return vm_iomap_memory(vma, p->start + bar_off, vma->vm_end - vma->vm_start);
+}
+
+static void ga_pci_destroy(struct ga_card *card)
+{
+	kfree(card->priv);
+}
+
+static const struct ga_card_ops ga_pci_ops = {
+	.read32 = ga_pci_read32,
+	.write32 = ga_pci_write32,
+	.mmap = ga_pci_mmap,
+	.destroy = ga_pci_destroy,
+};
+
+static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct ga_card *card;
+	struct ga_pci *p;
+	char name[32];
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	if (pci_resource_len(pdev, 0) < GA_CORE_OFFSET + GA_CORE_SIZE ||
+	    pci_resource_len(pdev, 0) > GA_BAR_SIZE) {
+		dev_err(&pdev->dev, "BAR0 of %llu bytes is not a datadev BAR\n",
+			(unsigned long long)pci_resource_len(pdev, 0));
+		return -ENODEV;
+	}
+	ret = pcim_iomap_regions(pdev, BIT(0), "gpuasync");
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->bar = pcim_iomap_table(pdev)[0];
+	p->start = pci_resource_start(pdev, 0);
+	p->len = pci_resource_len(pdev, 0);
+	snprintf(name, sizeof(name), "datadev_%02x", pdev->bus->number);
+	card = ga_card_alloc(name, &ga_pci_ops, p);
+	if (!card) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	card->pdev = pdev;
+	card->bar_len = p->len;
+	ret = ga_card_register(card, &pdev->dev);
+	if (ret) {
+		ga_card_unregister(card);
+		return ret;
+	}
+	pci_set_drvdata(pdev, card);
+	return 0;
+}
+
+static void ga_pci_remove(struct pci_dev *pdev)
+{
+	ga_card_unregister(pci_get_drvdata(pdev));
+}
+
+/* No MODULE_DEVICE_TABLE on purpose: udev must not load us for these cards. */
+static const struct pci_device_id ga_pci_ids[] = {
+	{ PCI_DEVICE(0x1a4a, 0x2030) },
+	{},
+};
+
+static struct pci_driver ga_pci_driver = {
+	.name = "gpuasync",
+	.id_table = ga_pci_ids,
+	.probe = ga_pci_probe,
+	.remove = ga_pci_remove,
+};
+
+/* ---- init/exit ------------------------------------------------------------ */
+
+static int __init ga_init(void)
+{
+	int ret;
+
+	if (emulate < 0 || emulate > 8) {
+		pr_err("gpuasync: emulate=%d out of range 0..8\n", emulate);
+		return -EINVAL;
+	}
+	ret = alloc_chrdev_region(&ga_devt, 0, GA_MAX_CARDS, "gpuasync");
+	if (ret)
+		return ret;
+	ga_class = class_create(THIS_MODULE, "gpuasync");
+	if (IS_ERR(ga_class)) {
+		ret = PTR_ERR(ga_class);
+		goto out_unregister_region;
+	}
+	ga_class->devnode = ga_devnode;
+	ret = ga_emu_create_all(emulate);
+	if (ret)
+		goto out_destroy_class;
+	if (bind_pci) {
+		ret = pci_register_driver(&ga_pci_driver);
+		if (ret)
+			goto out_destroy_emu;
+	}
+	pr_info("gpuasync: version " GA_DRV_VERSION ", %d emulated card(s)%s\n", emulate,
+		bind_pci ? ", binding PCI cards" : "");
+	return 0;
+
+out_destroy_emu:
+	ga_emu_destroy_all();
+out_destroy_class:
+	class_destroy(ga_class);
+out_unregister_region:
+	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
+	return ret;
+}
+
+static void __exit ga_exit(void)
+{
+	if (bind_pci)
+		pci_unregister_driver(&ga_pci_driver);
+	ga_emu_destroy_all();
+	class_destroy(ga_class);
+	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
+	WARN(atomic_read(&ga_live_pins), "gpuasync: %d GPU pins leaked\n",
+	     atomic_read(&ga_live_pins));
+}
+
+module_init(ga_init);
+module_exit(ga_exit);
+MODULE_LICENSE("GPL");
+MODULE_VERSION(GA_DRV_VERSION);
+MODULE_DESCRIPTION("GpuAsyncCore FPGA<->GPU RDMA driver (datadev GPU ABI) with emulated cards");

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gpuasync.ko internals shared by the driver core (ga_drv.c) and the
+ * emulated card (ga_emu.c).  A card is a register window ("BAR0") reached
+ * through struct ga_card_ops: ioremapped memory for a real PCI card,
+ * kernel memory run by the firmware model for an emulated one.  Everything
+ * above the ops (ioctls, pinning, buffers, ownership) is the same for both.
+ */
+#ifndef GA_DRV_H
+#define GA_DRV_H
+
+#include <linux/cdev.h>
+#include <linux/completion.h>
+#include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/sysfs.h>
+#include <linux/types.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/regs.h"
+
+#define GA_BAR_SIZE 0x1000000u /* upstream accepts BAR0 up to 16 MiB */
+
+struct ga_card;
+struct vm_area_struct;
+
+struct ga_card_ops {
+	/* 32-bit access at byte offset @off of BAR0 (already range-checked). */
+	u32 (*read32)(struct ga_card *card, u32 off);
+	void (*write32)(struct ga_card *card, u32 off, u32 val);
+	/* Map BAR0 bytes [bar_off, bar_off + vma size) into @vma. */
+	int (*mmap)(struct ga_card *card, struct vm_area_struct *vma, u64 bar_off);
+	/*
+	 * Optional: return once no DMA started before the call can still be
+	 * in flight (the emulated card's DMA is synchronous).  Without it,
+	 * versions before 5 get a fixed wait (module parameter quiesce_ms).
+	 */
+	void (*dma_barrier)(struct ga_card *card);
+	/* Stop background work (emulated card thread); buffers are gone. */
+	void (*stop)(struct ga_card *card);
+	/* Free what priv holds, with the last reference to the card. */
+	void (*destroy)(struct ga_card *card);
+};
+
+enum ga_pin_state {
+	GA_PIN_SETUP,       /* being pinned by the add ioctl */
+	GA_PIN_LIVE,        /* pinned and mapped: the normal path owns it */
+	GA_PIN_RELEASING,   /* normal path unmapped it and will put_pages */
+	GA_PIN_INVALIDATED, /* the free callback tore it down */
+};
+
+/* One registered GPU buffer. */
+struct ga_buf {
+	struct ga_card *card;
+	struct ga_file *owner; /* file that registered it */
+	pid_t tgid;            /* thread group that registered it */
+	bool write;            /* FPGA->GPU (write) list */
+	u32 index;
+	u64 gpu_address;       /* as passed by user space */
+	u32 size;
+	u64 pin_va, pin_len;   /* the 64 KiB aligned range pinned */
+	u64 bus;               /* programmed into the card */
+	u32 pages;
+
+	/*
+	 * lock guards state, pt and map.  It is the only lock the free
+	 * callback takes (plus the leaf card->reg_lock), because NVIDIA calls
+	 * it with its own locks held: the normal path therefore never calls
+	 * nvidia_p2p_put_pages/get_pages... while holding a lock the callback
+	 * wants, except as documented at ga_buf_pin().
+	 */
+	struct mutex lock;
+	enum ga_pin_state state;
+	struct nvidia_p2p_page_table *pt;
+	struct nvidia_p2p_dma_mapping *map;
+	/* Re-entry guard: task inside an nvidia_p2p_* call holding lock. */
+	struct task_struct *nv_caller;
+	/* Completed by the callback after its last access to this struct. */
+	struct completion cb_done;
+	struct list_head rm_node; /* on a removal list (card->lock) */
+};
+
+/* Per open file. */
+struct ga_file {
+	struct ga_card *card;
+};
+
+struct ga_card {
+	struct kref ref; /* the registration and every open file */
+	const struct ga_card_ops *ops;
+	void *priv;
+	struct pci_dev *pdev;  /* NULL for an emulated card */
+	bool emulated;
+	bool dead;             /* unregistered: files get -ENODEV */
+	u32 bar_len;
+	int minor;
+	char name[32];
+	struct cdev cdev;
+	struct device *dev;
+
+	/* Identity, read once at creation. */
+	bool gpu_en;           /* GpuAsyncCore present and version supported */
+	unsigned int version;
+	enum ga_layout layout;
+	unsigned int max_buffers;
+	unsigned int dma_data_bytes;
+
+	/*
+	 * lock guards the buffer arrays, the counts and the owner.  Order:
+	 * card->lock, then buf->lock, then reg_lock (then the emulated card's
+	 * model lock, then the NVIDIA stub's lock).
+	 */
+	struct mutex lock;
+	struct ga_buf **bufs[2]; /* [0] read list, [1] write list; max_buffers slots */
+	u32 count[2];            /* highest live index + 1 */
+	pid_t owner_tgid;        /* 0: unowned */
+	/* reg_lock: read-modify-write of shared register words (leaf). */
+	struct mutex reg_lock;
+	atomic_t quiesce_timeouts;
+};
+
+/* ga_drv.c */
+struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv);
+/* Identify the card, create /dev/<name>.  On failure the caller drops
+ * the allocation reference with ga_card_unregister(). */
+int ga_card_register(struct ga_card *card, struct device *parent);
+/* Remove the device node and all buffers, stop, drop the reference. */
+void ga_card_unregister(struct ga_card *card);
+
+/* ga_emu.c */
+extern const struct attribute_group ga_emu_group;
+int ga_emu_create_all(int n);
+void ga_emu_destroy_all(void);
+
+#endif /* GA_DRV_H */

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Emulated GpuAsyncCore cards (emulate=N): a 16 MiB "BAR0" in kernel
+ * memory holding an AxiVersion block (GPU enable bit, DMA clock) and the
+ * core block at 0x28000, run by the same firmware model as libgpuasync's
+ * simulated card (lib/model/ga_model.c, compiled into this module through
+ * ga_model_k.c).  This file is the model's kernel host:
+ *  - register writes the driver sees go to ga_model_reg_write() at once;
+ *    writes user space makes through mmap are picked up by a kthread that
+ *    calls ga_model_poll() every emulate_poll_us;
+ *  - the model's DMA reaches "GPU memory" through nv_p2p_stub's bus
+ *    addresses (as a card reaches BAR1), so a zeroed or stale address
+ *    register fails like an IOMMU fault instead of writing anywhere;
+ *  - a frame generator, driven by sysfs (gen_frames, gen_size, gen_user),
+ *    pushes frames into the input stream so tests can make frames flow.
+ *
+ * Locking: emu->model_lock guards the model and the generator.  It nests
+ * inside card->reg_lock and outside the stub's lock; DMA completes under
+ * it, so taking and dropping it is a DMA barrier.
+ */
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "ga_drv.h"
+#include "ga_model.h"
+#ifdef GA_P2P_STUB
+#include "nv_p2p_stub.h"
+#endif
+
+#define GA_EMU_MAX 8
+#define GA_EMU_SCRATCH (1u << 20) /* largest generated frame / read request */
+#define GA_EMU_CLOCK_HZ 250000000u
+
+static int emulate_version = 4;
+module_param(emulate_version, int, 0444);
+MODULE_PARM_DESC(emulate_version, "firmware version of emulated cards, 1-5 (default 4)");
+
+static int emulate_buffers = 16;
+module_param(emulate_buffers, int, 0444);
+MODULE_PARM_DESC(emulate_buffers, "max buffers of emulated cards (V1: <= 16, default 16)");
+
+static int emulate_dma_data_bytes = 32;
+module_param(emulate_dma_data_bytes, int, 0444);
+MODULE_PARM_DESC(emulate_dma_data_bytes, "DmaDataBytes of emulated cards (default 32)");
+
+static bool emulate_latency_legacy;
+module_param(emulate_latency_legacy, bool, 0444);
+MODULE_PARM_DESC(emulate_latency_legacy, "V4/V5: latency registers at 0x48/0x50/0x58");
+
+static unsigned int emulate_poll_us = 500;
+module_param(emulate_poll_us, uint, 0644);
+MODULE_PARM_DESC(emulate_poll_us, "how often the emulated firmware looks at its registers");
+
+struct ga_emu {
+	struct ga_card *card;
+	void *bar;
+	struct mutex model_lock;
+	struct ga_model *m;
+	struct task_struct *thread;
+	wait_queue_head_t wq;
+	bool kick;
+	void *scratch;
+	/* frame generator and statistics, model_lock */
+	u32 gen_left, gen_size, gen_seq;
+	u8 gen_user;
+	u64 delivered, dropped, diverted;
+	u64 tx_frames;
+	u32 tx_last_len, tx_last_sum;
+};
+
+static struct ga_card *ga_emu_cards[GA_EMU_MAX];
+static int ga_emu_count;
+
+/* ---- model environment --------------------------------------------------- */
+
+static int ga_emu_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
+{
+#ifdef GA_P2P_STUB
+	return nv_p2p_stub_dma(bus, (void *)src, len, true);
+#else
+	return -EIO; /* real GPU memory is not reachable from an emulated card */
+#endif
+}
+
+static int ga_emu_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
+{
+#ifdef GA_P2P_STUB
+	return nv_p2p_stub_dma(bus, dst, len, false);
+#else
+	return -EIO;
+#endif
+}
+
+static uint64_t ga_emu_now_ns(void *ctx)
+{
+	return ktime_get_ns();
+}
+
+static void ga_emu_frame_out(void *ctx, const void *data, uint32_t len)
+{
+	struct ga_emu *e = ctx;
+	const u8 *p = data;
+	u32 sum = 0, i;
+
+	for (i = 0; i < len; i++)
+		sum += p[i];
+	e->tx_frames++;
+	e->tx_last_len = len;
+	e->tx_last_sum = sum;
+}
+
+static void *ga_emu_scratch(void *ctx, uint32_t len)
+{
+	struct ga_emu *e = ctx;
+
+	return len <= GA_EMU_SCRATCH ? e->scratch : NULL;
+}
+
+/* Generated payload: the frame's sequence number, then (seq + i) bytes. */
+static void ga_emu_fill(void *ctx, void *dst, uint32_t len)
+{
+	struct ga_emu *e = ctx;
+	u8 *p = dst;
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(e->gen_seq + i);
+	memcpy(p, &e->gen_seq, min_t(u32, len, sizeof(e->gen_seq)));
+}
+
+/* ---- card ops ------------------------------------------------------------ */
+
+static bool ga_emu_in_core(u32 off)
+{
+	return off >= GA_CORE_OFFSET && off < GA_CORE_OFFSET + GA_CORE_SIZE;
+}
+
+static u32 ga_emu_read32(struct ga_card *card, u32 off)
+{
+	struct ga_emu *e = card->priv;
+	u32 v;
+
+	if (!ga_emu_in_core(off))
+		return READ_ONCE(*(u32 *)(e->bar + off));
+	mutex_lock(&e->model_lock);
+	v = ga_model_reg_read(e->m, off - GA_CORE_OFFSET);
+	mutex_unlock(&e->model_lock);
+	return v;
+}
+
+static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
+{
+	struct ga_emu *e = card->priv;
+
+	if (!ga_emu_in_core(off)) {
+		/* AxiVersion is read-only identity; the rest is plain memory. */
+		if (off < GA_AXIVERSION_OFFSET || off >= GA_AXIVERSION_OFFSET + PAGE_SIZE)
+			WRITE_ONCE(*(u32 *)(e->bar + off), val);
+		return;
+	}
+	mutex_lock(&e->model_lock);
+	ga_model_reg_write(e->m, off - GA_CORE_OFFSET, val);
+	mutex_unlock(&e->model_lock);
+	WRITE_ONCE(e->kick, true);
+	wake_up(&e->wq);
+}
+
+static int ga_emu_mmap(struct ga_card *card, struct vm_area_struct *vma, u64 bar_off)
+{
+	struct ga_emu *e = card->priv;
+
+	return remap_vmalloc_range(vma, e->bar, bar_off >> PAGE_SHIFT);
+}
+
+static void ga_emu_dma_barrier(struct ga_card *card)
+{
+	struct ga_emu *e = card->priv;
+
+	/* The model's DMA runs to completion under model_lock. */
+	mutex_lock(&e->model_lock);
+	mutex_unlock(&e->model_lock);
+}
+
+static void ga_emu_stop(struct ga_card *card)
+{
+	struct ga_emu *e = card->priv;
+
+	if (e->thread) {
+		kthread_stop(e->thread);
+		e->thread = NULL;
+	}
+}
+
+static void ga_emu_destroy(struct ga_card *card)
+{
+	struct ga_emu *e = card->priv;
+
+	vfree(e->scratch);
+	kvfree(e->m);
+	vfree(e->bar);
+	kfree(e);
+}
+
+static const struct ga_card_ops ga_emu_ops = {
+	.read32 = ga_emu_read32,
+	.write32 = ga_emu_write32,
+	.mmap = ga_emu_mmap,
+	.dma_barrier = ga_emu_dma_barrier,
+	.stop = ga_emu_stop,
+	.destroy = ga_emu_destroy,
+};
+
+/* ---- the firmware's clock ------------------------------------------------ */
+
+static int ga_emu_thread(void *data)
+{
+	struct ga_emu *e = data;
+	enum ga_model_push r;
+	int burst;
+
+	while (!kthread_should_stop()) {
+		WRITE_ONCE(e->kick, false);
+		mutex_lock(&e->model_lock);
+		ga_model_poll(e->m);
+		/* A bounded burst per tick keeps register access responsive. */
+		for (burst = 0; burst < 64 && e->gen_left; burst++) {
+			r = ga_model_push_fill(e->m, e->gen_size, e->gen_user, 0, ga_emu_fill, e);
+			if (r == GA_PUSH_NO_BUFFER)
+				break; /* backpressure: the frame waits for an arm */
+			if (r == GA_PUSH_DELIVERED)
+				e->delivered++;
+			else if (r == GA_PUSH_DROPPED)
+				e->dropped++;
+			else
+				e->diverted++;
+			e->gen_left--;
+			e->gen_seq++;
+		}
+		mutex_unlock(&e->model_lock);
+		wait_event_interruptible_timeout(e->wq, READ_ONCE(e->kick) || kthread_should_stop(),
+						 usecs_to_jiffies(emulate_poll_us));
+	}
+	return 0;
+}
+
+/* ---- sysfs (emulated cards only) ------------------------------------------ */
+
+static struct ga_emu *ga_emu_of(struct device *dev)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return card->priv;
+}
+
+/* Show one u64/u32 field of struct ga_emu under model_lock. */
+#define GA_EMU_SHOW(field)                                                                         \
+	static ssize_t field##_show(struct device *dev, struct device_attribute *attr, char *buf) \
+	{                                                                                          \
+		struct ga_emu *e = ga_emu_of(dev);                                                 \
+		unsigned long long v;                                                              \
+                                                                                                   \
+		mutex_lock(&e->model_lock);                                                        \
+		v = e->field;                                                                      \
+		mutex_unlock(&e->model_lock);                                                      \
+		return sysfs_emit(buf, "%llu\n", v);                                               \
+	}
+
+GA_EMU_SHOW(delivered)
+static DEVICE_ATTR_RO(delivered);
+GA_EMU_SHOW(dropped)
+static DEVICE_ATTR_RO(dropped);
+GA_EMU_SHOW(diverted)
+static DEVICE_ATTR_RO(diverted);
+GA_EMU_SHOW(tx_frames)
+static DEVICE_ATTR_RO(tx_frames);
+
+
+static ssize_t tx_last_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u32 len, sum;
+
+	mutex_lock(&e->model_lock);
+	len = e->tx_last_len;
+	sum = e->tx_last_sum;
+	mutex_unlock(&e->model_lock);
+	return sysfs_emit(buf, "%u %u\n", len, sum);
+}
+static DEVICE_ATTR_RO(tx_last);
+
+/* Writing N: N frames are left to send (0 cancels); reading: how many are. */
+static ssize_t gen_frames_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u32 v;
+
+	mutex_lock(&e->model_lock);
+	v = e->gen_left;
+	mutex_unlock(&e->model_lock);
+	return sysfs_emit(buf, "%u\n", v);
+}
+
+static ssize_t gen_frames_store(struct device *dev, struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u32 n;
+	int ret = kstrtou32(buf, 0, &n);
+
+	if (ret)
+		return ret;
+	mutex_lock(&e->model_lock);
+	e->gen_left = n;
+	mutex_unlock(&e->model_lock);
+	WRITE_ONCE(e->kick, true);
+	wake_up(&e->wq);
+	return count;
+}
+static DEVICE_ATTR_RW(gen_frames);
+
+static ssize_t gen_size_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(e->gen_size));
+}
+
+static ssize_t gen_size_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			      size_t count)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u32 n;
+	int ret = kstrtou32(buf, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > GA_EMU_SCRATCH)
+		return -ERANGE;
+	mutex_lock(&e->model_lock);
+	e->gen_size = n;
+	mutex_unlock(&e->model_lock);
+	return count;
+}
+static DEVICE_ATTR_RW(gen_size);
+
+static ssize_t gen_user_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+
+	return sysfs_emit(buf, "0x%02x\n", READ_ONCE(e->gen_user));
+}
+
+static ssize_t gen_user_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			      size_t count)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u8 v;
+	int ret = kstrtou8(buf, 0, &v);
+
+	if (ret)
+		return ret;
+	mutex_lock(&e->model_lock);
+	e->gen_user = v;
+	mutex_unlock(&e->model_lock);
+	return count;
+}
+static DEVICE_ATTR_RW(gen_user);
+
+static struct attribute *ga_emu_attrs[] = {
+	&dev_attr_gen_frames.attr,
+	&dev_attr_gen_size.attr,
+	&dev_attr_gen_user.attr,
+	&dev_attr_delivered.attr,
+	&dev_attr_dropped.attr,
+	&dev_attr_diverted.attr,
+	&dev_attr_tx_frames.attr,
+	&dev_attr_tx_last.attr,
+	NULL,
+};
+
+/* Absent, not failing, on real cards. */
+static umode_t ga_emu_is_visible(struct kobject *kobj, struct attribute *attr, int n)
+{
+	struct ga_card *card = dev_get_drvdata(kobj_to_dev(kobj));
+
+	return card->emulated ? attr->mode : 0;
+}
+
+const struct attribute_group ga_emu_group = {
+	.attrs = ga_emu_attrs,
+	.is_visible = ga_emu_is_visible,
+};
+
+/* ---- creation ------------------------------------------------------------ */
+
+static int ga_emu_create(int i)
+{
+	struct ga_model_params p = {
+		.version = emulate_version,
+		.latency_legacy = emulate_latency_legacy,
+		.max_buffers = emulate_buffers,
+		.dma_data_bytes = emulate_dma_data_bytes,
+		.clock_hz = GA_EMU_CLOCK_HZ,
+	};
+	struct ga_model_env env = {
+		.dma_write = ga_emu_dma_write,
+		.dma_read = ga_emu_dma_read,
+		.now_ns = ga_emu_now_ns,
+		.frame_out = ga_emu_frame_out,
+		.scratch = ga_emu_scratch,
+	};
+	struct ga_card *card;
+	struct ga_emu *e;
+	char name[32];
+	int ret;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->bar = vmalloc_user(GA_BAR_SIZE);
+	e->m = kvzalloc(sizeof(*e->m), GFP_KERNEL);
+	e->scratch = vmalloc(GA_EMU_SCRATCH);
+	if (!e->bar || !e->m || !e->scratch) {
+		vfree(e->scratch);
+		kvfree(e->m);
+		vfree(e->bar);
+		kfree(e);
+		return -ENOMEM;
+	}
+	mutex_init(&e->model_lock);
+	init_waitqueue_head(&e->wq);
+	e->gen_size = 4096;
+	e->gen_user = 0x02; /* SOF, as the read engine emits */
+	*(u32 *)(e->bar + GA_AXIVERSION_GPU_EN) = 1;
+	*(u32 *)(e->bar + GA_AXIVERSION_CLOCK_HZ) = GA_EMU_CLOCK_HZ;
+	env.ctx = e;
+	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);
+
+	snprintf(name, sizeof(name), "gpuasync_emu%d", i);
+	card = ga_card_alloc(name, &ga_emu_ops, e);
+	if (!card) {
+		ga_emu_destroy(&(struct ga_card){ .priv = e });
+		return -ENOMEM;
+	}
+	card->emulated = true;
+	e->card = card;
+	ret = ga_card_register(card, NULL);
+	if (ret)
+		goto out_unregister;
+	e->thread = kthread_run(ga_emu_thread, e, "%s", name);
+	if (IS_ERR(e->thread)) {
+		ret = PTR_ERR(e->thread);
+		e->thread = NULL;
+		goto out_unregister;
+	}
+	ga_emu_cards[i] = card;
+	return 0;
+
+out_unregister:
+	ga_card_unregister(card);
+	return ret;
+}
+
+int ga_emu_create_all(int n)
+{
+	int i, ret;
+
+	if (n && (emulate_version < 1 || emulate_version > 5 || emulate_buffers < 1 ||
+		  emulate_buffers > GA_MAX_BUFFERS ||
+		  (emulate_version < 4 && emulate_buffers > 16) || emulate_dma_data_bytes < 8 ||
+		  emulate_dma_data_bytes > 255)) {
+		pr_err("gpuasync: emulate_* parameters out of range\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		ret = ga_emu_create(i);
+		if (ret) {
+			ga_emu_destroy_all();
+			return ret;
+		}
+		ga_emu_count = i + 1;
+	}
+	return 0;
+}
+
+void ga_emu_destroy_all(void)
+{
+	int i;
+
+	for (i = 0; i < GA_EMU_MAX; i++) {
+		if (ga_emu_cards[i]) {
+			ga_card_unregister(ga_emu_cards[i]);
+			ga_emu_cards[i] = NULL;
+		}
+	}
+	ga_emu_count = 0;
+}

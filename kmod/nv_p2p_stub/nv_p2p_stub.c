@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nv_p2p_stub.ko: a stand-in for the NVIDIA driver's peer-to-peer symbols,
+ * so gpuasync.ko builds, loads and is tested in a VM without a GPU.
+ *
+ * It exports nvidia_p2p_get_pages / put_pages / dma_map_pages /
+ * dma_unmap_pages / free_page_table / free_dma_mapping with the semantics
+ * of NVIDIA's open kernel modules, backed by system memory:
+ *  - "GPU memory" is either a region allocated through /dev/nv_p2p_stub
+ *    (NVSTUB_ALLOC, fake GPU VA, physically contiguous 64 KiB pages) or
+ *    pinned host memory of the calling process (so libgpuasync's host
+ *    memory layer works against the datadev backend);
+ *  - the invalidation callback runs when a region is freed (NVSTUB_FREE,
+ *    close of the stub fd) or on request (NVSTUB_INVALIDATE); like NVIDIA's
+ *    resource manager, the stub frees the page table and its DMA mappings
+ *    itself once the callback returns, and put_pages waits for a callback
+ *    in flight and then succeeds;
+ *  - bus addresses are fake, unique and never reused, and
+ *    nv_p2p_stub_dma() lets the emulated card copy through them, counting
+ *    DMA to a mapping that no longer exists.
+ * Rules of the interface that a client breaks are counted and WARNed.
+ *
+ * Locking: stub.lock (a mutex) guards every list and counter below.  The
+ * client's callback is always called WITHOUT stub.lock, so the client may
+ * take its own locks and call back into the stub (free_* calls, DMA).
+ */
+#include <linux/completion.h>
+#include <linux/fs.h>
+#include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/highmem.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "nv-p2p.h"
+#include "nv_p2p_stub.h"
+#include "nv_p2p_stub_uapi.h"
+
+/* ---- module parameters --------------------------------------------------- */
+
+static int max_region_mb = 64;
+module_param(max_region_mb, int, 0644);
+MODULE_PARM_DESC(max_region_mb, "largest NVSTUB_ALLOC region in MiB (default 64)");
+
+static int max_total_mb = 256;
+module_param(max_total_mb, int, 0644);
+MODULE_PARM_DESC(max_total_mb, "all regions together, MiB (default 256)");
+
+static int fail_get_pages;
+module_param(fail_get_pages, int, 0644);
+MODULE_PARM_DESC(fail_get_pages, "fail this many next nvidia_p2p_get_pages with -ENOMEM");
+
+static int fail_dma_map;
+module_param(fail_dma_map, int, 0644);
+MODULE_PARM_DESC(fail_dma_map, "fail this many next nvidia_p2p_dma_map_pages with -ENOMEM");
+
+static bool scatter;
+module_param(scatter, bool, 0644);
+MODULE_PARM_DESC(scatter, "hand out non-contiguous bus addresses (tests the client's check)");
+
+static bool reenter_unmap;
+module_param(reenter_unmap, bool, 0644);
+MODULE_PARM_DESC(reenter_unmap,
+		 "dma_unmap_pages runs the pin's callback synchronously first (tests re-entry guards)");
+
+/* ---- structures ---------------------------------------------------------- */
+
+#define STUB_GPU_PAGE (64 * 1024)
+#define STUB_PAGES_PER_GPU_PAGE (STUB_GPU_PAGE / PAGE_SIZE)
+#define STUB_VA_BASE 0x00ff000000000000ULL /* not a user address: no clash with host pins */
+#define STUB_BUS_BASE 0x000000b000000000ULL
+#define STUB_MMAP_SHIFT 32 /* mmap offset = region id << 32 */
+
+/* A region of "GPU memory" allocated by a test (cudaMalloc). */
+struct stub_region {
+	struct kref ref;        /* one for the allocation, one per pin */
+	struct list_head node;  /* stub.regions */
+	struct file *owner;     /* NULL once freed by the user */
+	u64 va, size;
+	u32 id;
+	unsigned long npages;   /* PAGE_SIZE pages */
+	struct page **pages;
+};
+
+enum stub_pin_state {
+	PIN_LIVE,       /* pinned, no callback yet */
+	PIN_CB_RUNNING, /* the client's callback is running */
+	PIN_DEAD,       /* released (put_pages or after the callback) */
+};
+
+/* One nvidia_p2p_get_pages: the page table handed out is embedded. */
+struct stub_pin {
+	struct kref ref;
+	struct list_head node; /* stub.pins while LIVE or CB_RUNNING */
+	struct nvidia_p2p_page_table pt;
+	struct nvidia_p2p_page *pg;
+	struct nvidia_p2p_page **pgp;
+	u64 va, len;
+	struct stub_region *region; /* region memory, or NULL: */
+	struct page **hpages;       /* host memory pinned with pin_user_pages */
+	const void *mm_key;         /* host pins: the mm, compared only */
+	struct page **pages;        /* PAGE_SIZE pages backing [va, va+len) */
+	void (*cb)(void *data);
+	void *data;
+	enum stub_pin_state state;
+	bool pt_freed, maps_freed; /* in-callback release calls seen */
+	struct completion cb_done;
+	struct list_head maps;
+};
+
+struct stub_map {
+	struct list_head node;  /* pin->maps */
+	struct list_head gnode; /* stub.maps: bus address lookup */
+	struct nvidia_p2p_dma_mapping m;
+	struct stub_pin *pin;
+};
+
+static struct {
+	struct mutex lock;
+	struct list_head regions, pins, maps;
+	u64 next_va, next_bus;
+	u32 next_id;
+	unsigned long total_pages;
+	struct nvstub_stats st;
+} stub;
+
+static u8 stub_uuid[16] = { 0x67, 0x61, 0x2d, 0x73, 0x74, 0x75, 0x62 };
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static void stub_region_release(struct kref *ref)
+{
+	struct stub_region *r = container_of(ref, struct stub_region, ref);
+	unsigned long i;
+
+	/* Prerequisite: stub.lock held (kref_put_mutex-style callers). */
+	list_del(&r->node);
+	stub.total_pages -= r->npages;
+	stub.st.regions--;
+	for (i = 0; i < r->npages; i++)
+		if (r->pages[i])
+			put_page(r->pages[i]);
+	kvfree(r->pages);
+	kfree(r);
+}
+
+static void stub_region_put_locked(struct stub_region *r)
+{
+	lockdep_assert_held(&stub.lock);
+	kref_put(&r->ref, stub_region_release);
+}
+
+static void stub_pin_free(struct kref *ref)
+{
+	struct stub_pin *pin = container_of(ref, struct stub_pin, ref);
+
+	kfree(pin->pg);
+	kfree(pin->pgp);
+	kfree(pin);
+}
+
+static void stub_pin_put(struct stub_pin *pin)
+{
+	kref_put(&pin->ref, stub_pin_free);
+}
+
+/* Find a pin by the page table pointer a client handed back. */
+static struct stub_pin *stub_find_pin(struct nvidia_p2p_page_table *pt)
+{
+	struct stub_pin *pin;
+
+	lockdep_assert_held(&stub.lock);
+	list_for_each_entry(pin, &stub.pins, node)
+		if (&pin->pt == pt)
+			return pin;
+	return NULL;
+}
+
+static void stub_misuse(const char *what)
+{
+	stub.st.misuse++;
+	WARN(1, "nv_p2p_stub: interface misuse: %s\n", what);
+}
+
+static void stub_free_maps_locked(struct stub_pin *pin)
+{
+	struct stub_map *map, *tmp;
+
+	lockdep_assert_held(&stub.lock);
+	list_for_each_entry_safe(map, tmp, &pin->maps, node) {
+		list_del(&map->node);
+		list_del(&map->gnode);
+		stub.st.mappings--;
+		kfree(map->m.dma_addresses);
+		kfree(map);
+	}
+}
+
+/*
+ * Release the memory behind a pin and unlink it.  The struct lives on
+ * while references remain (a put_pages waiting for a callback).
+ * Prerequisite: stub.lock held; pin not DEAD.
+ */
+static void stub_pin_release_locked(struct stub_pin *pin)
+{
+	lockdep_assert_held(&stub.lock);
+	stub_free_maps_locked(pin);
+	list_del(&pin->node);
+	pin->state = PIN_DEAD;
+	stub.st.pins--;
+	if (pin->region) {
+		stub_region_put_locked(pin->region);
+		pin->region = NULL;
+	}
+	if (pin->hpages) {
+		unpin_user_pages_dirty_lock(pin->hpages, pin->len >> PAGE_SHIFT, true);
+		kvfree(pin->hpages);
+		pin->hpages = NULL;
+	}
+	pin->pages = NULL;
+}
+
+/*
+ * Run the client's callback for @pin, already marked PIN_CB_RUNNING with a
+ * reference taken by the caller under stub.lock.  Then do what NVIDIA's
+ * resource manager does after a callback: free the page table and every
+ * DMA mapping left.
+ */
+static void stub_fire(struct stub_pin *pin)
+{
+	pin->cb(pin->data);
+
+	mutex_lock(&stub.lock);
+	stub.st.callbacks++;
+	stub_pin_release_locked(pin);
+	mutex_unlock(&stub.lock);
+	complete_all(&pin->cb_done);
+	stub_pin_put(pin); /* the list's reference */
+	stub_pin_put(pin); /* the caller's */
+}
+
+/* Mark the first live pin matching (region or range) as running; NULL if none. */
+static struct stub_pin *stub_next_victim(struct stub_region *r, u64 va, u64 len,
+					 const void *mm_key)
+{
+	struct stub_pin *pin;
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry(pin, &stub.pins, node) {
+		if (pin->state != PIN_LIVE)
+			continue;
+		if (r ? pin->region != r
+		      : (pin->va >= va + len || pin->va + pin->len <= va ||
+			 (pin->hpages && pin->mm_key != mm_key)))
+			continue;
+		pin->state = PIN_CB_RUNNING;
+		kref_get(&pin->ref);
+		mutex_unlock(&stub.lock);
+		return pin;
+	}
+	mutex_unlock(&stub.lock);
+	return NULL;
+}
+
+static int stub_invalidate(struct stub_region *r, u64 va, u64 len)
+{
+	struct stub_pin *pin;
+	int n = 0;
+
+	while ((pin = stub_next_victim(r, va, len, current->mm))) {
+		stub_fire(pin);
+		n++;
+	}
+	return n;
+}
+
+/* ---- the NVIDIA interface ------------------------------------------------ */
+
+int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space, uint64_t virtual_address,
+			 uint64_t length, struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data)
+{
+	unsigned long nh = length >> PAGE_SHIFT, i;
+	struct stub_region *r, *region = NULL;
+	struct page **hpages = NULL;
+	struct stub_pin *pin;
+	u32 entries;
+	long got;
+	int ret;
+
+	if (!page_table || !free_callback || p2p_token || va_space)
+		return -EINVAL;
+	if (!length || !IS_ALIGNED(virtual_address, STUB_GPU_PAGE) ||
+	    !IS_ALIGNED(length, STUB_GPU_PAGE) || length > (1ULL << 32) ||
+	    virtual_address + length < virtual_address)
+		return -EINVAL;
+	if (READ_ONCE(fail_get_pages) > 0) {
+		WRITE_ONCE(fail_get_pages, fail_get_pages - 1);
+		return -ENOMEM;
+	}
+	entries = length / STUB_GPU_PAGE;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	pin->pg = kcalloc(entries, sizeof(*pin->pg), GFP_KERNEL);
+	pin->pgp = kcalloc(entries, sizeof(*pin->pgp), GFP_KERNEL);
+	if (!pin->pg || !pin->pgp) {
+		ret = -ENOMEM;
+		goto out_free_pin;
+	}
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry(r, &stub.regions, node) {
+		if (r->owner && virtual_address >= r->va &&
+		    virtual_address + length <= r->va + r->size) {
+			region = r;
+			kref_get(&r->ref);
+			pin->pages = r->pages + ((virtual_address - r->va) >> PAGE_SHIFT);
+			break;
+		}
+	}
+	mutex_unlock(&stub.lock);
+
+	if (!region) {
+		/* Host memory of the caller, as the upstream stub also allows. */
+		if (!current->mm || virtual_address >= TASK_SIZE) {
+			ret = -EINVAL;
+			goto out_free_pin;
+		}
+		hpages = kvmalloc_array(nh, sizeof(*hpages), GFP_KERNEL);
+		if (!hpages) {
+			ret = -ENOMEM;
+			goto out_free_pin;
+		}
+		got = pin_user_pages_fast(virtual_address, nh, FOLL_WRITE | FOLL_LONGTERM, hpages);
+		if (got != nh) {
+			if (got > 0)
+				unpin_user_pages(hpages, got);
+			kvfree(hpages);
+			ret = -EINVAL;
+			goto out_free_pin;
+		}
+		pin->hpages = hpages;
+		pin->pages = hpages;
+		pin->mm_key = current->mm;
+	}
+
+	kref_init(&pin->ref);
+	init_completion(&pin->cb_done);
+	INIT_LIST_HEAD(&pin->maps);
+	pin->va = virtual_address;
+	pin->len = length;
+	pin->region = region;
+	pin->cb = free_callback;
+	pin->data = data;
+	for (i = 0; i < entries; i++) {
+		pin->pg[i].physical_address = page_to_phys(pin->pages[i * STUB_PAGES_PER_GPU_PAGE]);
+		pin->pgp[i] = &pin->pg[i];
+	}
+	pin->pt.version = NVIDIA_P2P_PAGE_TABLE_VERSION;
+	pin->pt.page_size = NVIDIA_P2P_PAGE_SIZE_64KB;
+	pin->pt.pages = pin->pgp;
+	pin->pt.entries = entries;
+	pin->pt.gpu_uuid = stub_uuid;
+
+	mutex_lock(&stub.lock);
+	pin->state = PIN_LIVE;
+	list_add_tail(&pin->node, &stub.pins);
+	stub.st.pins++;
+	stub.st.get_pages++;
+	mutex_unlock(&stub.lock);
+	*page_table = &pin->pt;
+	return 0;
+
+out_free_pin:
+	if (region) {
+		mutex_lock(&stub.lock);
+		stub_region_put_locked(region);
+		mutex_unlock(&stub.lock);
+	}
+	kfree(pin->pg);
+	kfree(pin->pgp);
+	kfree(pin);
+	return ret;
+}
+EXPORT_SYMBOL(nvidia_p2p_get_pages);
+
+int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space, uint64_t virtual_address,
+			 struct nvidia_p2p_page_table *page_table)
+{
+	struct stub_pin *pin;
+
+	if (!page_table)
+		return 0;
+	mutex_lock(&stub.lock);
+	pin = stub_find_pin(page_table);
+	if (!pin) {
+		/* Already released by a callback: NVIDIA reports success. */
+		mutex_unlock(&stub.lock);
+		return 0;
+	}
+	if (pin->va != virtual_address) {
+		stub_misuse("put_pages with another address than get_pages");
+		mutex_unlock(&stub.lock);
+		return -EINVAL;
+	}
+	if (pin->state == PIN_CB_RUNNING) {
+		/* Like the resource manager's lock: wait the callback out. */
+		kref_get(&pin->ref);
+		mutex_unlock(&stub.lock);
+		wait_for_completion(&pin->cb_done);
+		stub_pin_put(pin);
+		return 0;
+	}
+	stub_pin_release_locked(pin);
+	stub.st.put_pages++;
+	mutex_unlock(&stub.lock);
+	stub_pin_put(pin);
+	return 0;
+}
+EXPORT_SYMBOL(nvidia_p2p_put_pages);
+
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
+{
+	struct stub_pin *pin;
+
+	mutex_lock(&stub.lock);
+	pin = stub_find_pin(page_table);
+	if (!pin || pin->state != PIN_CB_RUNNING)
+		stub_misuse("free_page_table outside the invalidation callback");
+	else
+		pin->pt_freed = true;
+	mutex_unlock(&stub.lock);
+	return 0;
+}
+EXPORT_SYMBOL(nvidia_p2p_free_page_table);
+
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct stub_map *map;
+	bool found = false;
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry(map, &stub.maps, gnode) {
+		if (&map->m == dma_mapping) {
+			found = true;
+			break;
+		}
+	}
+	if (!found || map->pin->state != PIN_CB_RUNNING)
+		stub_misuse("free_dma_mapping outside the invalidation callback");
+	else
+		map->pin->maps_freed = true;
+	mutex_unlock(&stub.lock);
+	return 0;
+}
+EXPORT_SYMBOL(nvidia_p2p_free_dma_mapping);
+
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping)
+{
+	struct stub_map *map;
+	struct stub_pin *pin;
+	u32 i, n;
+	int ret = 0;
+
+	/* peer may be NULL: gpuasync.ko's emulated cards have no pci_dev. */
+	if (!page_table || !dma_mapping)
+		return -EINVAL;
+	if (READ_ONCE(fail_dma_map) > 0) {
+		WRITE_ONCE(fail_dma_map, fail_dma_map - 1);
+		return -ENOMEM;
+	}
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
+		return -ENOMEM;
+
+	mutex_lock(&stub.lock);
+	pin = stub_find_pin(page_table);
+	if (!pin || pin->state != PIN_LIVE) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	n = pin->pt.entries;
+	map->m.dma_addresses = kcalloc(n, sizeof(u64), GFP_KERNEL);
+	if (!map->m.dma_addresses) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < n; i++)
+		map->m.dma_addresses[i] =
+			stub.next_bus + (u64)(scatter ? n - 1 - i : i) * STUB_GPU_PAGE;
+	/* Never reuse a bus address: a later DMA to it is recognisably stale. */
+	stub.next_bus += (u64)n * STUB_GPU_PAGE + STUB_GPU_PAGE;
+	map->m.version = NVIDIA_P2P_DMA_MAPPING_VERSION;
+	map->m.page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
+	map->m.entries = n;
+	map->m.pci_dev = peer;
+	map->pin = pin;
+	list_add_tail(&map->node, &pin->maps);
+	list_add_tail(&map->gnode, &stub.maps);
+	stub.st.mappings++;
+	*dma_mapping = &map->m;
+	mutex_unlock(&stub.lock);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&stub.lock);
+	kfree(map);
+	return ret;
+}
+EXPORT_SYMBOL(nvidia_p2p_dma_map_pages);
+
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct stub_map *map;
+	struct stub_pin *pin;
+
+	mutex_lock(&stub.lock);
+	pin = stub_find_pin(page_table);
+	if (pin && READ_ONCE(reenter_unmap) && pin->state == PIN_LIVE) {
+		/* A driver that tears the pin down from inside this call: the
+		 * client's callback runs in the client's own thread. */
+		pin->state = PIN_CB_RUNNING;
+		kref_get(&pin->ref);
+		mutex_unlock(&stub.lock);
+		stub_fire(pin);
+		return 0;
+	}
+	if (!pin) {
+		/* NVIDIA would dereference a freed page table here. */
+		stub_misuse("dma_unmap_pages after the page table was released");
+		mutex_unlock(&stub.lock);
+		return -EINVAL;
+	}
+	list_for_each_entry(map, &pin->maps, node) {
+		if (&map->m == dma_mapping) {
+			list_del(&map->node);
+			list_del(&map->gnode);
+			stub.st.mappings--;
+			mutex_unlock(&stub.lock);
+			kfree(map->m.dma_addresses);
+			kfree(map);
+			return 0;
+		}
+	}
+	/* Unlinked already (callback teardown racing): NVIDIA returns 0. */
+	mutex_unlock(&stub.lock);
+	return 0;
+}
+EXPORT_SYMBOL(nvidia_p2p_dma_unmap_pages);
+
+/* ---- device DMA for the emulated card ----------------------------------- */
+
+static struct stub_map *stub_find_bus(u64 bus, u32 *entry)
+{
+	struct stub_map *map;
+	u32 i;
+
+	list_for_each_entry(map, &stub.maps, gnode)
+		for (i = 0; i < map->m.entries; i++)
+			if (bus >= map->m.dma_addresses[i] &&
+			    bus < map->m.dma_addresses[i] + STUB_GPU_PAGE) {
+				*entry = i;
+				return map;
+			}
+	return NULL;
+}
+
+int nv_p2p_stub_dma(u64 bus, void *buf, u32 len, bool to_bus)
+{
+	int ret = 0;
+
+	mutex_lock(&stub.lock);
+	while (len) {
+		struct stub_map *map;
+		struct page *page;
+		u32 entry, off, chunk;
+		void *va;
+
+		map = stub_find_bus(bus, &entry);
+		if (!map) {
+			if (bus >= STUB_BUS_BASE && bus < stub.next_bus) {
+				stub.st.stale_dma++;
+				pr_warn_ratelimited("nv_p2p_stub: DMA to stale bus address %#llx\n",
+						    bus);
+			}
+			ret = -EFAULT;
+			break;
+		}
+		off = bus - map->m.dma_addresses[entry];
+		page = map->pin->pages[entry * STUB_PAGES_PER_GPU_PAGE + off / PAGE_SIZE];
+		chunk = min_t(u32, len, PAGE_SIZE - off % PAGE_SIZE);
+		va = kmap_local_page(page);
+		if (to_bus)
+			memcpy(va + off % PAGE_SIZE, buf, chunk);
+		else
+			memcpy(buf, va + off % PAGE_SIZE, chunk);
+		kunmap_local(va);
+		bus += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	mutex_unlock(&stub.lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nv_p2p_stub_dma);
+
+/* ---- /dev/nv_p2p_stub ---------------------------------------------------- */
+
+static int stub_alloc(struct file *file, struct nvstub_alloc __user *uarg)
+{
+	struct nvstub_alloc a;
+	struct stub_region *r;
+	unsigned long i, n;
+	int ret;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (!a.size || a.size > (u64)max_region_mb << 20)
+		return -EINVAL;
+	a.size = ALIGN(a.size, STUB_GPU_PAGE);
+	n = a.size >> PAGE_SHIFT;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->pages = kvcalloc(n, sizeof(*r->pages), GFP_KERNEL);
+	if (!r->pages) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	/* Physically contiguous 64 KiB GPU pages, split so mmap can map them. */
+	for (i = 0; i < n; i += STUB_PAGES_PER_GPU_PAGE) {
+		struct page *p = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+					     get_order(STUB_GPU_PAGE));
+		unsigned long k;
+
+		if (!p) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		split_page(p, get_order(STUB_GPU_PAGE));
+		for (k = 0; k < STUB_PAGES_PER_GPU_PAGE; k++)
+			r->pages[i + k] = p + k;
+	}
+	kref_init(&r->ref);
+	r->npages = n;
+	r->size = a.size;
+	r->owner = file;
+
+	mutex_lock(&stub.lock);
+	if (stub.total_pages + n > ((unsigned long)max_total_mb << 20) >> PAGE_SHIFT) {
+		mutex_unlock(&stub.lock);
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	stub.total_pages += n;
+	r->va = stub.next_va;
+	stub.next_va += a.size + STUB_GPU_PAGE;
+	r->id = ++stub.next_id;
+	list_add_tail(&r->node, &stub.regions);
+	stub.st.regions++;
+	mutex_unlock(&stub.lock);
+
+	a.gpu_va = r->va;
+	a.mmap_offset = (u64)r->id << STUB_MMAP_SHIFT;
+	if (copy_to_user(uarg, &a, sizeof(a))) {
+		/* The region stays with the file and goes away at close. */
+		return -EFAULT;
+	}
+	return 0;
+
+out_free:
+	if (r->pages)
+		for (i = 0; i < n; i++)
+			if (r->pages[i])
+				put_page(r->pages[i]);
+	kvfree(r->pages);
+	kfree(r);
+	return ret;
+}
+
+/* The region of @file containing @va, or NULL.  Prerequisite: stub.lock. */
+static struct stub_region *stub_file_region(struct file *file, u64 va)
+{
+	struct stub_region *r;
+
+	list_for_each_entry(r, &stub.regions, node)
+		if (r->owner == file && va >= r->va && va < r->va + r->size)
+			return r;
+	return NULL;
+}
+
+/* cudaFree: the region leaves the file, every pin on it is invalidated. */
+static void stub_free_region(struct stub_region *r)
+{
+	stub_invalidate(r, 0, 0);
+	mutex_lock(&stub.lock);
+	stub_region_put_locked(r);
+	mutex_unlock(&stub.lock);
+}
+
+static long stub_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+	struct nvstub_range rg;
+	struct stub_region *r;
+	int ret;
+
+	switch (cmd) {
+	case NVSTUB_ALLOC:
+		return stub_alloc(file, argp);
+	case NVSTUB_FREE:
+		if (copy_from_user(&rg, argp, sizeof(rg)))
+			return -EFAULT;
+		mutex_lock(&stub.lock);
+		r = stub_file_region(file, rg.va);
+		if (r)
+			r->owner = NULL; /* no new pins, no second free */
+		mutex_unlock(&stub.lock);
+		if (!r)
+			return -EINVAL;
+		stub_free_region(r);
+		return 0;
+	case NVSTUB_INVALIDATE:
+		if (copy_from_user(&rg, argp, sizeof(rg)))
+			return -EFAULT;
+		if (rg.len == 0) {
+			mutex_lock(&stub.lock);
+			r = stub_file_region(file, rg.va);
+			if (r) {
+				rg.va = r->va;
+				rg.len = r->size;
+			}
+			mutex_unlock(&stub.lock);
+			if (!r)
+				return -EINVAL;
+		}
+		if (rg.va + rg.len < rg.va)
+			return -EINVAL;
+		ret = stub_invalidate(NULL, rg.va, rg.len);
+		return ret;
+	case NVSTUB_STATS: {
+		struct nvstub_stats st;
+
+		mutex_lock(&stub.lock);
+		st = stub.st;
+		mutex_unlock(&stub.lock);
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int stub_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	unsigned long id = vma->vm_pgoff >> (STUB_MMAP_SHIFT - PAGE_SHIFT);
+	unsigned long first = vma->vm_pgoff & ((1UL << (STUB_MMAP_SHIFT - PAGE_SHIFT)) - 1);
+	unsigned long n = vma_pages(vma), i;
+	struct stub_region *r, *found = NULL;
+	int ret = 0;
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry(r, &stub.regions, node)
+		if (r->owner == file && r->id == id)
+			found = r;
+	if (!found || first + n > found->npages) {
+		mutex_unlock(&stub.lock);
+		return -EINVAL;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	/* The mapping holds its own page references: a later free is safe. */
+	for (i = 0; i < n && !ret; i++)
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, found->pages[first + i]);
+	mutex_unlock(&stub.lock);
+	return ret;
+}
+
+static int stub_release(struct inode *inode, struct file *file)
+{
+	struct stub_region *r;
+
+	for (;;) {
+		mutex_lock(&stub.lock);
+		r = NULL;
+		list_for_each_entry(r, &stub.regions, node)
+			if (r->owner == file)
+				break;
+		if (list_entry_is_head(r, &stub.regions, node)) {
+			mutex_unlock(&stub.lock);
+			break;
+		}
+		r->owner = NULL;
+		mutex_unlock(&stub.lock);
+		stub_free_region(r);
+	}
+	return 0;
+}
+
+static const struct file_operations stub_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = stub_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = stub_mmap,
+	.release = stub_release,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice stub_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "nv_p2p_stub",
+	.fops = &stub_fops,
+	.mode = 0666,
+};
+
+/* ---- init/exit ----------------------------------------------------------- */
+
+static int __init stub_init(void)
+{
+	mutex_init(&stub.lock);
+	INIT_LIST_HEAD(&stub.regions);
+	INIT_LIST_HEAD(&stub.pins);
+	INIT_LIST_HEAD(&stub.maps);
+	stub.next_va = STUB_VA_BASE;
+	stub.next_bus = STUB_BUS_BASE;
+	return misc_register(&stub_misc);
+}
+
+static void __exit stub_exit(void)
+{
+	misc_deregister(&stub_misc);
+	/* Clients depend on our symbols, so they are gone: nothing may remain. */
+	WARN(!list_empty(&stub.pins), "nv_p2p_stub: %llu pins leaked by a client\n",
+	     stub.st.pins);
+	WARN(!list_empty(&stub.regions), "nv_p2p_stub: regions left at exit\n");
+}
+
+module_init(stub_init);
+module_exit(stub_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Stand-in for NVIDIA's nvidia_p2p_* symbols, backed by system memory");

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * /dev/nv_p2p_stub: the user-space face of the NVIDIA stand-in, for tests.
+ *
+ * It plays the part of cudaMalloc/cudaFree: NVSTUB_ALLOC reserves "GPU
+ * memory" (system pages) and returns its fake GPU virtual address, which a
+ * test registers with GPU_Add_Nvidia_Memory, and an mmap offset through
+ * which the test reads what the card wrote (as cudaMemcpy would).
+ * NVSTUB_FREE is cudaFree: every pin on the region gets its invalidation
+ * callback.  NVSTUB_INVALIDATE fires the callbacks of the pins overlapping
+ * a range (stub regions or pinned host memory) without freeing anything.
+ * Closing the file frees its regions, like a CUDA process exiting.
+ */
+#ifndef NV_P2P_STUB_UAPI_H
+#define NV_P2P_STUB_UAPI_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+struct nvstub_alloc {
+	__u64 size;        /* in: bytes (rounded up to 64 KiB) */
+	__u64 gpu_va;      /* out: fake GPU virtual address, 64 KiB aligned */
+	__u64 mmap_offset; /* out: mmap() offset of the region on this fd */
+};
+
+struct nvstub_range {
+	__u64 va;  /* in: an address inside the range */
+	__u64 len; /* in: bytes; 0 = the whole region containing va */
+};
+
+struct nvstub_stats {
+	__u64 pins;          /* page tables handed out and not yet released */
+	__u64 mappings;      /* DMA mappings alive */
+	__u64 regions;       /* regions alive (freed ones pinned by a driver count) */
+	__u64 callbacks;     /* invalidation callbacks run */
+	__u64 get_pages;     /* successful nvidia_p2p_get_pages */
+	__u64 put_pages;     /* successful nvidia_p2p_put_pages */
+	__u64 stale_dma;     /* device DMA to a bus address once mapped, now gone */
+	__u64 misuse;        /* API rule broken by the caller (also a WARN) */
+};
+
+#define NVSTUB_ALLOC _IOWR('S', 0x40, struct nvstub_alloc)
+#define NVSTUB_FREE _IOW('S', 0x41, struct nvstub_range)
+/* Returns the number of callbacks fired. */
+#define NVSTUB_INVALIDATE _IOW('S', 0x42, struct nvstub_range)
+#define NVSTUB_STATS _IOR('S', 0x43, struct nvstub_stats)
+
+#endif /* NV_P2P_STUB_UAPI_H */

@@ -1,0 +1,58 @@
+#!/bin/sh
+# gpuasyncfs mounted on gpuasync.ko's emulated card inside the test guest,
+# driven with cat/echo/mkdir/rmdir as a user would (DESIGN.md §1, §3).
+# Prints "KTEST ok|FAIL fs_<step>"; exit status 0 when all passed.
+M=/mnt/gpuasync
+CARD=/sys/class/gpuasync/gpuasync_emu0
+rc=0
+ok() { echo "KTEST ok fs_$*"; }
+bad() { echo "KTEST FAIL fs_$*"; rc=1; }
+# Bounded waits: a broken daemon must not hang the guest.
+wait_file() { i=0; while [ ! -e "$1" ]; do i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+wait_ge() { i=0; while [ "$(cat "$1" 2>/dev/null || echo 0)" -lt "$2" ] 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+
+mkdir -p $M
+/t/gpuasyncfs -f /dev/gpuasync_emu0 $M >/tmp/fs.log 2>&1 &
+fp=$!
+if ! wait_file $M/README; then
+	bad mount; cat /tmp/fs.log; kill $fp 2>/dev/null; exit 1
+fi
+ok mount
+
+[ "$(cat $M/device/version)" = "$(cat $CARD/version)" ] && ok device_version || bad device_version
+[ "$(cat $M/device/backend)" = datadev ] && ok device_backend || bad device_backend
+grep -q rx_frame_count $M/README && ok readme || bad readme
+
+# mkdir allocates, pins and registers a buffer: the kernel sees it.
+mkdir $M/buffers/0 && ok mkdir || bad mkdir
+[ "$(cat $CARD/buffers)" = "1 0" ] && ok kernel_sees_buffer || bad "kernel_sees_buffer ($(cat $CARD/buffers))"
+[ "$(cat $CARD/owner_tgid)" = "$fp" ] && ok owner_is_daemon || bad owner_is_daemon
+
+# Arm it, start the engine, let the card send one frame.
+echo 1 > $M/buffers/0/write_enable && ok arm || bad arm
+echo 1 > $M/registers/write_enable && ok enable || bad enable
+echo 1000 > $CARD/gen_size
+before=$(cat $M/registers/rx_frame_count)
+echo 1 > $CARD/gen_frames
+wait_ge $M/registers/rx_frame_count $((before + 1)) && ok frame_counted || bad frame_counted
+grep -q 'size=1000' $M/buffers/0/header && ok header || bad "header ($(cat $M/buffers/0/header))"
+grep -q READY $M/buffers/0/status && ok status_ready || bad "status ($(cat $M/buffers/0/status))"
+grep -q '^gpuasync_rx_frame_count' $M/metrics && ok metrics || bad metrics
+echo bogus > $M/registers/write_enable 2>/dev/null && bad reject_bad_value || ok reject_bad_value
+
+# rmdir releases it in the kernel too.
+echo 0 > $M/registers/write_enable
+rmdir $M/buffers/0 && ok rmdir || bad rmdir
+[ "$(cat $CARD/buffers)" = "0 0" ] && ok kernel_released || bad "kernel_released ($(cat $CARD/buffers))"
+
+# A buffer left behind goes away with the daemon.
+mkdir $M/buffers/0 || bad mkdir_again
+umount $M && ok umount || bad umount
+i=0; while kill -0 $fp 2>/dev/null; do i=$((i+1)); [ $i -gt 200 ] && break; sleep 0.05; done
+kill -0 $fp 2>/dev/null && { bad daemon_exit; kill -9 $fp; }
+wait $fp 2>/dev/null
+[ "$(cat $CARD/buffers)" = "0 0" ] && ok released_at_exit || bad released_at_exit
+/t/kt stubstat >/dev/null && ok stub_clean || bad stub_clean
+[ $rc = 0 ] || { echo "--- daemon log"; tail -20 /tmp/fs.log; }
+exit $rc

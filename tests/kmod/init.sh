@@ -1,0 +1,93 @@
+#!/bin/sh
+# /init of the kmod test guest (tests/kmod/run.sh builds the initramfs).
+# Loads the modules, runs the suites, and prints one "KTEST ok|FAIL <step>"
+# line per step, then the kernel log, the taint mask and "KTEST EXIT <rc>".
+# /t/env (written by run.sh) says which optional parts are present.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+. /t/env
+rc=0
+ok() { echo "KTEST ok $*"; }
+bad() { echo "KTEST FAIL $*"; rc=1; }
+run() { "$@" || rc=1; }
+# Bounded wait for a file to contain a word (a broken driver must not hang us).
+wait_for() { i=0; while ! grep -q "$2" "$1" 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; return 0; }
+stubstat() { /t/kt stubstat; }
+
+echo "KTEST guest up: $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpu"
+while read -r ko; do
+	[ -n "$ko" ] && { insmod "/kmods/$ko" || bad "insmod $ko"; }
+done < /kmods/order
+
+insmod /t/nv_p2p_stub.ko || bad insmod_stub
+insmod /t/gpuasync.ko emulate=2 || bad insmod_gpuasync
+[ -c /dev/gpuasync_emu0 ] && [ -c /dev/gpuasync_emu1 ] && [ -c /dev/nv_p2p_stub ] &&
+	ok device_nodes || bad device_nodes
+ls -l /dev/gpuasync_emu0 | grep -q '^crw-rw-rw-' && ok device_mode || bad device_mode
+
+# The whole suite on V4 (the default), then the second card on its own.
+run /t/kt all
+run /t/kt -d /dev/gpuasync_emu1 identity frames kill9
+
+# Library against the module.
+if [ -x /t/t_lib ]; then run /t/t_lib /dev/gpuasync_emu0; else echo "KTEST skip t_lib"; fi
+
+# Load/unload cycles with buffers registered: refused while a process holds
+# buffers, clean after kill -9, then again after a plain exit.
+for cycle in 1 2 3; do
+	/t/kt hold > /tmp/hold.out 2>&1 &
+	hp=$!
+	if wait_for /tmp/hold.out HOLDING; then
+		rmmod gpuasync 2>/dev/null && bad "unload_refused_while_held($cycle)" ||
+			ok "unload_refused_while_held($cycle)"
+		[ "$(cat /sys/class/gpuasync/gpuasync_emu0/owner_tgid)" = "$hp" ] &&
+			ok "owner_is_holder($cycle)" || bad "owner_is_holder($cycle)"
+	else
+		bad "holder_setup($cycle)"; cat /tmp/hold.out
+	fi
+	kill -9 $hp; wait $hp 2>/dev/null
+	rmmod gpuasync && ok "unload_after_kill($cycle)" || bad "unload_after_kill($cycle)"
+	stubstat && ok "stub_clean($cycle)" || bad "stub_clean($cycle)"
+	insmod /t/gpuasync.ko emulate=1 || bad "reload($cycle)"
+done
+
+# Parameters are checked.
+rmmod gpuasync
+insmod /t/gpuasync.ko emulate=99 2>/dev/null && { bad emulate_range; rmmod gpuasync; } || ok emulate_range
+insmod /t/gpuasync.ko emulate=1 emulate_version=2 emulate_buffers=17 2>/dev/null &&
+	{ bad emulate_v1_buffers; rmmod gpuasync; } || ok emulate_v1_buffers
+
+# Every other firmware version: V1 layout (1-3) and V5 (active bits).
+for v in 1 3 5; do
+	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v; then
+		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
+			invalidate close_without_remove kill9
+		rmmod gpuasync || bad "unload_v$v"
+	else
+		bad "load_v$v"
+	fi
+done
+
+# gpuasyncfs on the emulated card, driven from the shell.
+insmod /t/gpuasync.ko emulate=1 || bad reload_for_fs
+if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then
+	run /t/fs_test.sh
+else
+	echo "KTEST skip gpuasyncfs: ${FS_SKIP:-daemon not built}"
+fi
+
+rmmod gpuasync && ok unload_final || bad unload_final
+stubstat && ok stub_clean_final || bad stub_clean_final
+rmmod nv_p2p_stub && ok unload_stub || bad unload_stub
+
+echo "KTEST DMESG-BEGIN"
+dmesg
+echo "KTEST DMESG-END"
+echo "KTEST TAINT $(cat /proc/sys/kernel/tainted)"
+echo "KTEST EXIT $rc"
+poweroff -f

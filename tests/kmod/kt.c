@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kt: the gpuasync.ko suite, run inside the QEMU guest by tests/kmod/init.
+ *
+ *   kt [-d /dev/gpuasync_emu0] CASE...     run the named cases ("all": all)
+ *   kt hold                                register buffers, arm, enable,
+ *                                          print "HOLDING", wait for death
+ *
+ * Every case prints "KTEST ok <case>" or "KTEST FAIL <case>: why" lines;
+ * the exit status is the number of failed cases.  "GPU memory" comes from
+ * nv_p2p_stub (NVSTUB_ALLOC returns a fake GPU VA plus an mmap offset, so
+ * the test reads what the card wrote, as cudaMemcpy would) or from plain
+ * host memory.  Register offsets come from the shared register table
+ * (lib/src/regs.c is linked in), never from numbers written here.
+ * Waits for the emulated card's thread are bounded polls: they only decide
+ * how long a broken driver may take to show it is broken.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/regs.h"
+#include "nv_p2p_stub_uapi.h"
+
+#define KB64 0x10000u
+
+static const char *dev_path = "/dev/gpuasync_emu0";
+static char sys_dir[256];
+static int case_failed;
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static void fail(const char *fn, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("KTEST FAIL %s:%d: ", fn, line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	case_failed = 1;
+}
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			fail(__func__, __LINE__, "(" #cond ") " __VA_ARGS__);                      \
+	} while (0)
+
+/* @expr must fail with errno @err. */
+#define CHECK_ERR(expr, err)                                                                       \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long r_ = (long)(expr);                                                            \
+		if (r_ != -1 || errno != (err))                                                    \
+			fail(__func__, __LINE__, "%s: got %ld errno %d (%s), want errno %d (%s)",  \
+			     #expr, r_, errno, strerror(errno), (err), strerror(err));             \
+	} while (0)
+
+#define CHECK_OK(expr)                                                                             \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long r_ = (long)(expr);                                                            \
+		if (r_ < 0)                                                                        \
+			fail(__func__, __LINE__, "%s: got %ld errno %d (%s)", #expr, r_, errno,    \
+			     strerror(errno));                                                     \
+	} while (0)
+
+/* ---- environment ---------------------------------------------------------- */
+
+static int open_card(void)
+{
+	int fd = open(dev_path, O_RDWR);
+
+	if (fd < 0) {
+		printf("KTEST FAIL open %s: %s\n", dev_path, strerror(errno));
+		exit(100);
+	}
+	return fd;
+}
+
+static int open_stub(void)
+{
+	int fd = open("/dev/nv_p2p_stub", O_RDWR);
+
+	if (fd < 0) {
+		printf("KTEST FAIL open /dev/nv_p2p_stub: %s\n", strerror(errno));
+		exit(100);
+	}
+	return fd;
+}
+
+static long sys_read(const char *name)
+{
+	char path[512], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sys_dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtol(buf, NULL, 0);
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static int sys_write(const char *name, const char *val)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", sys_dir, name);
+	return write_file(path, val);
+}
+
+static int stub_param(const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/nv_p2p_stub/parameters/%s", name);
+	return write_file(path, val);
+}
+
+static struct nvstub_stats stub_stats(void)
+{
+	struct nvstub_stats st = { 0 };
+	int s = open_stub();
+
+	if (ioctl(s, NVSTUB_STATS, &st))
+		printf("KTEST FAIL NVSTUB_STATS: %s\n", strerror(errno));
+	close(s);
+	return st;
+}
+
+/* Wait (bounded) until sysfs @name reaches at least @want. */
+static long sys_wait(const char *name, long want)
+{
+	long v = 0;
+	int i;
+
+	for (i = 0; i < 4000; i++) { /* 20 s */
+		v = sys_read(name);
+		if (v >= want)
+			break;
+		usleep(5000);
+	}
+	return v;
+}
+
+/* "GPU memory" from the stub: va for the driver, map for the test. */
+struct gmem {
+	uint64_t va, size;
+	uint8_t *map;
+};
+
+static struct gmem galloc(int s, uint64_t size)
+{
+	struct nvstub_alloc a = { .size = size };
+	struct gmem g = { 0 };
+
+	if (ioctl(s, NVSTUB_ALLOC, &a)) {
+		printf("KTEST FAIL NVSTUB_ALLOC %llu: %s\n", (unsigned long long)size,
+		       strerror(errno));
+		return g;
+	}
+	g.va = a.gpu_va;
+	g.size = (size + KB64 - 1) & ~(uint64_t)(KB64 - 1);
+	g.map = mmap(NULL, g.size, PROT_READ | PROT_WRITE, MAP_SHARED, s, (off_t)a.mmap_offset);
+	if (g.map == MAP_FAILED) {
+		printf("KTEST FAIL mmap stub region: %s\n", strerror(errno));
+		g.map = NULL;
+	}
+	return g;
+}
+
+static void gfree(int s, struct gmem *g)
+{
+	struct nvstub_range r = { .va = g->va };
+
+	if (g->map)
+		munmap(g->map, g->size);
+	ioctl(s, NVSTUB_FREE, &r);
+	g->map = NULL;
+}
+
+static int add_buf(int fd, int write, uint64_t va, uint32_t size)
+{
+	struct GpuNvidiaData d = { .write = (uint32_t)write, .address = va, .size = size };
+
+	return ioctl(fd, GPU_Add_Nvidia_Memory, &d);
+}
+
+/* ---- registers through the table ------------------------------------------ */
+
+static unsigned int version, max_buffers, ddb;
+static enum ga_layout layout;
+
+static uint32_t reg_off(enum ga_reg_id id, unsigned int index)
+{
+	uint32_t off = 0;
+
+	if (ga_reg_offset(id, layout, version, index, max_buffers, &off))
+		printf("KTEST FAIL no offset for %s[%u]\n", ga_regs[id].name, index);
+	return off;
+}
+
+static uint32_t rd_word(int fd, uint32_t core_off)
+{
+	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + core_off };
+
+	if (ioctl(fd, DMA_Read_Register, &r))
+		printf("KTEST FAIL DMA_Read_Register %#x: %s\n", core_off, strerror(errno));
+	return r.data;
+}
+
+static void wr_word(int fd, uint32_t core_off, uint32_t val)
+{
+	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + core_off, .data = val };
+
+	if (ioctl(fd, DMA_Write_Register, &r))
+		printf("KTEST FAIL DMA_Write_Register %#x: %s\n", core_off, strerror(errno));
+}
+
+static uint32_t field(int fd, enum ga_reg_id id, unsigned int index)
+{
+	return ga_reg_field_get(id, layout, rd_word(fd, reg_off(id, index)));
+}
+
+static uint64_t buf_addr_reg(int fd, bool write, unsigned int i)
+{
+	return (uint64_t)field(fd, write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i) << 32 |
+	       field(fd, write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, i);
+}
+
+static int get_table(int fd, struct ga_buffer_entry *e, unsigned int cap)
+{
+	struct ga_buffer_table t = { .entries = (uintptr_t)e, .capacity = cap };
+
+	if (ioctl(fd, GA_Get_Buffer_Table, &t))
+		return -1;
+	return (int)t.count;
+}
+
+/* Nothing pinned anywhere, no buffers, no owner, addresses clear. */
+static void check_clean(int fd, const char *why)
+{
+	struct nvstub_stats st = stub_stats();
+	unsigned int i;
+
+	CHECK(st.pins == 0, "%s: %llu pins left", why, (unsigned long long)st.pins);
+	CHECK(st.mappings == 0, "%s: %llu mappings left", why, (unsigned long long)st.mappings);
+	CHECK(st.stale_dma == 0, "%s: %llu stale DMAs", why, (unsigned long long)st.stale_dma);
+	CHECK(get_table(fd, NULL, 0) == 0, "%s: buffers left", why);
+	CHECK(sys_read("owner_tgid") == 0, "%s: still owned", why);
+	CHECK(sys_read("live_pins") == 0, "%s: driver counts pins", why);
+	for (i = 0; i < max_buffers; i++) {
+		CHECK(buf_addr_reg(fd, true, i) == 0, "%s: write address %u not cleared", why, i);
+		CHECK(buf_addr_reg(fd, false, i) == 0, "%s: read address %u not cleared", why, i);
+	}
+}
+
+/* ---- cases ----------------------------------------------------------------- */
+
+static void t_identity(void)
+{
+	int fd = open_card(), abi;
+
+	CHECK(ioctl(fd, GPU_Is_Gpu_Async_Supp, 0) == 1);
+	CHECK((unsigned int)ioctl(fd, GPU_Get_Gpu_Async_Ver, 0) == version);
+	CHECK((unsigned int)ioctl(fd, GPU_Get_Max_Buffers, 0) == max_buffers);
+	CHECK(ioctl(fd, DMA_Get_Buff_Count, 0) == 0);
+	CHECK(ioctl(fd, DMA_Get_Buff_Size, 0) > 0);
+	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION);
+	abi = ioctl(fd, GA_Get_Abi_Version, 0);
+	CHECK(abi >> 16 == GA_ABI_VERSION, "abi %#x", abi);
+	CHECK((abi & 0xffff) == (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE));
+	CHECK_ERR(ioctl(fd, 0x8000, 0), ENOTTY);
+	CHECK_ERR(ioctl(fd, 0x80ff, 0), ENOTTY);
+	CHECK_ERR(ioctl(fd, _IOR('x', 1, int), 0), ENOTTY);
+	CHECK(field(fd, GA_REG_VERSION, 0) == version);
+	CHECK(field(fd, GA_REG_DMA_DATA_BYTES, 0) == ddb);
+	close(fd);
+}
+
+static void t_registers(void)
+{
+	int fd = open_card();
+	struct DmaRegisterData r;
+	volatile uint32_t *m;
+	uint32_t aw = reg_off(GA_REG_AW_CACHE, 0);
+	void *p;
+
+	/* The upstream window: BAR0 0x10000 .. 0xFFFFFC, 4-byte words. */
+	r = (struct DmaRegisterData){ .address = 0xFFFC };
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
+	r = (struct DmaRegisterData){ .address = 0x10000 };
+	CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+	r = (struct DmaRegisterData){ .address = 0xFFFFFC };
+	CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+	r = (struct DmaRegisterData){ .address = 0x1000000 };
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
+	r = (struct DmaRegisterData){ .address = GA_CORE_OFFSET + 1 };
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
+	r = (struct DmaRegisterData){ .address = ~0ull - 3 };
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
+	CHECK_ERR(ioctl(fd, DMA_Write_Register, &r), EINVAL);
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, NULL), EFAULT);
+	CHECK_ERR(ioctl(fd, DMA_Read_Register, (void *)8), EFAULT);
+	CHECK_ERR(ioctl(fd, DMA_Write_Register, (void *)-4096L), EFAULT);
+	/* AxiVersion says GPU async is built in; the clock is there. */
+	r = (struct DmaRegisterData){ .address = GA_AXIVERSION_GPU_EN };
+	CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+	CHECK(r.data & 1);
+
+	/* mmap: the register block at file offset 0x28000 (0 DMA buffers). */
+	p = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, GA_CORE_OFFSET);
+	CHECK(p != MAP_FAILED, "mmap core: %s", strerror(errno));
+	if (p != MAP_FAILED) {
+		m = p;
+		CHECK(ga_reg_field_get(GA_REG_VERSION, layout,
+				       m[reg_off(GA_REG_VERSION, 0) / 4]) == version);
+		/* ioctl write, mapped read; mapped write, ioctl read. */
+		wr_word(fd, aw, ga_reg_field_set(GA_REG_AW_CACHE, layout, rd_word(fd, aw), 0x3));
+		CHECK(ga_reg_field_get(GA_REG_AW_CACHE, layout, m[aw / 4]) == 0x3);
+		m[aw / 4] = ga_reg_field_set(GA_REG_AW_CACHE, layout, m[aw / 4], 0x5);
+		CHECK(field(fd, GA_REG_AW_CACHE, 0) == 0x5);
+		munmap(p, GA_CORE_SIZE);
+	}
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EINVAL,
+	      "mapping the DMA engine block must fail");
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0x10000);
+	CHECK(p != MAP_FAILED, "window start must map");
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	CHECK(mmap(NULL, 0x20000, PROT_READ, MAP_SHARED, fd, 0xFF0000) == MAP_FAILED,
+	      "past the 16 MiB BAR must fail");
+	close(fd);
+}
+
+static void t_add_bad(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, 4 * KB64), h = galloc(s, 2 * KB64);
+	struct nvstub_stats st;
+
+	CHECK_ERR(add_buf(fd, 1, g.va, 0), EINVAL);
+	CHECK_ERR(add_buf(fd, 1, g.va, 4096), EINVAL);
+	CHECK_ERR(add_buf(fd, 1, g.va, KB64 + 1), EINVAL);
+	CHECK_ERR(add_buf(fd, 1, g.va, 0xFFFF0000u), EINVAL);       /* beyond the region */
+	CHECK_ERR(add_buf(fd, 1, g.va + 4 * KB64, KB64), EINVAL);   /* the guard gap */
+	CHECK_ERR(add_buf(fd, 1, 0xFFFFFFFFFFFF0000ull, 2 * KB64), EINVAL); /* wraps */
+	CHECK_ERR(add_buf(fd, 1, 0, KB64), EINVAL);                  /* unmapped user page */
+	CHECK_ERR(ioctl(fd, GPU_Add_Nvidia_Memory, NULL), EFAULT);
+	CHECK_ERR(ioctl(fd, GPU_Add_Nvidia_Memory, (void *)1), EFAULT);
+	CHECK_ERR(ioctl(fd, GPU_Add_Nvidia_Memory, (void *)0xffff888000000000ull), EFAULT);
+
+	/* Failures inside the NVIDIA interface unwind completely. */
+	CHECK_OK(stub_param("fail_get_pages", "1"));
+	CHECK_ERR(add_buf(fd, 1, g.va, KB64), ENOMEM);
+	CHECK_OK(stub_param("fail_dma_map", "1"));
+	CHECK_ERR(add_buf(fd, 1, g.va, KB64), ENOMEM);
+	CHECK_OK(stub_param("scatter", "1"));
+	CHECK_ERR(add_buf(fd, 1, g.va, 2 * KB64), EINVAL); /* not bus-contiguous */
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));              /* one page is always contiguous */
+	CHECK_OK(stub_param("scatter", "0"));
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	st = stub_stats();
+	CHECK(st.pins == 0 && st.mappings == 0, "pins %llu maps %llu",
+	      (unsigned long long)st.pins, (unsigned long long)st.mappings);
+
+	/* V4: every write buffer has the one shared size. */
+	if (layout != GA_LAYOUT_V1) {
+		CHECK_OK(add_buf(fd, 1, g.va, KB64));
+		CHECK_ERR(add_buf(fd, 1, h.va, 2 * KB64), EINVAL);
+		CHECK_OK(add_buf(fd, 0, h.va, 2 * KB64)); /* read buffers have no such rule */
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == KB64);
+		CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) <= 1, "size not reset");
+		CHECK_OK(add_buf(fd, 1, h.va, 2 * KB64)); /* a new size after the reset */
+		CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	}
+	gfree(s, &g);
+	gfree(s, &h);
+	check_clean(fd, "after bad adds");
+	close(s);
+	close(fd);
+}
+
+static void t_add_remove(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, 8 * KB64);
+	struct ga_buffer_entry e[8];
+	struct ga_buffer_ref ref;
+	uint32_t wsize = 2 * KB64;
+	int n;
+
+	/* A misaligned start pins the 64 KiB pages around it. */
+	CHECK_OK(add_buf(fd, 1, g.va, wsize));
+	CHECK_OK(add_buf(fd, 1, g.va + 2 * KB64 + 0x1000, wsize));
+	CHECK_OK(add_buf(fd, 0, g.va + 5 * KB64, KB64));
+	n = get_table(fd, e, 8);
+	CHECK(n == 3, "table has %d", n);
+	if (n == 3) {
+		CHECK(e[0].write == 1 && e[0].index == 0 && e[0].gpu_address == g.va &&
+		      e[0].size == wsize && e[0].pages == 2 && e[0].flags == 0);
+		CHECK(e[1].write == 1 && e[1].index == 1 && e[1].pages == 3,
+		      "misaligned: %u pages", e[1].pages);
+		CHECK((e[1].bus_address & 0xffff) == 0x1000, "bus %#llx",
+		      (unsigned long long)e[1].bus_address);
+		CHECK(e[2].write == 0 && e[2].index == 0 && e[2].size == KB64);
+		CHECK(e[0].owner_tgid == (uint32_t)getpid());
+		CHECK(buf_addr_reg(fd, true, 0) == e[0].bus_address);
+		CHECK(buf_addr_reg(fd, true, 1) == e[1].bus_address);
+		CHECK(buf_addr_reg(fd, false, 0) == e[2].bus_address);
+		CHECK(e[0].bus_address >> 32 != 0, "high word must be exercised");
+	}
+	CHECK(field(fd, GA_REG_WRITE_COUNT, 0) == 1);
+	CHECK(field(fd, GA_REG_READ_COUNT, 0) == 0);
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "add must not enable the engine");
+	if (layout == GA_LAYOUT_V1)
+		CHECK(field(fd, GA_REG_WRITE_SIZE, 1) == wsize);
+	else
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == wsize);
+	CHECK(sys_read("owner_tgid") == getpid());
+	CHECK(stub_stats().pins == 3);
+
+	/* Remove one: only the last, and not while its engine runs. */
+	ref = (struct ga_buffer_ref){ .write = 1, .index = 0 };
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), EINVAL);
+	ref.index = 5;
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), EINVAL);
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, NULL), EFAULT);
+	ref.index = 1;
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), EBUSY);
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 0));
+	CHECK_OK(ioctl(fd, GA_Rem_Buffer, &ref));
+	CHECK(buf_addr_reg(fd, true, 1) == 0, "removed buffer's address not zeroed");
+	CHECK(buf_addr_reg(fd, true, 0) != 0);
+	CHECK(get_table(fd, e, 8) == 2);
+	CHECK(stub_stats().pins == 2);
+	/* The freed index is the next one again. */
+	CHECK_OK(add_buf(fd, 1, g.va + 2 * KB64, wsize));
+	n = get_table(fd, e, 8);
+	CHECK(n == 3 && e[1].index == 1);
+	/* A table smaller than the set still says how many exist. */
+	CHECK(get_table(fd, e, 1) == 3);
+	CHECK_ERR(ioctl(fd, GA_Get_Buffer_Table, NULL), EFAULT);
+	{
+		struct ga_buffer_table t = { .entries = 16, .capacity = 4 };
+
+		CHECK_ERR(ioctl(fd, GA_Get_Buffer_Table, &t), EFAULT);
+	}
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0)); /* nothing left: still fine */
+	check_clean(fd, "after remove all");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+static void t_too_many(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, (uint64_t)(max_buffers + 1) * KB64);
+	unsigned int i;
+
+	for (i = 0; i < max_buffers; i++)
+		CHECK_OK(add_buf(fd, 1, g.va + (uint64_t)i * KB64, KB64));
+	CHECK_ERR(add_buf(fd, 1, g.va + (uint64_t)i * KB64, KB64), EINVAL);
+	CHECK(field(fd, GA_REG_WRITE_COUNT, 0) == max_buffers - 1);
+	CHECK((unsigned int)get_table(fd, NULL, 0) == max_buffers);
+	CHECK(stub_stats().pins == max_buffers);
+	close(fd); /* close without remove: the file's buffers go */
+	fd = open_card();
+	check_clean(fd, "after closing a full card");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+static void t_arm(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, 4 * KB64);
+	uint32_t idx[4] = { 0, 1, 2, 3 }, bad[2] = { 1, 7 };
+	struct ga_arm_many a;
+	uint32_t i = 0;
+
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), EINVAL); /* no buffers yet */
+	for (i = 0; i < 4; i++)
+		CHECK_OK(add_buf(fd, 1, g.va + i * KB64, KB64));
+	i = 3;
+	CHECK_OK(ioctl(fd, GPU_Set_Write_Enable, &i));
+	i = 4;
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), EINVAL);
+	i = 99;
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), EINVAL);
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, NULL), EFAULT);
+	a = (struct ga_arm_many){ .indices = (uintptr_t)idx, .count = 4 };
+	CHECK_OK(ioctl(fd, GA_Arm_Buffers, &a));
+	a.count = 0;
+	CHECK_OK(ioctl(fd, GA_Arm_Buffers, &a));
+	a.count = GA_MAX_BUFFERS + 1;
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), EINVAL);
+	a = (struct ga_arm_many){ .indices = (uintptr_t)bad, .count = 2 };
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), EINVAL);
+	a = (struct ga_arm_many){ .indices = 8, .count = 2 };
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), EFAULT);
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, NULL), EFAULT);
+	/* Enables are values, not pointers. */
+	CHECK_OK(ioctl(fd, GPU_Enable_Rx, 1));
+	CHECK(field(fd, GA_REG_READ_ENABLE, 0) == 1);
+	CHECK_OK(ioctl(fd, GPU_Enable_Rx, 0));
+	CHECK(field(fd, GA_REG_READ_ENABLE, 0) == 0);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	check_clean(fd, "after arm tests");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+/* Check a delivered frame: doorbell, header bits, generated payload. */
+static void check_frame(const uint8_t *b, uint32_t size, uint32_t seq, const char *what)
+{
+	uint32_t flags, len, got_seq, i;
+	int bad = 0;
+
+	memcpy(&flags, b, 4);
+	memcpy(&len, b + 4, 4);
+	memcpy(&got_seq, b + ddb, 4);
+	CHECK(len == size, "%s: doorbell %u, want %u", what, len, size);
+	CHECK((flags & 3) == 0 && !(flags & 4), "%s: result/overflow in %#x", what, flags);
+	CHECK(flags >> 24 == 0x02, "%s: first user %#x", what, flags >> 24);
+	CHECK(got_seq == seq, "%s: frame %u, want %u", what, got_seq, seq);
+	for (i = 4; i < size && !bad; i++)
+		bad = b[ddb + i] != (uint8_t)(seq + i);
+	CHECK(!bad, "%s: payload differs at byte %u", what, i - 1);
+}
+
+static void t_frames(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, 4 * KB64);
+	uint32_t idx[4] = { 0, 1, 2, 3 }, i, size = 1000, base_seq, rx0;
+	struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 4 };
+	long d0, dr0;
+	char v[32];
+
+	for (i = 0; i < 4; i++)
+		CHECK_OK(add_buf(fd, 1, g.va + i * KB64, KB64));
+	snprintf(v, sizeof(v), "%u", size);
+	CHECK_OK(sys_write("gen_size", v));
+	CHECK_OK(ioctl(fd, GA_Arm_Buffers, &a));
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	d0 = sys_read("delivered");
+	rx0 = field(fd, GA_REG_RX_FRAME_COUNT, 0);
+	base_seq = (uint32_t)(sys_read("delivered") + sys_read("dropped") + sys_read("diverted"));
+	CHECK_OK(sys_write("gen_frames", "4"));
+	CHECK(sys_wait("delivered", d0 + 4) == d0 + 4, "frames did not arrive");
+	for (i = 0; i < 4; i++)
+		check_frame(g.map + i * KB64, size, base_seq + i, "ring pass 1");
+	CHECK(field(fd, GA_REG_RX_FRAME_COUNT, 0) - rx0 == 4);
+
+	/* Backpressure: nothing armed, the frames wait. */
+	CHECK_OK(sys_write("gen_frames", "2"));
+	usleep(100000);
+	CHECK(sys_read("delivered") == d0 + 4, "delivered into an unarmed buffer");
+	CHECK(sys_read("gen_frames") == 2);
+	/* Consume buffer 0 (clear the doorbell) and re-arm it: round robin. */
+	memset(g.map, 0, 8);
+	i = 0;
+	CHECK_OK(ioctl(fd, GPU_Set_Write_Enable, &i));
+	CHECK(sys_wait("delivered", d0 + 5) == d0 + 5);
+	check_frame(g.map, size, base_seq + 4, "re-armed buffer 0");
+	/* Re-arm through the mapped free list, as a GPU stream would. */
+	{
+		volatile uint32_t *m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+					    fd, GA_CORE_OFFSET);
+
+		CHECK(m != MAP_FAILED);
+		if (m != MAP_FAILED) {
+			memset(g.map + KB64, 0, 8);
+			m[reg_off(GA_REG_FREE_LIST, 1) / 4] = 1;
+			CHECK(sys_wait("delivered", d0 + 6) == d0 + 6, "mapped arm not seen");
+			check_frame(g.map + KB64, size, base_seq + 5, "armed via mmap");
+			munmap((void *)m, GA_CORE_SIZE);
+		}
+	}
+
+	/* Engine off: frames are dropped. */
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 0));
+	dr0 = sys_read("dropped");
+	CHECK_OK(sys_write("gen_frames", "3"));
+	CHECK(sys_wait("dropped", dr0 + 3) == dr0 + 3);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	/* Dropped frames of a card without buffers hit address 0, never a
+	 * stale mapping (checked by check_clean's stale_dma). */
+	dr0 = sys_read("dropped");
+	CHECK_OK(sys_write("gen_frames", "2"));
+	CHECK(sys_wait("dropped", dr0 + 2) == dr0 + 2);
+	check_clean(fd, "after frames");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+/* GPU->FPGA: payload at +ddb, size written to read_size, completion at +0. */
+static void t_read_path(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, KB64);
+	uint32_t n = 300, sum = 0, i, done;
+	long tx0 = sys_read("tx_frames");
+	char last[64], path[512];
+	FILE *f;
+
+	/* V1 reads from the buffer's start and writes no completion. */
+	uint32_t at = layout == GA_LAYOUT_V1 ? 0 : ddb;
+
+	CHECK_OK(add_buf(fd, 0, g.va, KB64));
+	if (at)
+		memset(g.map, 0, 16);
+	for (i = 0; i < n; i++) {
+		g.map[at + i] = (uint8_t)(i * 7);
+		sum += (uint8_t)(i * 7);
+	}
+	CHECK_OK(ioctl(fd, GPU_Enable_Rx, 1));
+	wr_word(fd, reg_off(GA_REG_READ_SIZE, 0), n);
+	CHECK(sys_wait("tx_frames", tx0 + 1) == tx0 + 1, "read not serviced");
+	memcpy(&done, g.map, 4);
+	if (layout != GA_LAYOUT_V1)
+		CHECK(done == 1, "completion word %u", done);
+	snprintf(path, sizeof(path), "%s/tx_last", sys_dir);
+	f = fopen(path, "r");
+	CHECK(f && fgets(last, sizeof(last), f));
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%u %u\n", n, sum);
+	CHECK(strcmp(last, path) == 0, "tx_last '%s' want '%s'", last, path);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	check_clean(fd, "after read path");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+static void t_invalidate(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g0 = galloc(s, KB64), g1 = galloc(s, KB64), g2 = galloc(s, KB64);
+	struct nvstub_range r = { .va = g1.va };
+	struct ga_buffer_entry e[4];
+	uint32_t idx[2] = { 0, 1 }, i;
+	struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 2 };
+	long d0;
+	int n;
+
+	CHECK_OK(add_buf(fd, 1, g0.va, KB64));
+	CHECK_OK(add_buf(fd, 1, g1.va, KB64));
+	CHECK_OK(add_buf(fd, 0, g2.va, KB64));
+	CHECK_OK(ioctl(fd, GA_Arm_Buffers, &a));
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	CHECK_OK(ioctl(fd, GPU_Enable_Rx, 1));
+
+	/* The GPU memory of write buffer 1 goes away while armed and running. */
+	CHECK(ioctl(s, NVSTUB_INVALIDATE, &r) == 1, "one callback expected");
+	n = get_table(fd, e, 4);
+	CHECK(n == 3);
+	if (n == 3) {
+		CHECK(e[0].flags == 0, "buffer 0 must survive");
+		CHECK(e[1].flags & GA_BUF_INVALIDATED);
+		CHECK(e[2].flags == 0);
+	}
+	CHECK(buf_addr_reg(fd, true, 1) == 0, "invalidated address not zeroed");
+	CHECK(buf_addr_reg(fd, true, 0) != 0);
+	CHECK(buf_addr_reg(fd, false, 0) != 0);
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "write engine must be stopped");
+	CHECK(field(fd, GA_REG_READ_ENABLE, 0) == 1, "read engine is not concerned");
+	CHECK(stub_stats().pins == 2);
+	CHECK(sys_read("live_pins") == 2);
+	i = 1;
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), ENXIO);
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), ENXIO);
+	CHECK(ioctl(s, NVSTUB_INVALIDATE, &r) == 0, "a second invalidation finds nothing");
+
+	/* Buffer 0 still works once the engine is back on. */
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	d0 = sys_read("delivered");
+	CHECK_OK(sys_write("gen_frames", "1"));
+	CHECK(sys_wait("delivered", d0 + 1) == d0 + 1);
+
+	/* cudaFree of the read buffer's memory, then of buffer 0's. */
+	gfree(s, &g2);
+	CHECK(buf_addr_reg(fd, false, 0) == 0);
+	CHECK(field(fd, GA_REG_READ_ENABLE, 0) == 0);
+	gfree(s, &g0);
+	CHECK(stub_stats().pins == 0);
+	CHECK(get_table(fd, NULL, 0) == 3, "invalidated buffers stay listed until removed");
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	check_clean(fd, "after invalidation");
+	gfree(s, &g1);
+	close(s);
+	close(fd);
+}
+
+/* Invalidations racing a stream of frames and re-arms. */
+struct racer {
+	int fd;
+	volatile int stop;
+	uint8_t *map[4];
+};
+
+static void *rearm_loop(void *p)
+{
+	struct racer *r = p;
+	uint32_t i = 0;
+
+	while (!r->stop) {
+		memset(r->map[i % 4], 0, 8);
+		ioctl(r->fd, GPU_Set_Write_Enable, &(uint32_t){ i % 4 });
+		ioctl(r->fd, GPU_Enable_Tx, 1);
+		i++;
+	}
+	return NULL;
+}
+
+static void t_invalidate_race(void)
+{
+	int fd = open_card(), s = open_stub(), k;
+	struct gmem g[4];
+	struct racer r = { .fd = fd };
+	pthread_t th;
+	uint32_t i;
+
+	for (i = 0; i < 4; i++) {
+		g[i] = galloc(s, KB64);
+		r.map[i] = g[i].map;
+		CHECK_OK(add_buf(fd, 1, g[i].va, KB64));
+	}
+	CHECK_OK(sys_write("gen_size", "4096"));
+	CHECK_OK(sys_write("gen_frames", "1000000"));
+	pthread_create(&th, NULL, rearm_loop, &r);
+	for (k = 0; k < 4; k++) {
+		struct nvstub_range fr = { .va = g[k].va };
+
+		usleep(20000);
+		/* cudaFree under traffic; the mapping stays for the re-armer */
+		CHECK_OK(ioctl(s, NVSTUB_FREE, &fr));
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	for (k = 0; k < 4; k++)
+		munmap(g[k].map, g[k].size);
+	CHECK(stub_stats().pins == 0);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	/* Drain the generator (engine off: drops are immediate). */
+	CHECK_OK(sys_write("gen_frames", "0"));
+	close(fd);
+	fd = open_card();
+	check_clean(fd, "after racing invalidations");
+	close(s);
+	close(fd);
+}
+
+/* A driver that calls the callback from inside dma_unmap_pages. */
+static void t_reentry(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, 2 * KB64);
+
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));
+	CHECK_OK(add_buf(fd, 0, g.va + KB64, KB64));
+	CHECK_OK(stub_param("reenter_unmap", "1"));
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	CHECK_OK(stub_param("reenter_unmap", "0"));
+	CHECK(stub_stats().pins == 0);
+	check_clean(fd, "after re-entered callbacks");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+/* Host memory (what libgpuasync registers without CUDA). */
+static void t_host_memory(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct nvstub_range r;
+	uint8_t *mem = NULL;
+	long d0;
+	uint32_t i = 0;
+
+	CHECK(posix_memalign((void **)&mem, KB64, 2 * KB64) == 0);
+	memset(mem, 0, 2 * KB64);
+	CHECK_OK(add_buf(fd, 1, (uintptr_t)mem, KB64));
+	CHECK_OK(ioctl(fd, GPU_Set_Write_Enable, &i));
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	CHECK_OK(sys_write("gen_size", "100"));
+	d0 = sys_read("delivered");
+	CHECK_OK(sys_write("gen_frames", "1"));
+	CHECK(sys_wait("delivered", d0 + 1) == d0 + 1);
+	CHECK(*(uint32_t *)(mem + 4) == 100, "doorbell %u", *(uint32_t *)(mem + 4));
+	r = (struct nvstub_range){ .va = (uintptr_t)mem, .len = KB64 };
+	CHECK(ioctl(s, NVSTUB_INVALIDATE, &r) == 1);
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	check_clean(fd, "after host memory");
+	free(mem);
+	close(s);
+	close(fd);
+}
+
+static void t_bad_pointers(void)
+{
+	int fd = open_card();
+	static const unsigned int cmds[] = { GPU_Add_Nvidia_Memory, GPU_Set_Write_Enable,
+					     DMA_Read_Register,     DMA_Write_Register,
+					     GA_Rem_Buffer,         GA_Arm_Buffers,
+					     GA_Get_Buffer_Table };
+	static const unsigned long ptrs[] = { 0, 1, 4095, 0xffff888000000000ul, ~0ul };
+	unsigned int c, p;
+
+	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
+		for (p = 0; p < sizeof(ptrs) / sizeof(ptrs[0]); p++)
+			CHECK_ERR(ioctl(fd, cmds[c], ptrs[p]), EFAULT);
+	/* Readable but not writable memory where the driver writes back. */
+	{
+		struct DmaRegisterData *r = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ga_buffer_table *t = (void *)(r + 1);
+
+		r->address = GA_CORE_OFFSET;
+		t->capacity = 0;
+		mprotect(r, 4096, PROT_READ);
+		CHECK_ERR(ioctl(fd, DMA_Read_Register, r), EFAULT);
+		CHECK_ERR(ioctl(fd, GA_Get_Buffer_Table, t), EFAULT);
+		munmap(r, 4096);
+	}
+	check_clean(fd, "after bad pointers");
+	close(fd);
+}
+
+/*
+ * Register, arm, enable; tell the parent through @wfd (or, with -1, print
+ * HOLDING); then exit at once without cleaning up, or wait to be killed.
+ * @stub_first: open the stub before the card, so the process's exit closes
+ * them in the other order (invalidation first, then the card's release).
+ */
+static void hold(int wfd, bool exit_after, bool stub_first)
+{
+	int s = stub_first ? open_stub() : -1, fd = open_card();
+	struct gmem g;
+	uint32_t idx[2] = { 0, 1 };
+	struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 2 };
+	char c = 'k';
+
+	if (s < 0)
+		s = open_stub();
+	g = galloc(s, 4 * KB64);
+	if (add_buf(fd, 1, g.va, KB64) || add_buf(fd, 1, g.va + KB64, KB64) ||
+	    add_buf(fd, 0, g.va + 2 * KB64, KB64) || ioctl(fd, GA_Arm_Buffers, &a) ||
+	    ioctl(fd, GPU_Enable_Tx, 1))
+		c = 'e';
+	if (wfd < 0) {
+		printf(c == 'k' ? "HOLDING\n" : "KTEST FAIL hold setup\n");
+		fflush(stdout);
+	} else if (write(wfd, &c, 1) != 1) {
+		_exit(3);
+	}
+	if (exit_after)
+		_exit(0); /* no remove, no close: exit does it */
+	for (;;)
+		pause();
+}
+
+static pid_t spawn_holder(bool exit_after, bool stub_first)
+{
+	int p[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		hold(p[1], exit_after, stub_first);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1 || c != 'k')
+		printf("KTEST FAIL holder setup (%c)\n", c ? c : '?');
+	close(p[0]);
+	return pid;
+}
+
+static void t_close_without_remove(void)
+{
+	int fd = open_card(), st;
+	pid_t pid = spawn_holder(true, true);
+
+	waitpid(pid, &st, 0);
+	check_clean(fd, "after the owner exited without removing");
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "engine left on");
+	close(fd);
+}
+
+static void t_kill9(void)
+{
+	int fd = open_card(), st;
+	pid_t pid = spawn_holder(false, false);
+
+	CHECK(sys_read("owner_tgid") == pid);
+	CHECK(get_table(fd, NULL, 0) == 3);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	check_clean(fd, "after kill -9 of the owner");
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "engine left on");
+	close(fd);
+}
+
+static void t_two_processes(void)
+{
+	int fd = open_card(), fd2, s = open_stub(), st;
+	struct gmem g = galloc(s, 2 * KB64);
+	struct ga_buffer_entry e[4];
+	struct ga_buffer_ref ref = { .write = 1, .index = 2 };
+	pid_t pid = spawn_holder(false, false);
+	uint32_t i = 0;
+
+	/* Another thread group: everything that changes buffers is refused. */
+	CHECK_ERR(add_buf(fd, 1, g.va, KB64), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Rem_Nvidia_Memory, 0), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Enable_Tx, 0), EBUSY);
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), EBUSY);
+	CHECK(get_table(fd, e, 4) == 3 && e[0].owner_tgid == (uint32_t)pid);
+	CHECK(field(fd, GA_REG_VERSION, 0) == version, "reading stays allowed");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+
+	/* One thread group, two files: each file's buffers go with it. */
+	fd2 = open_card();
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));
+	CHECK_OK(add_buf(fd2, 1, g.va + KB64, KB64));
+	close(fd);
+	CHECK(get_table(fd2, e, 4) == 1 && e[0].index == 1);
+	CHECK(buf_addr_reg(fd2, true, 0) == 0 && buf_addr_reg(fd2, true, 1) != 0);
+	CHECK(field(fd2, GA_REG_WRITE_COUNT, 0) == 1, "ring still ends at buffer 1");
+	close(fd2);
+	fd = open_card();
+	check_clean(fd, "after two files");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+/* fork: the child shares the file; buffers live until the last close. */
+static void t_fork(void)
+{
+	int fd = open_card(), s = open_stub(), st;
+	struct gmem g = galloc(s, KB64);
+	pid_t pid;
+
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));
+	pid = fork();
+	if (pid == 0) {
+		/* Same file, other thread group: not the owner. */
+		_exit(ioctl(fd, GPU_Rem_Nvidia_Memory, 0) == -1 && errno == EBUSY ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child could change the owner's buffers");
+	CHECK(get_table(fd, NULL, 0) == 1, "child exit must not release the shared file");
+	close(fd);
+	fd = open_card();
+	check_clean(fd, "after fork");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+struct kcase {
+	const char *name;
+	void (*fn)(void);
+};
+
+static const struct kcase cases[] = {
+	{ "identity", t_identity },
+	{ "registers", t_registers },
+	{ "add_bad", t_add_bad },
+	{ "add_remove", t_add_remove },
+	{ "too_many", t_too_many },
+	{ "arm", t_arm },
+	{ "frames", t_frames },
+	{ "read_path", t_read_path },
+	{ "invalidate", t_invalidate },
+	{ "invalidate_race", t_invalidate_race },
+	{ "reentry", t_reentry },
+	{ "host_memory", t_host_memory },
+	{ "bad_pointers", t_bad_pointers },
+	{ "close_without_remove", t_close_without_remove },
+	{ "kill9", t_kill9 },
+	{ "two_processes", t_two_processes },
+	{ "fork", t_fork },
+};
+
+static void identify(void)
+{
+	int fd = open_card();
+
+	version = (unsigned int)ioctl(fd, GPU_Get_Gpu_Async_Ver, 0);
+	max_buffers = (unsigned int)ioctl(fd, GPU_Get_Max_Buffers, 0);
+	layout = ga_layout_for_version(version, false);
+	ddb = 0;
+	{
+		uint32_t off = 0;
+		struct DmaRegisterData r;
+
+		ga_reg_offset(GA_REG_DMA_DATA_BYTES, layout, version, 0, 0, &off);
+		r = (struct DmaRegisterData){ .address = GA_CORE_OFFSET + off };
+		if (ioctl(fd, DMA_Read_Register, &r) == 0)
+			ddb = ga_reg_field_get(GA_REG_DMA_DATA_BYTES, layout, r.data);
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int c;
+	int failed = 0, i = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && strcmp(argv[1], "-d") == 0) {
+		dev_path = argv[2];
+		i = 3;
+	}
+	snprintf(sys_dir, sizeof(sys_dir), "/sys/class/gpuasync/%s", strrchr(dev_path, '/') + 1);
+	if (i < argc && strcmp(argv[i], "stubstat") == 0) {
+		struct nvstub_stats st = stub_stats();
+
+		printf("KTEST stub: pins %llu mappings %llu regions %llu callbacks %llu stale_dma "
+		       "%llu misuse %llu\n",
+		       (unsigned long long)st.pins, (unsigned long long)st.mappings,
+		       (unsigned long long)st.regions, (unsigned long long)st.callbacks,
+		       (unsigned long long)st.stale_dma, (unsigned long long)st.misuse);
+		return st.pins || st.mappings || st.regions || st.stale_dma || st.misuse;
+	}
+	if (i < argc && strcmp(argv[i], "hold") == 0) {
+		identify();
+		hold(-1, false, false);
+		return 0;
+	}
+	identify();
+	printf("KTEST card %s: version %u, %u buffers, DmaDataBytes %u\n", dev_path, version,
+	       max_buffers, ddb);
+	for (; i < argc; i++) {
+		bool all = strcmp(argv[i], "all") == 0, found = false;
+
+		for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			if (!all && strcmp(argv[i], cases[c].name) != 0)
+				continue;
+			found = true;
+			case_failed = 0;
+			cases[c].fn();
+			printf("KTEST %s %s (v%u)\n", case_failed ? "FAIL" : "ok", cases[c].name,
+			       version);
+			failed += case_failed;
+		}
+		if (!found) {
+			printf("KTEST FAIL unknown case %s\n", argv[i]);
+			failed++;
+		}
+	}
+	return failed;
+}

@@ -1,0 +1,194 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpuasync.ko in a real kernel: build the modules against a Debian kernel,
+# boot that kernel under QEMU (TCG: /dev/kvm on these machines is a PVM
+# backend QEMU cannot use) with a busybox initramfs holding the modules and
+# static test programs, run tests/kmod/init.sh as /init, and judge the run
+# from the serial console: every step's "KTEST ok|FAIL" line, the exit
+# marker, the kernel's taint mask, and any oops/BUG/WARNING/KASAN/lockdep
+# report in the kernel log.  Recipe: shared/docs/research/kmod-qemu.md.
+#
+# Modes (environment):
+#   (default)                 stock Debian kernel; then, if a debug kernel is
+#                             already cached, the same suite on it too
+#   GA_KMOD_DEBUG_KERNEL=1    also build the debug kernel if it is not cached
+#                             (KASAN + lockdep + sleep-in-atomic, ~11 min on 2
+#                             cores, cached in /var/cache/gpuasync-kmod)
+#   GA_KMOD_DEBUG_KERNEL=0    stock kernel only
+#   GA_KMOD_OUT=DIR           where builds and logs go (default: a temp dir)
+#   GA_KMOD_TIMEOUT=S         per boot (default 900)
+# Exit: 0 pass, 1 fail, 77 skipped (not root and packages missing).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/tests/kmod
+OUT=${GA_KMOD_OUT:-$(mktemp -d /tmp/gpuasync-kmod.XXXXXX)}
+TIMEOUT=${GA_KMOD_TIMEOUT:-900}
+DEBUG=${GA_KMOD_DEBUG_KERNEL:-auto}
+log() { echo "kmod: $*"; }
+
+# ---- packages -----------------------------------------------------------------
+PKGS="linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils"
+missing=()
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		log "SKIP: need root to install ${missing[*]}"
+		exit 77
+	fi
+	log "installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+		>"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
+fi
+
+# The newest Debian kernel that has both its image and its headers (never
+# uname -r: the host kernel is not the one we boot).
+KVER=
+for k in $(ls /lib/modules | sort -V); do
+	[ -e "/lib/modules/$k/build/Makefile" ] && [ -f "/boot/vmlinuz-$k" ] && KVER=$k
+done
+[ -n "$KVER" ] || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
+
+# ---- build ----------------------------------------------------------------------
+# Sources are copied so kbuild's outputs never land in the checkout and the
+# stock and debug builds cannot mix.
+prepare_src() { # DIR
+	rm -rf "$1" && mkdir -p "$1/lib/src"
+	(cd "$ROOT" && tar cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		kmod lib/include lib/model) | tar xf - -C "$1"
+	cp "$ROOT/lib/src/regs.c" "$1/lib/src/"
+}
+
+build_modules() { # KDIR DIR
+	prepare_src "$2"
+	make -C "$2/kmod" KDIR="$1" >"$2/build.log" 2>&1 || { tail -40 "$2/build.log"; return 1; }
+	if grep -E 'warning:|error:' "$2/build.log"; then
+		log "FAIL: the modules build with warnings"
+		return 1
+	fi
+}
+
+CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
+build_tests() {
+	mkdir -p "$OUT/t"
+	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$ROOT/lib/src/regs.c" -lpthread
+	# libgpuasync, built for the guest: plain C11 + pthread + inih, static.
+	if gcc -static -O2 -w -I"$ROOT/lib/include" -I"$ROOT/lib/src" -I"$ROOT/lib/model" \
+		-I"$ROOT/kmod/nv_p2p_stub" -o "$OUT/t/t_lib" "$HERE/t_lib.c" \
+		"$ROOT"/lib/src/*.c "$ROOT"/lib/model/*.c -l:libinih.a -lpthread -ldl -lrt \
+		>"$OUT/t_lib.log" 2>&1; then
+		:
+	else
+		log "FAIL: libgpuasync does not build for the guest:"
+		tail -20 "$OUT/t_lib.log"
+		return 1
+	fi
+	# gpuasyncfs, built statically for the guest once the daemon exists.
+	FS_SKIP=
+	if [ ! -x "$ROOT/build/fs/gpuasyncfs" ] && [ ! -f "$ROOT/fs/main.c" ]; then
+		FS_SKIP="fs/ daemon not written yet (no build/fs/gpuasyncfs)"
+	elif ! gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE $(pkg-config --cflags fuse3) \
+		-I"$ROOT/lib/include" -I"$ROOT/lib/src" -I"$ROOT/lib/model" -I"$ROOT/fs" \
+		-o "$OUT/t/gpuasyncfs" "$ROOT"/fs/*.c "$ROOT"/lib/src/*.c "$ROOT"/lib/model/*.c \
+		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt >"$OUT/fs.log" 2>&1; then
+		FS_SKIP="gpuasyncfs does not build statically (see $OUT/fs.log)"
+		rm -f "$OUT/t/gpuasyncfs"
+		log "note: $FS_SKIP"
+	else
+		cp "$HERE/fs_test.sh" "$OUT/t/"
+	fi
+}
+
+# ---- initramfs + boot ----------------------------------------------------------
+make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
+	local R=$OUT/root
+	rm -rf "$R" && mkdir -p "$R"/{bin,proc,sys,dev,tmp,mnt,t,kmods}
+	cp /bin/busybox "$R/bin/"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$R/bin/$a"
+	done
+	cp "$OUT"/t/* "$R/t/"
+	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
+	: >"$R/kmods/order"
+	for ko in $2; do
+		cp "$ko" "$R/kmods/"
+		basename "$ko" >>"$R/kmods/order"
+	done
+	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
+	cp "$HERE/init.sh" "$R/init"
+	chmod +x "$R/init"
+	(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$3"
+}
+
+# One boot; sets VERDICT_LOG.  Returns 0 on pass.
+boot() { # NAME KERNEL CPIO MEM
+	local name=$1 serial=$OUT/$1.serial.log txt=$OUT/$1.serial.txt t0 rc taint
+	t0=$(date +%s)
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -smp 2 -m "$4" \
+		-kernel "$2" -initrd "$3" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=0 loglevel=4" \
+		-display none -monitor none -serial stdio -nic none -no-reboot \
+		</dev/null >"$serial" 2>&1 || true
+	tr -d '\r' <"$serial" >"$txt"
+	log "$name: boot + suite took $(($(date +%s) - t0)) s, log $txt"
+	sed '/KTEST DMESG-BEGIN/,/KTEST DMESG-END/d' "$txt" | grep -E '^KTEST (ok|FAIL|skip)' |
+		sed "s/^/  [$name] /" || true
+	rc=$(sed -n 's/^KTEST EXIT //p' "$txt")
+	taint=$(sed -n 's/^KTEST TAINT //p' "$txt")
+	local ok=1
+	# Taint: B(32) bad page, D(128) oops, W(512) warning, L(16384) soft
+	# lockup; O(4096) and E(8192) are expected for an unsigned out-of-tree module.
+	[ "$rc" = 0 ] || { log "$name: exit marker '${rc:-missing}'"; ok=0; }
+	if [ -z "$taint" ] || [ $((taint & 17056)) != 0 ]; then
+		log "$name: taint '${taint:-missing}'"
+		ok=0
+	fi
+	if grep -q '^KTEST FAIL' "$txt"; then
+		ok=0
+	fi
+	if grep -nE 'BUG:|WARNING:|Oops|KASAN|Call Trace|circular locking|possible recursive locking|sleeping function called|inconsistent lock state|kmemleak:.*new suspected|Kernel panic|general protection' "$txt" |
+		head -40; then
+		log "$name: kernel reported a problem (above)"
+		ok=0
+	fi
+	if [ $ok = 1 ]; then
+		log "$name: PASS ($(grep -c '^KTEST ok' "$txt") steps ok)"
+		return 0
+	fi
+	log "$name: FAIL"
+	return 1
+}
+
+status=0
+
+# ---- stock kernel -----------------------------------------------------------------
+log "kernel $KVER, output in $OUT"
+build_modules "/lib/modules/$KVER/build" "$OUT/stock" || exit 1
+build_tests || exit 1
+FUSE=$(modprobe -S "$KVER" --show-depends fuse 2>/dev/null | awk '$1=="insmod"{print $2}' || true)
+make_initramfs "$OUT/stock" "$FUSE" "$OUT/stock.cpio.gz"
+boot stock "/boot/vmlinuz-$KVER" "$OUT/stock.cpio.gz" 1024 || status=1
+
+# ---- debug kernel (KASAN + lockdep + sleep-in-atomic) -----------------------------
+if [ "$DEBUG" != 0 ]; then
+	B=
+	if [ "$DEBUG" = 1 ]; then
+		B=$("$HERE/debug-kernel.sh") || { log "FAIL: debug kernel build"; exit 1; }
+	else
+		B=$(ls -d /var/cache/gpuasync-kmod/debug-*/.complete 2>/dev/null | sort -V | tail -1 |
+			xargs -r dirname)
+		[ -n "$B" ] || log "debug kernel not cached: skipped (GA_KMOD_DEBUG_KERNEL=1 builds it)"
+	fi
+	if [ -n "$B" ]; then
+		build_modules "$B" "$OUT/debug" || exit 1
+		make_initramfs "$OUT/debug" "" "$OUT/debug.cpio.gz" # FUSE is built in
+		boot debug "$B/arch/x86/boot/bzImage" "$OUT/debug.cpio.gz" 1536 || status=1
+	fi
+fi
+
+[ $status = 0 ] && log "PASS" || log "FAIL"
+exit $status

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_lib: libgpuasync's datadev backend against gpuasync.ko, in the guest.
+ *
+ *   t_lib /dev/gpuasync_emu0
+ *
+ * The library is linked statically from lib/ (no CUDA in the guest, so its
+ * host-memory layer provides the buffers, which nv_p2p_stub pins as user
+ * pages).  It must find gpuasync.ko's extensions, register and arm
+ * buffers, see frames land (the emulated card's generator makes them),
+ * send a GPU->FPGA frame, remove one buffer and then all, and leave
+ * nothing pinned.  Prints KTEST lines; exit status = failures.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "gpuasync/device.h"
+#include "nv_p2p_stub_uapi.h"
+
+static int failures;
+static char sys_dir[256];
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("KTEST FAIL lib:%d: (" #cond ") ", __LINE__);                       \
+			printf(" " __VA_ARGS__);                                                   \
+			printf(" [%s]\n", ga_last_error());                                        \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static int sys_write(const char *name, const char *val)
+{
+	char path[512];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/%s", sys_dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Bounded wait for a landed frame: the doorbell at +4 turns non-zero. */
+static int wait_header(struct ga_buf *b, struct ga_header *h)
+{
+	int i;
+
+	for (i = 0; i < 4000; i++) {
+		if (ga_buf_header(b, h) == 0 && h->size)
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
+	const char *path = argc > 1 ? argv[1] : "/dev/gpuasync_emu0";
+	struct ga_buf *w0 = NULL, *w1 = NULL, *r0 = NULL;
+	struct nvstub_stats st = { 0 };
+	struct ga_dev_info info;
+	struct ga_buf_info bi;
+	struct ga_dev *dev = NULL;
+	struct ga_header h;
+	unsigned int idx[2] = { 0, 1 };
+	uint8_t payload[64];
+	uint32_t v;
+	int rc, i, s;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(sys_dir, sizeof(sys_dir), "/sys/class/gpuasync/%s", strrchr(path, '/') + 1);
+	opts.use_gpu = false;
+	opts.gpu_index = -1;
+	rc = ga_dev_open_opts(path, &opts, &dev);
+	CHECK(rc == 0, "open %s: %d", path, rc);
+	if (rc)
+		return 1;
+	CHECK(ga_dev_info(dev, &info) == 0);
+	CHECK(strcmp(info.backend, "datadev") == 0, "backend %s", info.backend);
+	printf("KTEST lib: %s version %u, %u buffers, ddb %u, clock %llu\n", info.path,
+	       info.version, info.max_buffers, info.dma_data_bytes,
+	       (unsigned long long)info.clock_hz);
+	CHECK(info.dma_data_bytes == 32);
+	CHECK(info.clock_hz == 250000000ull, "clock from AxiVersion");
+	CHECK(ga_dev_has(dev, GA_CAP_SUPPORTED));
+	CHECK(ga_dev_has(dev, GA_CAP_REG_MMAP), "register mmap not used");
+	CHECK(ga_dev_has(dev, GA_CAP_REMOVE_ONE));
+	CHECK(ga_dev_has(dev, GA_CAP_ARM_MANY));
+	CHECK(ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
+	CHECK(ga_dev_has(dev, GA_CAP_ENABLE_IOCTL));
+	CHECK(ga_reg_read(dev, GA_REG_VERSION, 0, &v) == 0 && v == info.version);
+
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, 0x20000, &w0) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 1, 0x20000, &w1) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_READ, 0, 0x10000, &r0) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 5, 0x20000, &(struct ga_buf *){ NULL }) == -EINVAL,
+	      "out-of-order index accepted");
+	if (!w0 || !w1 || !r0) {
+		printf("KTEST FAIL lib: no buffers, stopping\n");
+		return 1;
+	}
+	CHECK(ga_buf_info(w1, &bi) == 0 && bi.bus_address != 0 && !bi.gpu_memory);
+
+	/* FPGA->GPU: arm both, run the engine, let the card send two frames. */
+	CHECK(ga_buf_arm_many(dev, idx, 2) == 0);
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, true) == 0);
+	CHECK(sys_write("gen_size", "1000") == 0);
+	CHECK(sys_write("gen_frames", "2") == 0);
+	CHECK(wait_header(w0, &h) == 0 && h.size == 1000 && h.first_user == 0x02,
+	      "buffer 0 header size %u", h.size);
+	CHECK(wait_header(w1, &h) == 0 && h.size == 1000, "buffer 1 header size %u", h.size);
+	CHECK(ga_buf_read(w0, info.dma_data_bytes + 4, payload, 8) == 0);
+	for (i = 0; i < 8; i++)
+		CHECK(payload[i] == (uint8_t)(payload[0] + i), "payload byte %d", i);
+	CHECK(ga_reg_read_name(dev, "rx_frame_count", 0, &v) == 0 && v >= 2);
+
+	/* GPU->FPGA: one frame out of the read buffer. */
+	for (i = 0; i < 64; i++)
+		payload[i] = (uint8_t)(i + 1);
+	CHECK(ga_buf_write(r0, info.dma_data_bytes, payload, 64) == 0);
+	CHECK(ga_dev_enable(dev, GA_DIR_READ, true) == 0);
+	CHECK(ga_buf_send(r0, 64) == 0);
+	for (i = 0; i < 4000; i++) {
+		if (ga_buf_info(r0, &bi) == 0 && bi.state == GA_BUF_READY)
+			break;
+		usleep(5000);
+	}
+	CHECK(bi.state == GA_BUF_READY, "read buffer state %s", ga_buf_state_name(bi.state));
+
+	/* Remove the last write buffer alone, then everything. */
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
+	CHECK(ga_buf_destroy(w1) == 0);
+	CHECK(ga_buf_count(dev, GA_DIR_WRITE) == 1);
+	CHECK(ga_buf_destroy_all(dev) == 0);
+	ga_dev_close(dev);
+
+	s = open("/dev/nv_p2p_stub", O_RDWR);
+	CHECK(s >= 0 && ioctl(s, NVSTUB_STATS, &st) == 0);
+	CHECK(st.pins == 0 && st.mappings == 0 && st.stale_dma == 0,
+	      "pins %llu maps %llu stale %llu", (unsigned long long)st.pins,
+	      (unsigned long long)st.mappings, (unsigned long long)st.stale_dma);
+	if (s >= 0)
+		close(s);
+	printf("KTEST %s libgpuasync_datadev\n", failures ? "FAIL" : "ok");
+	return failures;
+}
