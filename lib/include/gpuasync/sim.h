@@ -50,12 +50,19 @@ struct ga_sim_gen {
 	uint8_t first_user;    /* TUSER of the first beat (0x02 = SOF) */
 	uint8_t last_user;
 };
+/* Frame numbers (the pattern seed, see ga_pattern_fill) start at 0 each
+ * time the generator is switched on.  A frame that meets backpressure
+ * (next buffer not armed) waits and keeps its number; frames that arrive
+ * while the engine is off are dropped (the header still goes to write
+ * buffer 0's address, as on hardware) and use up their number. */
 
 int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen);
 int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen);
 
 /* Push one frame into the card's input stream now (blocks up to
- * timeout_ms while the engine waits for a free buffer; -EAGAIN after). */
+ * timeout_ms while the engine waits for a free buffer; -EAGAIN after).
+ * TUSER comes from the generator settings.  Returns 0 when the card took
+ * the frame, delivered or dropped: see the registers and ga_sim_stats. */
 int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len,
 		int timeout_ms);
 
@@ -73,7 +80,8 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 struct ga_sim_stats {
 	uint64_t generated;     /* frames the generator produced */
 	uint64_t delivered;     /* frames written into a buffer */
-	uint64_t dropped;       /* frames dropped while the engine was off */
+	uint64_t dropped;       /* frames dropped while the engine was off
+				 * (or sent to the CPU path, demux_select=0) */
 	uint64_t overflowed;    /* frames truncated at the max size */
 	uint64_t stalled_ns;    /* time the input waited for a free buffer */
 	uint64_t reads;         /* GPU->FPGA frames received by the card */
@@ -82,7 +90,8 @@ struct ga_sim_stats {
 };
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
 
-/* Copy up to @len bytes of the last GPU->FPGA frame the card received. */
+/* Copy up to @len bytes of the last GPU->FPGA frame the card received;
+ * *got = bytes copied (0 when nothing was received yet). */
 int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got);
 
 #ifdef __cplusplus
