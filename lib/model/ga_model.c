@@ -299,6 +299,13 @@ static void count_reset(struct ga_model *m)
 	m->events++;
 }
 
+/* Round robin over 0..@count; a count field wider than the ring (the
+ * register is 15 bits on V4) still wraps inside the buffers that exist. */
+static unsigned int next_index(const struct ga_model *m, unsigned int i, uint32_t count)
+{
+	return (i >= count || i + 1 >= m->p.max_buffers) ? 0 : i + 1;
+}
+
 /* ---- read engine (GPU->FPGA) --------------------------------------------- */
 
 static void queue_read(struct ga_model *m, unsigned int i, uint32_t size)
@@ -375,7 +382,7 @@ static void run_reads(struct ga_model *m)
 	while (m->read_enabled && m->read_pending[m->read_index] && guard++ < m->p.max_buffers) {
 		unsigned int i = m->read_index;
 
-		m->read_index = i >= m->read_count ? 0 : i + 1;
+		m->read_index = next_index(m, i, m->read_count);
 		service_read(m, i);
 	}
 }
@@ -457,7 +464,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	m->armed[i] = 0;
 	m->free_count--;
 	write_watermark(m);
-	m->write_index = i >= m->write_count ? 0 : i + 1;
+	m->write_index = next_index(m, i, m->write_count);
 	m->lat_start_ns[i] = t0;
 	m->lat_valid[i] = 1;
 

@@ -333,7 +333,11 @@ static void gen_run(struct sim *s)
 		account(s, r, true);
 		bytes += s->gen.size;
 		s->gen_seq++;
-		s->gen_n++;
+		/* Keep the schedule's numbers small: move t0 a second on. */
+		if (++s->gen_n == s->gen.rate_hz) {
+			s->gen_t0 += NSEC_PER_SEC_U64;
+			s->gen_n = 0;
+		}
 		if (s->gen.remaining && --s->gen.remaining == 0)
 			s->gen.running = false;
 		/* Far behind (a long stall): restart the schedule, no burst. */

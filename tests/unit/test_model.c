@@ -869,6 +869,33 @@ START_TEST(test_forget)
 }
 END_TEST
 
+/* A count register larger than the ring wraps inside the buffers there
+ * are (max_buffers = 2 * NBUF here), never past the model's arrays. */
+START_TEST(test_wide_count)
+{
+	unsigned int k;
+
+	setup_flavour(_i);
+	add_buffers(64);
+	wr(GA_REG_WRITE_COUNT, 0, ga_reg_field_max(GA_REG_WRITE_COUNT, layout()));
+	wr(GA_REG_READ_COUNT, 0, ga_reg_field_max(GA_REG_READ_COUNT, layout()));
+	wr(GA_REG_WRITE_ENABLE, 0, 1);
+	wr(GA_REG_READ_ENABLE, 0, 1);
+	for (k = 0; k < 3 * NBUF * 2; k++) {
+		unsigned int i = k % (NBUF * 2);
+
+		wr(GA_REG_FREE_LIST, i, 1);
+		ck_assert_int_eq(push_n(8, 0), GA_PUSH_DELIVERED);
+		ck_assert_uint_eq(m->last.index, i);
+		ck_assert(!ga_model_write_ready(m));
+		wr(GA_REG_READ_SIZE, i, 4);
+		ck_assert_uint_eq(m->read_queue, 0);
+		ck_assert_uint_eq(m->read_index, (i + 1) % (NBUF * 2));
+	}
+	teardown();
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
 	Suite *s = suite_create("model");
@@ -890,6 +917,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_monitor, 0, NFLAV);
 	tcase_add_loop_test(tc, test_push_fill, 0, NFLAV);
 	tcase_add_loop_test(tc, test_forget, 0, NFLAV);
+	tcase_add_loop_test(tc, test_wide_count, 0, NFLAV);
 	suite_add_tcase(s, tc);
 	return s;
 }
