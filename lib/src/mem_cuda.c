@@ -84,7 +84,6 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	X(cuEventDestroy)                                                                          \
 	X(cuEventRecord)                                                                           \
 	X(cuEventSynchronize)                                                                      \
-	X(cuEventQuery)                                                                            \
 	X(cuPointerSetAttribute)                                                                   \
 	X(cuIpcGetMemHandle)
 
@@ -98,12 +97,19 @@ struct cuda_fns {
 #define STAGE_RECORDS 1024       /* copies in flight out of the ring */
 #define PINNED_MAX 16            /* host_alloc regions we recognise */
 
-/* One queued copy out of the staging ring: its bytes [start, end) in
- * ring-linear positions stay busy until @ev has completed. */
+/* Queued copies out of the staging ring: bytes [start, end) in ring-linear
+ * positions stay busy until @ev has completed.  Consecutive small copies
+ * share one record (and one event) while it is @open: an event per 8-byte
+ * header would cost more than the copy. */
 struct stage_rec {
 	uint64_t start, end;
+	unsigned int copies;
+	bool open;
 	CUevent ev;
 };
+
+#define REC_BYTES (STAGE_BYTES / 32) /* close a record after this many bytes */
+#define REC_COPIES 32                /* ... or this many copies */
 
 struct pinned_region {
 	char *p;
@@ -209,33 +215,52 @@ static void cu_leave(struct cuda_ctx *c, bool pushed)
 
 /* ---- staging ring ------------------------------------------------------ */
 
-/* Wait for the oldest staged copy and give its ring space back.
+/* Put the event behind the open record's copies.  If that fails, wait for
+ * the stream instead, after which every record is free.
+ * Prerequisite: c->lock held. */
+static int stage_close_locked(struct cuda_ctx *c)
+{
+	struct stage_rec *r;
+	CUresult res;
+
+	if (!c->rec_count)
+		return 0;
+	r = &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS];
+	if (!r->open)
+		return 0;
+	r->open = false;
+	res = c->f.cuEventRecord(r->ev, c->stream);
+	if (res == CUDA_SUCCESS)
+		return 0;
+	res = c->f.cuStreamSynchronize(c->stream);
+	c->rec_count = 0;
+	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "staging wait");
+}
+
+/* Wait for the oldest staged copies and give their ring space back.
  * Prerequisite: c->lock held, rec_count > 0. */
 static int stage_retire_oldest_locked(struct cuda_ctx *c)
 {
 	struct stage_rec *r = &c->rec[c->rec_first];
-	CUresult res = c->f.cuEventSynchronize(r->ev);
+	CUresult res;
+	int rc;
 
+	if (r->open) {
+		rc = stage_close_locked(c);
+		if (rc || !c->rec_count)
+			return rc;
+	}
+	res = c->f.cuEventSynchronize(r->ev);
 	c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
 	c->rec_count--;
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "staging wait");
-}
-
-/* Drop records whose copies are done, without waiting (keeps the ring
- * from filling with finished entries).  Prerequisite: c->lock held. */
-static void stage_reap_locked(struct cuda_ctx *c)
-{
-	while (c->rec_count && c->f.cuEventQuery(c->rec[c->rec_first].ev) == CUDA_SUCCESS) {
-		c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
-		c->rec_count--;
-	}
 }
 
 /*
  * Copy @len (<= STAGE_BYTES) bytes of @src into the ring and queue the
  * host-to-device copy to @dst.  Space is taken in ring-linear positions;
  * a piece never wraps (it skips to the ring start instead), and space is
- * reclaimed oldest first by waiting on that copy's event.
+ * reclaimed oldest first by waiting on that record's event.
  * Prerequisite: c->lock held, context current.
  */
 static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
@@ -257,19 +282,21 @@ static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *sr
 	res = c->f.cuMemcpyHtoDAsync(dst, c->stage + pos % STAGE_BYTES, len, c->stream);
 	if (res != CUDA_SUCCESS)
 		return cu_fail(c, res, "cuMemcpyHtoDAsync");
-	r = &c->rec[(c->rec_first + c->rec_count) % STAGE_RECORDS];
-	res = c->f.cuEventRecord(r->ev, c->stream);
-	if (res != CUDA_SUCCESS) {
-		/* Without an event we cannot tell when the space frees up:
-		 * wait for the stream so the space is free now. */
-		c->f.cuStreamSynchronize(c->stream);
-		c->head = pos + len;
-		return 0;
-	}
-	r->start = pos;
-	r->end = pos + len;
-	c->rec_count++;
 	c->head = pos + len;
+	r = c->rec_count ? &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS] : NULL;
+	if (r && r->open) {
+		r->end = pos + len;
+		r->copies++;
+	} else {
+		r = &c->rec[(c->rec_first + c->rec_count) % STAGE_RECORDS];
+		r->start = pos;
+		r->end = pos + len;
+		r->copies = 1;
+		r->open = true;
+		c->rec_count++;
+	}
+	if (r->end - r->start >= REC_BYTES || r->copies >= REC_COPIES)
+		return stage_close_locked(c);
 	return 0;
 }
 
@@ -295,7 +322,6 @@ static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, siz
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	stage_reap_locked(c);
 	if (pinned_locked(c, src, len)) {
 		CUresult res = c->f.cuMemcpyHtoDAsync(dst, src, len, c->stream);
 

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The CUDA consumer example against a mounted simulated card, on a machine
+# with an NVIDIA GPU.
+#
+#   tests/gpu/gpu_consumer.sh BUILD_DIR
+#
+# Mounts `gpuasyncfs --sim`, creates 8 write and 8 read buffers, and runs
+# examples/cuda's gpuasync-consumer: it arms, waits on doorbells, clears
+# them and re-arms from the GPU through the shared-memory register block,
+# loops every payload back through the read path, and checks every frame's
+# header and pattern and the card's counters.  Runs: 5000 PRBS frames with
+# loopback, 20000 counter frames of ~64 KiB, 10000 PRBS frames with
+# loopback at 100 bytes (odd length).  Exits 77 without a GPU or FUSE.
+set -u
+B=${1:?usage: gpu_consumer.sh BUILD_DIR}
+FS=$B/fs/gpuasyncfs
+C=$B/examples/cuda/gpuasync-consumer
+H=$B/tests/gpu/gpu-helper
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAILED at $CASE: $*"; exit 1; }
+
+[ -x "$FS" ] || skip "no $FS"
+[ -x "$C" ] || skip "no gpuasync-consumer (built without CUDA)"
+[ -e /dev/fuse ] || skip "no /dev/fuse"
+"$H" name >/dev/null 2>&1 || skip "no GPU"
+
+MNT=$(mktemp -d /tmp/gpuasync-cons.XXXXXX)
+PID=
+cleanup() {
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
+	fi
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null
+	rmdir "$MNT" 2>/dev/null
+}
+trap cleanup EXIT
+
+CASE=mount
+"$FS" --sim "$MNT" -f &
+PID=$!
+for _ in $(seq 100); do [ -r "$MNT/device/version" ] && break; sleep 0.1; done
+[ -r "$MNT/device/version" ] || fail "mount did not come up"
+[ "$(cat "$MNT/device/memory")" = gpu ] || fail "not GPU memory: $(cat "$MNT/device/memory_note")"
+for i in $(seq 0 7); do
+	mkdir "$MNT/buffers/$i" "$MNT/read_buffers/$i" || fail "mkdir $i"
+done
+# The register block: device/registers_path when the daemon has it, else
+# the simulated card's shared-memory file of this daemon.
+if [ -r "$MNT/device/registers_path" ]; then
+	REGS=$(cat "$MNT/device/registers_path")
+else
+	REGS=$(ls /dev/shm/gpuasync-sim-"$PID"-* 2>/dev/null | head -1)
+fi
+[ -n "$REGS" ] || fail "no register block found"
+
+CASE=prbs_loopback
+"$C" -n 5000 -p prbs -l -g 4000 -R "$REGS" "$MNT" || fail "consumer"
+CASE=counter_64k
+"$C" -n 20000 -p counter -g 65000 -R "$REGS" "$MNT" || fail "consumer"
+CASE=prbs_loopback_odd
+"$C" -n 10000 -p prbs -l -g 100 -R "$REGS" "$MNT" || fail "consumer"
+echo "gpu_consumer: OK"
