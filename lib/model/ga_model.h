@@ -31,6 +31,11 @@
  * (as on V4) rather than at the RTL's idle-state sampling; a read that
  * fails with an AXI error emits no frame; free-list, read-size and
  * count_reset words read back 0 once taken (see above).
+ *
+ * struct ga_model is about 25 KiB (per-buffer state for 1024 buffers):
+ * allocate it (calloc, kzalloc), never put it on a kernel stack.  64-bit
+ * divisions appear in the latency and rate arithmetic (fine on 64-bit
+ * kernels; a 32-bit kernel build would need div_u64).
  */
 #ifndef GA_MODEL_H
 #define GA_MODEL_H
