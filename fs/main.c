@@ -406,6 +406,9 @@ int main(int argc, char *argv[])
 	if (!opts.foreground)
 		ready_fd = daemon_start();
 
+	/* A simulated card killed earlier could not remove its register file. */
+	if (!strncmp(fs.device_spec, "sim", 3))
+		ga_sim_sweep_stale();
 	{
 		struct ga_open_opts oo = GA_OPEN_OPTS_DEFAULT;
 

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Starting and stopping gpuasyncfs (issue 3 item 1): --help, --version,
+ * background start that returns once mounted, a leading source argument
+ * (mount.fuse3 / fstab), a datadev path that does not exist, clean
+ * unmount on SIGINT, SIGTERM and fusermount3 -u with buffers released,
+ * the daemon killed mid-run (mount detached with fusermount3 -uz,
+ * nothing left behind), and unmount while files are open.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void sleep_ms(int ms)
+{
+	usleep((useconds_t)ms * 1000);
+}
+
+/* The pid of a gpuasyncfs process whose command line names @dir. */
+static pid_t find_daemon(const char *dir)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], cmd[4096];
+		ssize_t n;
+		int fd;
+
+		if (!atoi(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		cmd[n] = '\0';
+		if (!strstr(cmd, "gpuasyncfs"))
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		if (strstr(cmd, dir) && !strstr(cmd, "sh -c")) {
+			found = (pid_t)atoi(e->d_name);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0;
+}
+
+static bool wait_gone(pid_t pid, int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		if (!pid_alive(pid))
+			return true;
+		sleep_ms(10);
+	}
+	return !pid_alive(pid);
+}
+
+static int count_shm(pid_t pid)
+{
+	char pat[64];
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(pat, sizeof(pat), "gpuasync-sim-%d-", (int)pid);
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, pat, strlen(pat));
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(help_and_version)
+{
+	char *out;
+
+	setenv("GAFS", GAFS_BIN, 1);
+	out = sh_out("\"$GAFS\" --help; echo rc=$?");
+	ck_assert_ptr_nonnull(strstr(out, "usage: "));
+	ck_assert_ptr_nonnull(strstr(out, "[DEVICE] MOUNTPOINT"));
+	ck_assert_ptr_nonnull(strstr(out, "-o config=FILE"));
+	ck_assert_ptr_nonnull(strstr(out, "FUSE options"));
+	ck_assert_ptr_nonnull(strstr(out, "rc=0"));
+	free(out);
+	out = sh_out("\"$GAFS\" --version; echo rc=$?");
+	ck_assert_ptr_nonnull(strstr(out, "gpuasyncfs 0.1.0"));
+	ck_assert_ptr_nonnull(strstr(out, "FUSE library version"));
+	ck_assert_ptr_nonnull(strstr(out, "rc=0"));
+	free(out);
+	ck_assert_int_ne(sh("\"$GAFS\" 2>/dev/null"), 0);
+	ck_assert_int_ne(sh("\"$GAFS\" a b c 2>/dev/null"), 0);
+}
+END_TEST
+
+START_TEST(background_start_and_fusermount)
+{
+	char dir[] = "/tmp/gafs-bg-XXXXXX";
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("GAFS", GAFS_BIN, 1);
+	/* returns only once mounted: usable at once */
+	ck_assert_int_eq(sh("\"$GAFS\" --sim %s && cat %s/device/version >/dev/null", dir, dir), 0);
+	ck_assert(is_mounted(dir));
+	pid = find_daemon(dir);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(sh("mkdir %s/buffers/0", dir), 0);
+	ck_assert_int_eq(count_shm(pid), 1);
+	ck_assert_int_eq(sh("fusermount3 -u %s", dir), 0);
+	ck_assert(wait_gone(pid, 5000));
+	ck_assert(!is_mounted(dir));
+	ck_assert_int_eq(count_shm(pid), 0); /* the card's register file is gone */
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(leading_source_argument)
+{
+	char *v;
+
+	/* "gpuasyncfs SOURCE MNT -o ..." as mount.fuse3 runs it */
+	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(M.dir));
+	setenv("M", M.dir, 1);
+	setenv("GAFS", GAFS_BIN, 1);
+	M.pid = daemon_spawn("-f sim \"$M\" -o version=1");
+	ck_assert(wait_mounted(M.dir, true, 10000));
+	ck_assert_uint_eq(readnum("device/version"), 1);
+	ck_assert_int_eq(mnt_stop(), 0);
+
+	/* "gpuasyncfs" as the source: the device comes from the config */
+	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(M.dir));
+	setenv("M", M.dir, 1);
+	M.pid = daemon_spawn("-f gpuasyncfs \"$M\"");
+	ck_assert(wait_mounted(M.dir, true, 10000));
+	v = readf("device/backend");
+	ck_assert_str_eq(v, "sim\n");
+	free(v);
+	ck_assert_int_eq(mnt_stop(), 0);
+
+	/* mount.fuse3 itself, both fstab spellings */
+	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(M.dir));
+	setenv("M", M.dir, 1);
+	ck_assert_int_eq(sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 'gpuasyncfs#sim' \"$M\" "
+			    "-o version=5,allow_other"),
+			 0);
+	ck_assert(is_mounted(M.dir));
+	ck_assert_uint_eq(readnum("device/version"), 5);
+	ck_assert_int_eq(sh("grep \" $M \" /proc/mounts | grep -q 'fuse.gpuasyncfs.*allow_other'"), 0);
+	ck_assert_int_eq(sh("fusermount3 -u \"$M\""), 0);
+	ck_assert_int_eq(sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 sim \"$M\" -t fuse.gpuasyncfs "
+			    "-o version=1"),
+			 0);
+	ck_assert_uint_eq(readnum("device/version"), 1);
+	ck_assert_int_eq(sh("fusermount3 -u \"$M\""), 0);
+	ck_assert(wait_mounted(M.dir, false, 5000));
+	rmdir(M.dir);
+	M.dir[0] = '\0';
+}
+END_TEST
+
+START_TEST(datadev_missing)
+{
+	char *out;
+
+	setenv("GAFS", GAFS_BIN, 1);
+	out = sh_out("d=$(mktemp -d); \"$GAFS\" /dev/datadev_97 $d 2>&1; echo rc=$?; "
+		     "mountpoint -q $d && echo MOUNTED && fusermount3 -u $d; rmdir $d");
+	ck_assert_msg(strstr(out, "datadev_97") != NULL, "no explanation: %s", out);
+	ck_assert_ptr_null(strstr(out, "rc=0"));
+	ck_assert_ptr_null(strstr(out, "MOUNTED"));
+	free(out);
+}
+END_TEST
+
+/* Stop with @sig (0: fusermount3 -u) with buffers allocated and armed. */
+static void clean_stop(int sig)
+{
+	pid_t pid;
+	int st;
+
+	mnt_start(NULL);
+	pid = M.pid;
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/buffers/1 $M/read_buffers/0 && "
+			    "echo 1 > $M/buffers/0/write_enable"),
+			 0);
+	ck_assert_int_eq(count_shm(pid), 1);
+	if (sig) {
+		ck_assert_int_eq(kill(pid, sig), 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		M.pid = 0;
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x after signal %d",
+			      st, sig);
+		ck_assert(wait_mounted(M.dir, false, 2000));
+	} else {
+		ck_assert_int_eq(mnt_stop(), 0);
+	}
+	ck_assert_int_eq(count_shm(pid), 0);
+	mnt_stop();
+}
+
+START_TEST(stop_on_sigint)
+{
+	clean_stop(SIGINT);
+}
+END_TEST
+
+START_TEST(stop_on_sigterm)
+{
+	clean_stop(SIGTERM);
+}
+END_TEST
+
+START_TEST(stop_on_fusermount)
+{
+	clean_stop(0);
+}
+END_TEST
+
+START_TEST(killed_mid_run)
+{
+	pid_t pid;
+	int fd, st;
+	char buf[64];
+
+	mnt_start(NULL);
+	pid = M.pid;
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 1 > $M/buffers/0/write_enable && "
+			    "echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"),
+			 0);
+	fd = open(P("registers/rx_frame_count"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	M.pid = 0;
+	/* the mount is dead: every access says so */
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), -1);
+	ck_assert_int_eq(errno, ENOTCONN);
+	ck_assert_int_eq(sh("cat $M/device/version 2>&1 | grep -q 'not connected'"), 0);
+	close(fd);
+	/* detach it */
+	ck_assert_int_eq(sh("fusermount3 -uz $M"), 0);
+	ck_assert(!is_mounted(M.dir));
+	ck_assert(!pid_alive(pid));
+	/* the register file it could not remove is swept at the next start */
+	ck_assert_int_eq(count_shm(pid), 1);
+	mnt_stop();
+	mnt_start(NULL);
+	ck_assert_int_eq(count_shm(pid), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(unmount_with_open_files)
+{
+	pid_t pid;
+	int fd, st;
+	char buf[64];
+
+	mnt_start(NULL);
+	pid = M.pid;
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	fd = open(P("buffers/0/status"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	/* busy: a plain unmount is refused, the mount stays */
+	ck_assert_int_ne(sh("fusermount3 -u $M 2>/dev/null"), 0);
+	ck_assert(is_mounted(M.dir));
+	/* lazy: detached now, the daemon serves the open file until it closes */
+	ck_assert_int_eq(sh("fusermount3 -uz $M"), 0);
+	ck_assert(!is_mounted(M.dir));
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 5);
+	ck_assert(!memcmp(buf, "IDLE\n", 5));
+	ck_assert(pid_alive(pid));
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	M.pid = 0;
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert_int_eq(count_shm(pid), 0);
+	mnt_stop();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_lifecycle");
+	TCase *tc = tcase_create("lifecycle");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, help_and_version);
+	tcase_add_test(tc, background_start_and_fusermount);
+	tcase_add_test(tc, leading_source_argument);
+	tcase_add_test(tc, datadev_missing);
+	tcase_add_test(tc, stop_on_sigint);
+	tcase_add_test(tc, stop_on_sigterm);
+	tcase_add_test(tc, stop_on_fusermount);
+	tcase_add_test(tc, killed_mid_run);
+	tcase_add_test(tc, unmount_with_open_files);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

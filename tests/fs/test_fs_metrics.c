@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * metrics: Prometheus text exposition checked by promtool (Debian's
+ * prometheus package) with buffers in every state, counters as _total,
+ * latencies in seconds (cycles / clock_hz), per-buffer state labels, 1024
+ * V4 buffers; and scraped for real by prometheus-node-exporter's textfile
+ * collector pointed at the mount.  Tests needing a tool that is missing
+ * say SKIP; tools/packages.txt makes them present in CI.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static bool have(const char *tool)
+{
+	return sh("command -v %s >/dev/null", tool) == 0;
+}
+
+/* The value of the sample whose line starts with @prefix. */
+static double sample(const char *text, const char *prefix)
+{
+	const char *p = text;
+
+	while ((p = strstr(p, prefix))) {
+		if (p == text || p[-1] == '\n')
+			return strtod(p + strlen(prefix), NULL);
+		p++;
+	}
+	ck_abort_msg("no sample %s", prefix);
+	return 0;
+}
+
+static void make_states(void)
+{
+	/* IDLE, FREE, READY and an ERROR buffer; a read buffer sent. */
+	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 buffers/1 buffers/2 buffers/3 read_buffers/0 && "
+			    "echo 1 > registers/write_enable && echo 1 > buffers/0/write_enable && "
+			    "printf abc > sim/push && echo 1 > buffers/1/write_enable && "
+			    "echo 1 > sim/inject_write_error && printf def > sim/push && "
+			    "echo 1 > buffers/2/write_enable && echo 1 > registers/read_enable && "
+			    "echo 8 > read_buffers/0/send"),
+			 0);
+}
+
+START_TEST(promtool_accepts)
+{
+	if (!have("promtool")) {
+		printf("SKIP: promtool not found (Debian package prometheus)\n");
+		return;
+	}
+	mnt_start("-o version=4");
+	make_states();
+	ck_assert_int_eq(sh("promtool check metrics < $M/metrics"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+	mnt_start("-o version=1");
+	make_states();
+	ck_assert_int_eq(sh("promtool check metrics < $M/metrics"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(names_units_labels)
+{
+	char *m;
+	double hz, cycles;
+
+	mnt_start("-o version=4");
+	make_states();
+	m = readf("metrics");
+	ck_assert_ptr_nonnull(m);
+	/* counters end in _total and agree with the register files */
+	ck_assert_ptr_nonnull(strstr(m, "# TYPE gpuasync_rx_frame_count_total counter\n"));
+	ck_assert_uint_eq((unsigned long long)sample(m, "gpuasync_rx_frame_count_total "),
+			  readnum("registers/rx_frame_count"));
+	ck_assert_uint_eq((unsigned long long)sample(m, "gpuasync_axi_write_error_count_total "),
+			  1);
+	/* every counter family is a _total */
+	ck_assert_int_eq(sh("grep '^# TYPE .* counter$' $M/metrics | grep -v '_total counter$' | "
+			    "grep -q ."),
+			 1);
+	/* latencies in seconds */
+	hz = (double)readnum("device/clock_hz");
+	cycles = (double)readnum("buffers/0/latency/write_max");
+	ck_assert(fabs(sample(m, "gpuasync_write_latency_max_seconds{direction=\"write\",buffer=\"0\"} ") -
+		       cycles / hz) <= 1e-9 + cycles / hz * 1e-6);
+	/* per-buffer state, one sample each, and the per-state counts */
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"0\",state=\"READY\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"1\",state=\"ERROR\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"2\",state=\"FREE\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"3\",state=\"IDLE\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"read\",buffer=\"0\",state=\"READY\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffers{direction=\"write\",state=\"IDLE\"} 1\n"));
+	/* write-only strobes and driver plumbing are not metrics */
+	ck_assert_ptr_null(strstr(m, "gpuasync_count_reset"));
+	ck_assert_ptr_null(strstr(m, "gpuasync_write_address"));
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(metrics_with_1024_buffers)
+{
+	mnt_start("-o version=4");
+	ck_assert_int_eq(sh("python3 -c 'import os,sys\n"
+			    "for i in range(1024): os.mkdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
+			 0);
+	ck_assert_int_eq(sh("test $(grep -c '^gpuasync_buffer_state{direction=\"write\"' $M/metrics) "
+			    "-eq 1024"),
+			 0);
+	ck_assert_int_eq(mkdir(P("buffers/1024"), 0755), -1);
+	if (have("promtool"))
+		ck_assert_int_eq(sh("promtool check metrics < $M/metrics"), 0);
+	ck_assert_int_eq(sh("python3 -c 'import os,sys\n"
+			    "for i in reversed(range(1024)): os.rmdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(node_exporter_scrapes)
+{
+	char dir[] = "/tmp/gafs-textfile-XXXXXX", *out;
+	char args[512];
+	pid_t ne;
+	int port = 20000 + (int)(getpid() % 20000), st;
+
+	if (!have("prometheus-node-exporter")) {
+		printf("SKIP: prometheus-node-exporter not found\n");
+		return;
+	}
+	mnt_start(NULL);
+	make_states();
+	/* the textfile collector reads *.prom: a link to the mount's metrics */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(sh("ln -s $M/metrics %s/gpuasync.prom", dir), 0);
+	snprintf(args, sizeof(args),
+		 "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
+		 "--collector.disable-defaults --collector.textfile "
+		 "--collector.textfile.directory=%s >/dev/null 2>&1",
+		 port, dir);
+	ne = fork();
+	if (ne == 0) {
+		setpgid(0, 0);
+		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(ne, 0);
+	out = sh_out("for i in $(seq 100); do python3 -c 'import urllib.request,sys\n"
+		     "print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
+		     "2>/dev/null && break; sleep 0.1; done",
+		     port);
+	kill(ne, SIGTERM);
+	waitpid(ne, &st, 0);
+	sh("rm -rf %s", dir);
+	ck_assert_msg(strstr(out, "\ngpuasync_rx_frame_count_total ") != NULL,
+		      "node_exporter did not export the mount's metrics");
+	ck_assert_ptr_nonnull(strstr(out, "gpuasync_buffer_state{buffer=\"0\",direction=\"write\",state=\"READY\"} 1"));
+	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
+	free(out);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_metrics");
+	TCase *tc = tcase_create("metrics");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, promtool_accepts);
+	tcase_add_test(tc, names_units_labels);
+	tcase_add_test(tc, metrics_with_1024_buffers);
+	tcase_add_test(tc, node_exporter_scrapes);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * poll(POLLPRI) and select() wake-ups on live files (issue 3 item 5):
+ * a reader waits on registers/rx_frame_count while frames flow and wakes
+ * with a new value each time; a file whose value does not change does not
+ * wake it; a buffer's status wakes when a frame lands; errors wakes when
+ * a request is refused.  Timeouts only bound a failing test.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static unsigned long long read_at0(int fd)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 0);
+}
+
+static int wait_pri(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLPRI };
+	int n = poll(&p, 1, timeout_ms);
+
+	ck_assert_int_ge(n, 0);
+	return n ? p.revents : 0;
+}
+
+START_TEST(rx_frame_count_wakes_poll)
+{
+	int fd;
+	unsigned long long v, w;
+
+	mnt_start("-o interval_ms=10");
+	fd = open(P("registers/rx_frame_count"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	v = read_at0(fd);
+	/* frames dropped while the engine is off still count */
+	ck_assert_int_eq(sh("echo 50 > $M/sim/rate && echo 1 > $M/sim/running"), 0);
+	for (int i = 0; i < 3; i++) {
+		int re = wait_pri(fd, 10000);
+
+		ck_assert_msg(re & POLLPRI, "no POLLPRI (revents 0x%x) while frames flow", re);
+		w = read_at0(fd);
+		ck_assert_uint_gt(w, v);
+		v = w;
+	}
+	close(fd);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(rx_frame_count_wakes_select)
+{
+	int fd;
+	unsigned long long v;
+	fd_set ex;
+	struct timeval tv = { 10, 0 };
+
+	mnt_start("-o interval_ms=10");
+	fd = open(P("registers/rx_frame_count"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	v = read_at0(fd);
+	ck_assert_int_eq(sh("echo 50 > $M/sim/rate && echo 1 > $M/sim/running"), 0);
+	FD_ZERO(&ex);
+	FD_SET(fd, &ex);
+	ck_assert_int_eq(select(fd + 1, NULL, NULL, &ex, &tv), 1);
+	ck_assert(FD_ISSET(fd, &ex));
+	ck_assert_uint_gt(read_at0(fd), v);
+	close(fd);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(quiet_when_unchanged)
+{
+	int fd;
+
+	mnt_start("-o interval_ms=5");
+	fd = open(P("registers/ar_cache"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	read_at0(fd);
+	ck_assert_int_eq(wait_pri(fd, 300) & POLLPRI, 0);
+	/* a change made through another file wakes it */
+	ck_assert_int_eq(writef("registers/ar_cache", "7"), 0);
+	ck_assert(wait_pri(fd, 10000) & POLLPRI);
+	ck_assert_uint_eq(read_at0(fd), 7);
+	ck_assert_int_eq(wait_pri(fd, 100) & POLLPRI, 0); /* consumed by the read */
+	close(fd);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(buffer_status_and_errors_wake)
+{
+	int st, er;
+	char buf[64];
+
+	mnt_start("-o interval_ms=10");
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 1 > $M/buffers/0/write_enable && "
+			    "echo 1 > $M/registers/write_enable"),
+			 0);
+	st = open(P("buffers/0/status"), O_RDONLY);
+	er = open(P("errors"), O_RDONLY);
+	ck_assert_int_ge(st, 0);
+	ck_assert_int_ge(er, 0);
+	ck_assert_int_eq(pread(st, buf, sizeof(buf), 0), 5); /* FREE\n */
+	ck_assert_int_ge(pread(er, buf, sizeof(buf), 0), 0);
+	ck_assert_int_eq(sh("printf x > $M/sim/push"), 0);
+	ck_assert(wait_pri(st, 10000) & POLLPRI);
+	ck_assert_int_eq(pread(st, buf, sizeof(buf), 0), 6);
+	ck_assert(!memcmp(buf, "READY\n", 6));
+	ck_assert_int_eq(writef("registers/version", "1"), -EACCES);
+	ck_assert(wait_pri(er, 10000) & POLLPRI);
+	close(st);
+	close(er);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_poll");
+	TCase *tc = tcase_create("poll");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, rx_frame_count_wakes_poll);
+	tcase_add_test(tc, rx_frame_count_wakes_select);
+	tcase_add_test(tc, quiet_when_unchanged);
+	tcase_add_test(tc, buffer_status_and_errors_wake);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

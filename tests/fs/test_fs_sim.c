@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * sim/ (issue 3 item 4): the frame generator and fault injection, driven
+ * with a shell: frames arrive in armed buffers at the set size and
+ * pattern, remaining counts down and stops the generator, injected write
+ * errors, timeouts and read errors show in headers, status and counters.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Wait until the number in @rel reaches @want (bounded; fails the test). */
+static void wait_num(const char *rel, unsigned long long want)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (readnum(rel) >= want)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("%s stayed below %llu", rel, want);
+}
+
+START_TEST(generator)
+{
+	char *s;
+	uint32_t w[4];
+	int fd;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
+			    "echo 1 > buffers/$i/write_enable || exit 1; done && "
+			    "echo 1 > registers/write_enable && echo 0 > sim/rate && echo 256 > sim/size && "
+			    "echo counter > sim/pattern && echo 3 > sim/remaining && echo 1 > sim/running"),
+			 0);
+	wait_num("sim/stats/delivered", 3);
+	usleep(50000);
+	ck_assert_uint_eq(readnum("sim/stats/delivered"), 3);
+	ck_assert_uint_eq(readnum("sim/remaining"), 0);
+	ck_assert_uint_eq(readnum("sim/running"), 0);
+	s = readf("sim/pattern");
+	ck_assert_str_eq(s, "counter\n");
+	free(s);
+	s = readf("buffers/2/header");
+	ck_assert_str_eq(s, "size=256 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
+	free(s);
+	s = readf("buffers/3/status");
+	ck_assert_str_eq(s, "FREE\n");
+	free(s);
+	/* counter pattern: consecutive 32-bit words */
+	fd = open(P("buffers/1/data"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, w, sizeof(w)), sizeof(w));
+	close(fd);
+	ck_assert_uint_eq(w[1], w[0] + 1);
+	ck_assert_uint_eq(w[3], w[0] + 3);
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/1/data) -gt 256 && "
+			    "test $(cat $M/buffers/1/data | wc -c) -eq 256"),
+			 0);
+	/* frames bigger than the buffer overflow */
+	ck_assert_int_eq(sh("echo 1M > $M/sim/size && echo 1 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	wait_num("sim/stats/delivered", 4);
+	s = readf("buffers/3/header");
+	ck_assert_ptr_nonnull(strstr(s, "overflow=1"));
+	free(s);
+	ck_assert_uint_eq(readnum("sim/stats/overflowed"), 1);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(dropped_while_disabled)
+{
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("echo 0 > $M/sim/rate && echo 5 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	wait_num("sim/stats/dropped", 5);
+	ck_assert_uint_eq(readnum("sim/stats/delivered"), 0);
+	ck_assert_uint_eq(readnum("registers/rx_frame_count"), 5);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(fault_injection)
+{
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 buffers/1 read_buffers/0 && "
+			    "echo 1 > registers/write_enable && echo 1 > registers/read_enable && "
+			    "echo 1 > buffers/0/write_enable && echo 2 > sim/fault_code && "
+			    "echo 1 > sim/inject_write_error && printf a > sim/push"),
+			 0);
+	s = readf("buffers/0/header");
+	ck_assert_ptr_nonnull(strstr(s, "result=2"));
+	free(s);
+	s = readf("buffers/0/status");
+	ck_assert_str_eq(s, "ERROR\n");
+	free(s);
+	ck_assert_uint_eq(readnum("registers/axi_write_error_count"), 1);
+	ck_assert_uint_eq(readnum("registers/axi_write_error_value"), 2);
+	ck_assert_int_eq(sh("cd $M && echo 1 > buffers/1/write_enable && "
+			    "echo 1 > sim/inject_write_timeout && printf b > sim/push"),
+			 0);
+	ck_assert_uint_eq(readnum("registers/axi_write_timeout_count"), 1);
+	ck_assert_int_eq(sh("cd $M && echo 5 > sim/fault_code && echo 1 > sim/inject_read_error && "
+			    "echo 4 > read_buffers/0/send"),
+			 0);
+	ck_assert_uint_eq(readnum("registers/axi_read_error_count"), 1);
+	ck_assert_uint_eq(readnum("registers/axi_read_error_value"), 5);
+	/* bad input to the controls changes nothing */
+	expect_refused("sim/inject_write_error", "many", EINVAL);
+	expect_refused("sim/fault_code", "0", EINVAL);
+	expect_refused("sim/rate", "fast", EINVAL);
+	expect_refused("sim/running", "2", ERANGE);
+	expect_refused("sim/first_user", "0x100", ERANGE);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(push_without_buffer)
+{
+	mnt_start(NULL);
+	/* engine on, nothing armed: the frame cannot go anywhere now */
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
+	ck_assert_int_eq(writef("sim/push", "x"), -EAGAIN);
+	ck_assert_ptr_nonnull(strstr(err_last(), "sim/push: EAGAIN"));
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fs_sim");
+	TCase *tc = tcase_create("sim");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, generator);
+	tcase_add_test(tc, dropped_while_disabled);
+	tcase_add_test(tc, fault_injection);
+	tcase_add_test(tc, push_without_buffer);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
