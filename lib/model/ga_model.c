@@ -413,6 +413,9 @@ static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint
 		      ((uint32_t)fu << HDR_FIRST_USER_SHIFT);
 	int rc;
 
+	/* Payload before descriptor: order the stores on weakly ordered CPUs
+	 * too (a no-op on x86). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	rc = dma_out(m, base, &w0, 4);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rc)
