@@ -38,10 +38,20 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #include "nv-p2p.h"
 
 #include "ga_drv.h"
+
+/* ---- compat --------------------------------------------------------------- */
+
+/* class_create() lost its module argument in 6.4. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#define ga_class_create(name) class_create(name)
+#else
+#define ga_class_create(name) class_create(THIS_MODULE, name)
+#endif
 
 #define GA_DRV_VERSION "0.1.0"
 #define GA_MAX_CARDS 32
@@ -137,6 +147,7 @@ static bool ga_engine_on(struct ga_card *card, bool write)
 /* Locking: card->reg_lock held. */
 static void ga_zero_addr(struct ga_card *card, bool write, u32 index)
 {
+	lockdep_assert_held(&card->reg_lock);
 	ga_field_wr(card, write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, index, 0);
 	ga_field_wr(card, write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, index, 0);
 	if (write && ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
@@ -294,6 +305,7 @@ static void ga_buf_unpin(struct ga_buf *buf)
 	struct nvidia_p2p_page_table *pt = NULL;
 	int ret;
 
+	lockdep_assert_held(&buf->card->lock);
 	mutex_lock(&buf->lock);
 	if (buf->state == GA_PIN_LIVE || buf->state == GA_PIN_SETUP) {
 		if (buf->map) {
@@ -335,6 +347,7 @@ static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
 	u32 i, used;
 	int ret;
 
+	lockdep_assert_held(&card->lock);
 	ret = nvidia_p2p_get_pages(0, 0, buf->pin_va, buf->pin_len, &buf->pt, ga_free_callback,
 				   buf);
 	if (ret) {
@@ -599,6 +612,7 @@ static int ga_check_armable(struct ga_card *card, u32 index)
 {
 	struct ga_buf *buf;
 
+	lockdep_assert_held(&card->lock);
 	if (index >= card->count[1] || !card->bufs[1][index])
 		return -EINVAL;
 	buf = card->bufs[1][index];
@@ -667,15 +681,19 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	ret = ga_reg_window_ok(card, r.address);
 	if (ret)
 		return ret;
-	if (write) {
-		/* Shared words are read-modify-written by the driver under
-		 * reg_lock; a user's whole-word write takes the same lock. */
-		mutex_lock(&card->reg_lock);
+	/* Shared words are read-modify-written by the driver under reg_lock;
+	 * a user's access takes the same lock, which also orders it against
+	 * the card going away (dead is set under it). */
+	mutex_lock(&card->reg_lock);
+	if (card->dead)
+		ret = -ENODEV;
+	else if (write)
 		card->ops->write32(card, r.address, r.data);
-		mutex_unlock(&card->reg_lock);
-		return 0;
-	}
-	r.data = card->ops->read32(card, r.address);
+	else
+		r.data = card->ops->read32(card, r.address);
+	mutex_unlock(&card->reg_lock);
+	if (ret || write)
+		return ret;
 	if (copy_to_user(argp, &r, sizeof(r)))
 		return -EFAULT;
 	return 0;
@@ -1077,7 +1095,11 @@ static void ga_card_identify(struct ga_card *card)
 	mutex_unlock(&card->reg_lock);
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static char *ga_devnode(const struct device *dev, umode_t *mode)
+#else
 static char *ga_devnode(struct device *dev, umode_t *mode)
+#endif
 {
 	if (mode)
 		*mode = 0666; /* as upstream datadev */
@@ -1131,7 +1153,9 @@ void ga_card_unregister(struct ga_card *card)
 		card->minor = -1;
 	}
 	mutex_lock(&card->lock);
+	mutex_lock(&card->reg_lock);
 	WRITE_ONCE(card->dead, true);
+	mutex_unlock(&card->reg_lock);
 	ga_remove_bufs(card, ga_pick_all, NULL);
 	mutex_unlock(&card->lock);
 	if (card->ops->stop)
@@ -1257,7 +1281,7 @@ static int __init ga_init(void)
 	ret = alloc_chrdev_region(&ga_devt, 0, GA_MAX_CARDS, "gpuasync");
 	if (ret)
 		return ret;
-	ga_class = class_create(THIS_MODULE, "gpuasync");
+	ga_class = ga_class_create("gpuasync");
 	if (IS_ERR(ga_class)) {
 		ret = PTR_ERR(ga_class);
 		goto out_unregister_region;

@@ -37,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/version.h>
 
 #include "nv-p2p.h"
 #include "nv_p2p_stub.h"
@@ -778,7 +779,11 @@ static int stub_mmap(struct file *file, struct vm_area_struct *vma)
 		mutex_unlock(&stub.lock);
 		return -EINVAL;
 	}
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+#else
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+#endif
 	/* The mapping holds its own page references: a later free is safe. */
 	for (i = 0; i < n && !ret; i++)
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, found->pages[first + i]);
