@@ -60,7 +60,7 @@ static void dev_mem_open(struct ga_dev *dev)
 	dev->mem_ctx = NULL;
 	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
 	snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
-	ga_log("gpuasync: host memory: %s\n", why);
+	ga_log("host memory: %s", why);
 }
 
 int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct ga_dev **out)
@@ -129,7 +129,7 @@ void ga_dev_close(struct ga_dev *dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
 	if (ga_buf_destroy_all_locked(dev))
-		ga_log("gpuasync: close: %s\n", ga_last_error());
+		ga_log("close: %s", ga_last_error());
 	pthread_mutex_unlock(&dev->lock);
 	/* Backend before memory: the card must forget the buffers before the
 	 * memory layer tears down its context. */
