@@ -90,7 +90,7 @@ static int start(struct mount *m, const char *bin, const char *extra)
 
 static void stop(struct mount *m)
 {
-	char cmd[160];
+	char cmd[256];
 
 	if (!m->dir[0])
 		return;

@@ -119,7 +119,7 @@ void mnt_start(const char *extra)
 int mnt_stop(void)
 {
 	int st = -1, rc = -1;
-	char cmd[300];
+	char cmd[400];
 
 	if (!M.dir[0])
 		return -1;

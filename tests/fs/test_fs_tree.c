@@ -288,6 +288,24 @@ START_TEST(absent_not_failing)
 }
 END_TEST
 
+/* README.md's tree listing (fs/gen-readme-tree.sh) and a mount agree;
+ * ipc_handle is the one file a host-memory mount lacks. */
+START_TEST(repo_readme_tree)
+{
+	char *diff;
+
+	mnt_start("-o version=4");
+	diff = sh_out("sed -n '/fs-tree:begin/,/fs-tree:end/p' " GAFS_SRC "/README.md | "
+		      "grep -v '^<!--\\|^```' | awk '{print $1}' | grep -v ipc_handle | sort > $M.a; "
+		      "grep -v '^#' $M/README | awk '{print $1}' | grep -v ipc_handle | sort > $M.b; "
+		      "diff $M.a $M.b; rm -f $M.a $M.b");
+	ck_assert_msg(diff[0] == '\0', "README.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
+		      diff);
+	free(diff);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fs_tree");
@@ -305,6 +323,7 @@ int main(void)
 	tcase_add_test(tc, readme_matches_tree_v1);
 	tcase_add_test(tc, readme_matches_tree_v4_legacy);
 	tcase_add_test(tc, absent_not_failing);
+	tcase_add_test(tc, repo_readme_tree);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
