@@ -38,23 +38,27 @@ typedef struct nvidia_p2p_page {
 	} registers;
 } nvidia_p2p_page_t;
 
+/* A structure is usable when its major version (upper 16 bits) matches
+ * and its minor version is at least the one compiled against. */
+#define NVIDIA_P2P_VERSION_COMPATIBLE(p, v)                                                        \
+	((((p)->version) >> 16) == ((v) >> 16) && (((p)->version) & 0xffff) >= ((v) & 0xffff))
+
 #define NVIDIA_P2P_PAGE_TABLE_VERSION 0x00010002
 #define NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(p)                                                \
-	((((p)->version) & 0xffff0000) == ((NVIDIA_P2P_PAGE_TABLE_VERSION) & 0xffff0000))
-#define NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE 1
+	NVIDIA_P2P_VERSION_COMPATIBLE(p, NVIDIA_P2P_PAGE_TABLE_VERSION)
 
+/* Newer drivers append fields (flags); the driver reads only these. */
 typedef struct nvidia_p2p_page_table {
 	uint32_t version;
 	uint32_t page_size; /* enum nvidia_p2p_page_size_type */
 	struct nvidia_p2p_page **pages;
 	uint32_t entries;
 	uint8_t *gpu_uuid;
-	uint32_t flags;
 } nvidia_p2p_page_table_t;
 
 #define NVIDIA_P2P_DMA_MAPPING_VERSION 0x00020003
 #define NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(p)                                               \
-	((((p)->version) & 0xffff0000) == ((NVIDIA_P2P_DMA_MAPPING_VERSION) & 0xffff0000))
+	NVIDIA_P2P_VERSION_COMPATIBLE(p, NVIDIA_P2P_DMA_MAPPING_VERSION)
 
 typedef struct nvidia_p2p_dma_mapping {
 	uint32_t version;
