@@ -422,6 +422,7 @@ static void t_add_remove(void)
 	struct ga_buffer_entry e[8];
 	struct ga_buffer_ref ref;
 	uint32_t wsize = 2 * KB64;
+	struct nvstub_stats st0 = stub_stats(), st1;
 	int n;
 
 	/* A misaligned start pins the 64 KiB pages around it. */
@@ -483,6 +484,12 @@ static void t_add_remove(void)
 	}
 	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
 	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0)); /* nothing left: still fine */
+	/* The normal path releases with put_pages, never with a callback. */
+	st1 = stub_stats();
+	CHECK(st1.put_pages - st0.put_pages == 4, "%llu put_pages",
+	      (unsigned long long)(st1.put_pages - st0.put_pages));
+	CHECK(st1.callbacks == st0.callbacks);
+	CHECK(st1.misuse == 0);
 	check_clean(fd, "after remove all");
 	gfree(s, &g);
 	close(s);
@@ -683,6 +690,7 @@ static void t_invalidate(void)
 	struct ga_buffer_entry e[4];
 	uint32_t idx[2] = { 0, 1 }, i;
 	struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 2 };
+	struct nvstub_stats st0 = stub_stats(), st1;
 	long d0;
 	int n;
 
@@ -728,6 +736,12 @@ static void t_invalidate(void)
 	CHECK(stub_stats().pins == 0);
 	CHECK(get_table(fd, NULL, 0) == 3, "invalidated buffers stay listed until removed");
 	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	/* Three callbacks, and no put_pages for what they released. */
+	st1 = stub_stats();
+	CHECK(st1.callbacks - st0.callbacks == 3);
+	CHECK(st1.put_pages == st0.put_pages, "put_pages after invalidation");
+	CHECK(st1.misuse == 0);
+	CHECK(sys_read("quiesce_timeouts") == 0);
 	check_clean(fd, "after invalidation");
 	gfree(s, &g1);
 	close(s);
