@@ -142,6 +142,12 @@ struct fs {
 	unsigned int err_head, err_count;
 	_Atomic uint64_t err_total;
 
+	/* Every open file and directory, so that the ones the kernel never
+	 * released (lazy unmount, a dying connection) are freed at exit.
+	 * open_lock is a leaf lock. */
+	pthread_mutex_t open_lock;
+	struct fs_open *open_list;
+
 	/* poll and sampler (poll.c). */
 	pthread_mutex_t poll_lock; /* guards the list of polled open files; before fh->lock */
 	struct fs_open *polled;
@@ -166,6 +172,7 @@ struct fs_open {
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
 	bool polled;        /* on fs->polled */
 	struct fs_open *next_polled;
+	struct fs_open *prev_open, *next_open; /* fs->open_list */
 };
 
 /* ---- tree.c: the table and inode scheme ---------------------------------- */
@@ -192,6 +199,8 @@ struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs);
 int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
 		 const struct fs_open *fo);
 void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
+/* Free open files the kernel never released (after the session ends). */
+void fs_opens_free_all(struct fs *fs);
 
 /* ---- module rows -------------------------------------------------------- */
 extern const struct fs_node fs_core_rows[];

@@ -308,7 +308,8 @@ static int fs_state_init(struct fs *fs)
 	ret = ga_dev_info(fs->dev, &fs->info);
 	if (ret < 0)
 		return ret;
-	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL))
+	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL) ||
+	    pthread_mutex_init(&fs->open_lock, NULL))
 		return -ENOMEM;
 	ret = fs_errors_init(fs);
 	if (ret < 0)
@@ -321,7 +322,9 @@ static int fs_state_init(struct fs *fs)
 
 static void fs_state_fini(struct fs *fs)
 {
+	fs_opens_free_all(fs);
 	fs_errors_fini(fs);
+	pthread_mutex_destroy(&fs->open_lock);
 	pthread_mutex_destroy(&fs->poll_lock);
 	pthread_rwlock_destroy(&fs->bufs_lock);
 }

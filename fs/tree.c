@@ -500,7 +500,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 
 /* ---- directories ---------------------------------------------------------------------- */
 
-static struct fs_open *open_alloc(const struct fs_node *n, unsigned int idx)
+static struct fs_open *open_alloc(struct fs *fs, const struct fs_node *n, unsigned int idx)
 {
 	struct fs_open *fo = calloc(1, sizeof(*fo));
 
@@ -509,14 +509,38 @@ static struct fs_open *open_alloc(const struct fs_node *n, unsigned int idx)
 	fo->node = n;
 	fo->idx = idx;
 	pthread_mutex_init(&fo->lock, NULL);
+	pthread_mutex_lock(&fs->open_lock);
+	fo->next_open = fs->open_list;
+	if (fs->open_list)
+		fs->open_list->prev_open = fo;
+	fs->open_list = fo;
+	pthread_mutex_unlock(&fs->open_lock);
 	return fo;
 }
 
-static void open_free(struct fs_open *fo)
+static void open_free(struct fs *fs, struct fs_open *fo)
 {
+	pthread_mutex_lock(&fs->open_lock);
+	if (fo->prev_open)
+		fo->prev_open->next_open = fo->next_open;
+	else
+		fs->open_list = fo->next_open;
+	if (fo->next_open)
+		fo->next_open->prev_open = fo->prev_open;
+	pthread_mutex_unlock(&fs->open_lock);
 	sb_free(&fo->snap);
 	pthread_mutex_destroy(&fo->lock);
 	free(fo);
+}
+
+void fs_opens_free_all(struct fs *fs)
+{
+	while (fs->open_list) {
+		struct fs_open *fo = fs->open_list;
+
+		fs_poll_forget(fs, fo);
+		open_free(fs, fo);
+	}
 }
 
 static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -533,14 +557,14 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	fo = open_alloc(&fs->rows[row], idx);
+	fo = open_alloc(fs, &fs->rows[row], idx);
 	if (!fo) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	fi->fh = (uintptr_t)fo;
 	if (fuse_reply_open(req, fi) != 0)
-		open_free(fo); /* interrupted: no releasedir will come */
+		open_free(fs, fo); /* interrupted: no releasedir will come */
 }
 
 static int dirbuf_add(fuse_req_t req, struct strbuf *sb, const char *name, uint64_t ino,
@@ -619,7 +643,7 @@ static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	open_free((struct fs_open *)(uintptr_t)fi->fh);
+	open_free(req_fs(req), (struct fs_open *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -745,7 +769,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fs_reply_fail_node(req, fs, n, idx, -EACCES);
 		return;
 	}
-	fo = open_alloc(n, idx);
+	fo = open_alloc(fs, n, idx);
 	if (!fo) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -754,7 +778,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		pthread_rwlock_rdlock(&fs->bufs_lock);
 		if (!ga_buf_get(fs->dev, d, idx)) {
 			pthread_rwlock_unlock(&fs->bufs_lock);
-			open_free(fo);
+			open_free(fs, fo);
 			fuse_reply_err(req, ENOENT);
 			return;
 		}
@@ -771,7 +795,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		/* Interrupted: the kernel will not send release. */
 		if (fo->in_buffer)
 			atomic_fetch_sub(&fs->slots[d][idx].opens, 1);
-		open_free(fo);
+		open_free(fs, fo);
 	}
 }
 
@@ -866,7 +890,7 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fs_poll_forget(fs, fo);
 	if (fo->in_buffer && row_per_buffer(fo->node, &d))
 		atomic_fetch_sub(&fs->slots[d][fo->idx].opens, 1);
-	open_free(fo);
+	open_free(fs, fo);
 	fuse_reply_err(req, 0);
 }
 
