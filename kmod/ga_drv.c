@@ -80,7 +80,9 @@ MODULE_PARM_DESC(quiesce_timeout_ms, "V5: longest wait for the engine active bit
 
 static struct class *ga_class;
 static dev_t ga_devt;
-static DEFINE_IDA(ga_minor_ida);
+/* Cards by minor, for open(); ga_cards_lock guards the table. */
+static DEFINE_MUTEX(ga_cards_lock);
+static struct ga_card *ga_cards[GA_MAX_CARDS];
 /* Pins taken and not yet released, all cards: must be 0 at exit. */
 static atomic_t ga_live_pins = ATOMIC_INIT(0);
 
@@ -1002,13 +1004,21 @@ static void ga_card_put(struct ga_card *card)
 
 static int ga_open(struct inode *inode, struct file *file)
 {
-	struct ga_card *card = container_of(inode->i_cdev, struct ga_card, cdev);
+	struct ga_card *card;
 	struct ga_file *gf;
 
 	gf = kzalloc(sizeof(*gf), GFP_KERNEL);
 	if (!gf)
 		return -ENOMEM;
-	kref_get(&card->ref);
+	mutex_lock(&ga_cards_lock);
+	card = ga_cards[iminor(inode) % GA_MAX_CARDS];
+	if (card)
+		kref_get(&card->ref);
+	mutex_unlock(&ga_cards_lock);
+	if (!card) {
+		kfree(gf);
+		return -ENODEV;
+	}
 	gf->card = card;
 	file->private_data = gf;
 	return 0;
@@ -1108,20 +1118,33 @@ static char *ga_devnode(struct device *dev, umode_t *mode)
 
 int ga_card_register(struct ga_card *card, struct device *parent)
 {
-	int ret;
+	int minor, ret = -ENOSPC;
 
 	ga_card_identify(card);
-	ret = ida_alloc_max(&ga_minor_ida, GA_MAX_CARDS - 1, GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	card->minor = ret;
-	cdev_init(&card->cdev, &ga_fops);
-	card->cdev.owner = THIS_MODULE;
-	ret = cdev_add(&card->cdev, MKDEV(MAJOR(ga_devt), card->minor), 1);
+	mutex_lock(&ga_cards_lock);
+	for (minor = 0; minor < GA_MAX_CARDS; minor++) {
+		if (!ga_cards[minor]) {
+			ga_cards[minor] = card;
+			card->minor = minor;
+			ret = 0;
+			break;
+		}
+	}
+	mutex_unlock(&ga_cards_lock);
 	if (ret)
+		return ret;
+	card->cdev = cdev_alloc();
+	if (!card->cdev) {
+		ret = -ENOMEM;
 		goto out_free_minor;
-	card->dev = device_create_with_groups(ga_class, parent, card->cdev.dev, card,
-					      ga_card_groups, "%s", card->name);
+	}
+	card->cdev->ops = &ga_fops;
+	card->cdev->owner = THIS_MODULE;
+	ret = cdev_add(card->cdev, MKDEV(MAJOR(ga_devt), card->minor), 1);
+	if (ret)
+		goto out_put_cdev;
+	card->dev = device_create_with_groups(ga_class, parent, MKDEV(MAJOR(ga_devt), card->minor),
+					      card, ga_card_groups, "%s", card->name);
 	if (IS_ERR(card->dev)) {
 		ret = PTR_ERR(card->dev);
 		card->dev = NULL;
@@ -1133,9 +1156,16 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	return 0;
 
 out_del_cdev:
-	cdev_del(&card->cdev);
+	cdev_del(card->cdev); /* drops the cdev's reference too */
+	card->cdev = NULL;
+	goto out_free_minor;
+out_put_cdev:
+	kobject_put(&card->cdev->kobj);
+	card->cdev = NULL;
 out_free_minor:
-	ida_free(&ga_minor_ida, card->minor);
+	mutex_lock(&ga_cards_lock);
+	ga_cards[card->minor] = NULL;
+	mutex_unlock(&ga_cards_lock);
 	card->minor = -1;
 	return ret;
 }
@@ -1146,18 +1176,22 @@ out_free_minor:
  */
 void ga_card_unregister(struct ga_card *card)
 {
-	if (card->minor >= 0) {
-		device_destroy(ga_class, card->cdev.dev);
-		cdev_del(&card->cdev);
-		ida_free(&ga_minor_ida, card->minor);
-		card->minor = -1;
-	}
 	mutex_lock(&card->lock);
 	mutex_lock(&card->reg_lock);
 	WRITE_ONCE(card->dead, true);
 	mutex_unlock(&card->reg_lock);
 	ga_remove_bufs(card, ga_pick_all, NULL);
 	mutex_unlock(&card->lock);
+	if (card->minor >= 0) {
+		mutex_lock(&ga_cards_lock);
+		ga_cards[card->minor] = NULL;
+		mutex_unlock(&ga_cards_lock);
+		device_destroy(ga_class, MKDEV(MAJOR(ga_devt), card->minor));
+		card->dev = NULL;
+		cdev_del(card->cdev);
+		card->cdev = NULL;
+		card->minor = -1;
+	}
 	if (card->ops->stop)
 		card->ops->stop(card);
 	ga_card_put(card);

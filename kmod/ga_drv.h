@@ -97,7 +97,9 @@ struct ga_card {
 	u32 bar_len;
 	int minor;
 	char name[32];
-	struct cdev cdev;
+	/* Allocated on its own (cdev_alloc): an open file's inode may hold it
+	 * past the card's last reference (fput drops it after ->release). */
+	struct cdev *cdev;
 	struct device *dev;
 
 	/* Identity, read once at creation. */
