@@ -56,6 +56,12 @@ static unsigned int emulate_poll_us = 500;
 module_param(emulate_poll_us, uint, 0644);
 MODULE_PARM_DESC(emulate_poll_us, "how often the emulated firmware looks at its registers");
 
+static bool emulate_dma_barrier = true;
+module_param(emulate_dma_barrier, bool, 0444);
+MODULE_PARM_DESC(emulate_dma_barrier,
+		 "emulated cards tell the driver their DMA is synchronous (0: the driver "
+		 "uses the fixed wait real cards before V5 get)");
+
 struct ga_emu {
 	struct ga_card *card;
 	void *bar;
@@ -211,6 +217,15 @@ static const struct ga_card_ops ga_emu_ops = {
 	.write32 = ga_emu_write32,
 	.mmap = ga_emu_mmap,
 	.dma_barrier = ga_emu_dma_barrier,
+	.stop = ga_emu_stop,
+	.destroy = ga_emu_destroy,
+};
+
+/* The same without the barrier: exercises the fixed wait. */
+static const struct ga_card_ops ga_emu_ops_nobarrier = {
+	.read32 = ga_emu_read32,
+	.write32 = ga_emu_write32,
+	.mmap = ga_emu_mmap,
 	.stop = ga_emu_stop,
 	.destroy = ga_emu_destroy,
 };
@@ -442,7 +457,7 @@ static int ga_emu_create(int i)
 	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);
 
 	snprintf(name, sizeof(name), "gpuasync_emu%d", i);
-	card = ga_card_alloc(name, &ga_emu_ops, e);
+	card = ga_card_alloc(name, emulate_dma_barrier ? &ga_emu_ops : &ga_emu_ops_nobarrier, e);
 	if (!card) {
 		ga_emu_destroy(&(struct ga_card){ .priv = e });
 		return -ENOMEM;

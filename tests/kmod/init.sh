@@ -62,9 +62,12 @@ insmod /t/gpuasync.ko emulate=99 2>/dev/null && { bad emulate_range; rmmod gpuas
 insmod /t/gpuasync.ko emulate=1 emulate_version=2 emulate_buffers=17 2>/dev/null &&
 	{ bad emulate_v1_buffers; rmmod gpuasync; } || ok emulate_v1_buffers
 
-# Every other firmware version: V1 layout (1-3) and V5 (active bits).
+# Every other firmware version: V1 layout (1-3) and V5 (active bits).  V3
+# also takes the fixed post-stop wait that real cards before V5 get.
 for v in 1 3 5; do
-	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v; then
+	extra=
+	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=10"
+	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v $extra; then
 		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
 			invalidate close_without_remove kill9
 		rmmod gpuasync || bad "unload_v$v"
