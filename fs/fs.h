@@ -153,8 +153,11 @@ struct fs {
 	struct fs_open *polled;
 	pthread_t sampler;
 	bool sampler_running;
-	pthread_mutex_t sampler_mx; /* with sampler_cv: lets fs_sampler_stop wake the thread */
+	/* sampler_mx with sampler_cv: wakes the sampler for a new poll or for
+	 * fs_sampler_stop; sampler_mx is taken after poll_lock, never before. */
+	pthread_mutex_t sampler_mx;
 	pthread_cond_t sampler_cv;
+	atomic_bool poll_pending; /* some open file has a poll handle; written under poll_lock */
 	atomic_bool sampler_stop;
 	_Atomic uint64_t samples;
 	_Atomic uint64_t notifies;

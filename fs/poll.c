@@ -3,23 +3,25 @@
  * poll(POLLPRI) on live files, the only change notification FUSE allows
  * (inotify does not see daemon-side changes):
  *
- *   fd = open("registers/rx_frame_count"); read(fd) ...;
+ *   fd = open("registers/rx_frame_count"); pread(fd, 0) ...;
  *   poll({fd, POLLPRI}) -> wakes when the value differs from what this fd
- *   last read; lseek(fd, 0) + read() takes the new value and re-arms.
+ *   last read; pread(fd, 0) takes the new value and re-arms.
  *
- * Like sysfs_notify: POLLPRI|POLLERR... here POLLPRI is reported while the
- * current value differs from the snapshot the open file last read (taken
- * at the first poll if it never read).  Nothing in hardware interrupts us,
- * so a sampler thread renders every file that has a poll pending each
- * [monitor] interval_ms and, on a change, notifies the kernel, which polls
- * again and gets POLLPRI.  One poll handle per open file: a new poll
- * replaces the old handle; a notification consumes it (libfuse poll.c).
+ * As with sysfs_notify, POLLPRI is reported while the current value
+ * differs from the snapshot the open file last read (taken at the first
+ * poll if it never read).  Nothing in hardware interrupts us, so a sampler
+ * thread renders every file with a poll pending each [monitor]
+ * interval_ms and, on a change, notifies the kernel, which polls again and
+ * gets POLLPRI.  With no poll pending the sampler sleeps: it costs nothing
+ * until someone polls.  One poll handle per open file: a new poll replaces
+ * the old handle; a notification consumes it (libfuse example/poll.c).
  *
- * Locking: poll_lock guards the list of polled open files and every
- * fo->ph; it is taken before fo->lock (which guards fo->snap), which is
- * taken before fs->bufs_lock and the library's locks.  Notifications are
- * sent with poll_lock held; they only write to /dev/fuse and never wait
- * for a request, so no handler can deadlock with them.
+ * Locking: poll_lock guards the list of polled open files, every fo->ph and
+ * fs->poll_pending; it is taken before fo->lock (which guards fo->snap),
+ * which is taken before fs->bufs_lock and the library's locks.
+ * sampler_mx is taken alone or after poll_lock.  Notifications are sent
+ * with poll_lock held; they only write to /dev/fuse and never wait for a
+ * request, so no handler can deadlock with them.
  */
 #include <errno.h>
 #include <poll.h>
@@ -73,10 +75,17 @@ void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		fuse_pollhandle_destroy(fo->ph);
 		fo->ph = NULL;
 	}
-	if (ph && !(revents & POLLPRI))
+	if (ph && !(revents & POLLPRI)) {
 		fo->ph = ph; /* the sampler notifies it on a change */
-	else if (ph)
+		if (!atomic_load(&fs->poll_pending)) {
+			atomic_store(&fs->poll_pending, true);
+			pthread_mutex_lock(&fs->sampler_mx);
+			pthread_cond_signal(&fs->sampler_cv);
+			pthread_mutex_unlock(&fs->sampler_mx);
+		}
+	} else if (ph) {
 		fuse_pollhandle_destroy(ph);
+	}
 	if (!fo->polled) {
 		fo->polled = true;
 		fo->next_polled = fs->polled;
@@ -107,9 +116,12 @@ void fs_poll_forget(struct fs *fs, struct fs_open *fo)
 	pthread_mutex_unlock(&fs->poll_lock);
 }
 
-/* One pass: notify every pending poll whose file changed. */
-static void sample(struct fs *fs, struct strbuf *now)
+/* One pass: notify every pending poll whose file changed; note whether
+ * any remain. */
+static bool sample(struct fs *fs, struct strbuf *now)
 {
+	bool pending = false;
+
 	pthread_mutex_lock(&fs->poll_lock);
 	for (struct fs_open *fo = fs->polled; fo; fo = fo->next_polled) {
 		bool changed;
@@ -127,10 +139,13 @@ static void sample(struct fs *fs, struct strbuf *now)
 			fo->ph = NULL;
 			atomic_fetch_add(&fs->notifies, 1);
 		}
+		pending |= fo->ph != NULL;
 		pthread_mutex_unlock(&fo->lock);
 	}
+	atomic_store(&fs->poll_pending, pending);
 	pthread_mutex_unlock(&fs->poll_lock);
 	atomic_fetch_add(&fs->samples, 1);
+	return pending;
 }
 
 static void *sampler_main(void *arg)
@@ -143,11 +158,18 @@ static void *sampler_main(void *arg)
 	while (!atomic_load(&fs->sampler_stop)) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&fs->sampler_cv, &fs->sampler_mx, &ts);
+		if (!atomic_load(&fs->poll_pending)) {
+			/* Nothing to watch: sleep until a poll arrives.  fs_poll
+			 * sets poll_pending, then signals holding sampler_mx, so
+			 * the check and this wait cannot miss it. */
+			pthread_cond_wait(&fs->sampler_cv, &fs->sampler_mx);
+		} else {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+			ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			pthread_cond_timedwait(&fs->sampler_cv, &fs->sampler_mx, &ts);
+		}
 		if (atomic_load(&fs->sampler_stop))
 			break;
 		pthread_mutex_unlock(&fs->sampler_mx);
