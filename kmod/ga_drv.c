@@ -166,7 +166,8 @@ static void ga_program_counts(struct ga_card *card)
 	ga_field_wr(card, GA_REG_WRITE_COUNT, 0, card->count[1] ? card->count[1] - 1 : 0);
 	ga_field_wr(card, GA_REG_READ_COUNT, 0, card->count[0] ? card->count[0] - 1 : 0);
 	/* V4: the shared write size goes back to its reset value with the last
-	 * write buffer, so the next set of buffers may have another size. */
+	 * write buffer, so the next set of buffers may have another size.
+	 */
 	if (!card->count[1] && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
 		ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, 0);
 }
@@ -274,13 +275,15 @@ static void ga_free_callback(void *data)
 		break;
 	case GA_PIN_SETUP:
 		/* Nothing programmed yet; the add path may be writing buf->map,
-		 * so leave the mapping to NVIDIA and see INVALIDATED there. */
+		 * so leave the mapping to NVIDIA and see INVALIDATED there.
+		 */
 		nvidia_p2p_free_page_table(buf->pt);
 		atomic_dec(&ga_live_pins);
 		break;
 	case GA_PIN_RELEASING:
 		/* DMA stopped and unmapped by the normal path, whose put_pages
-		 * waits for us and then drops the pin count. */
+		 * waits for us and then drops the pin count.
+		 */
 		nvidia_p2p_free_page_table(buf->pt);
 		break;
 	}
@@ -566,7 +569,8 @@ static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 	card->count[d] = index + 1;
 	card->owner_tgid = buf->tgid;
 	/* Counts only: the enables stay as they are (upstream main turned the
-	 * engines on here, before user space could arm anything). */
+	 * engines on here, before user space could arm anything).
+	 */
 	mutex_lock(&card->reg_lock);
 	ga_program_counts(card);
 	mutex_unlock(&card->reg_lock);
@@ -685,7 +689,8 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 		return ret;
 	/* Shared words are read-modify-written by the driver under reg_lock;
 	 * a user's access takes the same lock, which also orders it against
-	 * the card going away (dead is set under it). */
+	 * the card going away (dead is set under it).
+	 */
 	mutex_lock(&card->reg_lock);
 	if (card->dead)
 		ret = -ENODEV;

@@ -98,7 +98,8 @@ struct ga_card {
 	int minor;
 	char name[32];
 	/* Allocated on its own (cdev_alloc): an open file's inode may hold it
-	 * past the card's last reference (fput drops it after ->release). */
+	 * past the card's last reference (fput drops it after ->release).
+	 */
 	struct cdev *cdev;
 	struct device *dev;
 
@@ -126,7 +127,8 @@ struct ga_card {
 /* ga_drv.c */
 struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv);
 /* Identify the card, create /dev/<name>.  On failure the caller drops
- * the allocation reference with ga_card_unregister(). */
+ * the allocation reference with ga_card_unregister().
+ */
 int ga_card_register(struct ga_card *card, struct device *parent);
 /* Remove the device node and all buffers, stop, drop the reference. */
 void ga_card_unregister(struct ga_card *card);

@@ -278,7 +278,7 @@ static struct ga_emu *ga_emu_of(struct device *dev)
 	{                                                                                          \
 		struct ga_emu *e = ga_emu_of(dev);                                                 \
 		unsigned long long v;                                                              \
-                                                                                                   \
+	\
 		mutex_lock(&e->model_lock);                                                        \
 		v = e->field;                                                                      \
 		mutex_unlock(&e->model_lock);                                                      \

@@ -39,7 +39,8 @@ typedef struct nvidia_p2p_page {
 } nvidia_p2p_page_t;
 
 /* A structure is usable when its major version (upper 16 bits) matches
- * and its minor version is at least the one compiled against. */
+ * and its minor version is at least the one compiled against.
+ */
 #define NVIDIA_P2P_VERSION_COMPATIBLE(p, v)                                                        \
 	((((p)->version) >> 16) == ((v) >> 16) && (((p)->version) & 0xffff) >= ((v) & 0xffff))
 
@@ -79,7 +80,8 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space, uint64_t virtual
 			 uint64_t length, struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data);
 /* Normal-path release; waits for a callback in flight; an already
- * invalidated page table is not an error worth acting on. */
+ * invalidated page table is not an error worth acting on.
+ */
 int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space, uint64_t virtual_address,
 			 struct nvidia_p2p_page_table *page_table);
 /* In-callback releases. */

@@ -529,7 +529,8 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_tabl
 	pin = stub_find_pin(page_table);
 	if (pin && READ_ONCE(reenter_unmap) && pin->state == PIN_LIVE) {
 		/* A driver that tears the pin down from inside this call: the
-		 * client's callback runs in the client's own thread. */
+		 * client's callback runs in the client's own thread.
+		 */
 		pin->state = PIN_CB_RUNNING;
 		kref_get(&pin->ref);
 		mutex_unlock(&stub.lock);

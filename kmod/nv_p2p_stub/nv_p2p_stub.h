@@ -14,7 +14,8 @@
 
 /* Copy @len bytes between @buf and bus address @bus.  @to_bus: device
  * writes memory.  Returns 0, or -EFAULT when the range is not mapped.
- * Context: process context; may sleep. */
+ * Context: process context; may sleep.
+ */
 int nv_p2p_stub_dma(u64 bus, void *buf, u32 len, bool to_bus);
 
 #endif /* NV_P2P_STUB_H */
