@@ -55,7 +55,6 @@ enum fs_dir {
 #define FS_LIVE 0x01    /* value changes on its own: pollable (POLLPRI on change) */
 #define FS_BINARY 0x02  /* read_bin/write_bin at the caller's offset, not text */
 #define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
-#define FS_NOLOG 0x08   /* failures are normal answers (not logged to errors) */
 
 struct fs;
 struct fs_node;
@@ -237,8 +236,8 @@ void fs_err_clear(void);
 const char *fs_errno_name(int err);
 
 /* ---- poll.c --------------------------------------------------------------- */
-void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-	     struct fuse_pollhandle *ph);
+void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		struct fuse_pollhandle *ph);
 int fs_sampler_start(struct fs *fs);
 void fs_sampler_stop(struct fs *fs);
 void fs_poll_forget(struct fs *fs, struct fs_open *fo);

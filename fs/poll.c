@@ -35,8 +35,8 @@ static bool differs(const struct strbuf *a, const struct strbuf *b)
 	return a->len != b->len || (a->len && memcmp(a->buf, b->buf, a->len));
 }
 
-void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-	     struct fuse_pollhandle *ph)
+void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		struct fuse_pollhandle *ph)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;

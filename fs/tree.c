@@ -40,6 +40,8 @@
 
 #define ENTRY_TIMEOUT 1.0 /* seconds; the skeleton is static (fuse-anchors §6.19) */
 
+static const struct fuse_lowlevel_ops fs_ops; /* at the end of this file */
+
 static struct fs *req_fs(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
@@ -431,9 +433,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	enum fs_dir d;
 
 	if (node_of(fs, parent, &prow, &pidx) < 0) {
-		/* Inside a buffer directory that has been removed: say so. */
-		fs_err(-ENOENT, "the directory holding '%s' was removed", name);
-		fs_reply_fail(req, fs, name, -ENOENT);
+		fuse_reply_err(req, ENOENT); /* a removed buffer's directory */
 		return;
 	}
 	d = fs->rows[prow].dir;
@@ -491,6 +491,12 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fs_err(-EPERM, "modes and owners are fixed; use the [access] settings");
 		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EPERM);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+	    !(fs->rows[row].store || fs->rows[row].write_bin)) {
+		fs_err(-EACCES, "read-only file");
+		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EACCES);
 		return;
 	}
 	/* Truncation (O_TRUNC, ': > file') and times are accepted and ignored:
@@ -647,6 +653,19 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	fuse_reply_err(req, 0);
 }
 
+/* "buffers/7" for @name in directory @parent (for errors lines). */
+static void child_path(struct fs *fs, fuse_ino_t parent, const char *name, char *buf, size_t len)
+{
+	unsigned int row, idx;
+	size_t n;
+
+	buf[0] = '\0';
+	if (node_of(fs, parent, &row, &idx) == 0)
+		fs_path(fs, &fs->rows[row], idx, buf, len);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "%s%s", n ? "/" : "", name);
+}
+
 static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct fs *fs = req_fs(req);
@@ -662,8 +681,7 @@ static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 		return;
 	}
 	d = fs->rows[prow].dir;
-	fs_path(fs, &fs->rows[prow], pidx, path, sizeof(path));
-	snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s", *path ? "/" : "", name);
+	child_path(fs, parent, name, path, sizeof(path));
 	if (!is_collection(d)) {
 		fs_err(-EPERM, "only buffers/ and read_buffers/ have directories to make");
 		fs_reply_fail(req, fs, path, -EPERM);
@@ -692,8 +710,7 @@ static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	d = fs->rows[prow].dir;
-	fs_path(fs, &fs->rows[prow], pidx, path, sizeof(path));
-	snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s", *path ? "/" : "", name);
+	child_path(fs, parent, name, path, sizeof(path));
 	if (!is_collection(d)) {
 		fs_err(-EPERM, "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed");
 		fs_reply_fail(req, fs, path, -EPERM);
@@ -709,22 +726,24 @@ static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = req_fs(req);
+	char path[256];
 
-	(void)parent;
+	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(-EPERM, "files of the tree cannot be removed; rmdir a buffer directory to release it");
-	fs_reply_fail(req, fs, name, -EPERM);
+	fs_reply_fail(req, fs, path, -EPERM);
 }
 
 static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			 struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
+	char path[256];
 
-	(void)parent;
 	(void)mode;
 	(void)fi;
-	fs_err(-EACCES, "no file '%s' here and files cannot be created (see README)", name);
-	fs_reply_fail(req, fs, name, -EACCES);
+	child_path(fs, parent, name, path, sizeof(path));
+	fs_err(-EACCES, "no such file, and files cannot be created (see README)");
+	fs_reply_fail(req, fs, path, -EACCES);
 }
 
 static void fs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -941,6 +960,11 @@ int fs_render_readme(struct fs *fs, struct strbuf *sb)
 	return ret ? ret : (sb->oom ? -ENOMEM : 0);
 }
 
+struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs)
+{
+	return fuse_session_new(args, &fs_ops, sizeof(fs_ops), fs);
+}
+
 static const struct fuse_lowlevel_ops fs_ops = {
 	.init = fs_op_init,
 	.destroy = fs_op_destroy,
@@ -959,10 +983,5 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.readdir = fs_op_readdir,
 	.releasedir = fs_op_releasedir,
 	.create = fs_op_create,
-	.poll = fs_poll,
+	.poll = fs_op_poll,
 };
-
-struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs)
-{
-	return fuse_session_new(args, &fs_ops, sizeof(fs_ops), fs);
-}

@@ -73,14 +73,20 @@ START_TEST(read_only_and_write_only)
 	expect_refused("registers/rx_frame_count", "0", EACCES);
 	ck_assert_int_eq(writef("metrics", "x"), -EACCES); /* (metrics counts errors) */
 	ck_assert_int_ne(sh("echo 1 > $M/README 2>/dev/null"), 0);
+	ck_assert_int_ne(sh(": > $M/registers/version 2>/dev/null"), 0);
+	lines = err_lines();
+	ck_assert_int_ne(sh("truncate -s 0 $M/registers/version 2>/dev/null"), 0);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_uint_eq(readnum("registers/version"), 4);
 	lines = err_lines();
 	ck_assert_ptr_null(readf("registers/count_reset"));
 	ck_assert_int_eq(errno, EACCES);
 	ck_assert_uint_eq(err_lines(), lines + 1);
 	/* files cannot be created, removed or chmod'ed */
 	ck_assert_int_ne(sh("touch $M/registers/new 2>/dev/null"), 0);
+	ck_assert_ptr_nonnull(strstr(err_last(), "registers/new: EACCES"));
 	ck_assert_int_ne(sh("rm -f $M/registers/ar_cache 2>/dev/null"), 0);
-	ck_assert_ptr_nonnull(strstr(err_last(), "EPERM"));
+	ck_assert_ptr_nonnull(strstr(err_last(), "registers/ar_cache: EPERM"));
 	ck_assert_int_ne(sh("chmod 666 $M/registers/ar_cache 2>/dev/null"), 0);
 	ck_assert_int_ne(sh("mkdir $M/registers/x 2>/dev/null"), 0);
 	ck_assert_int_ne(sh("rmdir $M/registers 2>/dev/null"), 0);
