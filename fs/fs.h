@@ -181,7 +181,6 @@ struct fs_open {
 int fs_table_build(struct fs *fs);
 bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir);
 uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx);
-unsigned int fs_row_of(const struct fs *fs, const struct fs_node *n);
 unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
 /* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
 int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf,

@@ -202,11 +202,6 @@ out:
 	return ret;
 }
 
-unsigned int fs_row_of(const struct fs *fs, const struct fs_node *n)
-{
-	return (unsigned int)(n - fs->rows);
-}
-
 uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx)
 {
 	enum ga_dir d;
