@@ -39,7 +39,7 @@ static int floor_stat(fuse_ino_t ino, struct stat *st)
 
 static void floor_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct fuse_entry_param e = { .ino = VAL_INO, .attr_timeout = 1.0, .entry_timeout = 1.0 };
+	struct fuse_entry_param e = {.ino = VAL_INO, .attr_timeout = 1.0, .entry_timeout = 1.0};
 
 	if (parent != FUSE_ROOT_ID || strcmp(name, "val")) {
 		fuse_reply_err(req, ENOENT);

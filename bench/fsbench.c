@@ -135,7 +135,7 @@ struct stat_out {
 
 static struct stat_out summarize(double *t, int n)
 {
-	struct stat_out s = { 0 };
+	struct stat_out s = {0};
 
 	for (int i = 0; i < n; i++)
 		s.mean += t[i];
@@ -271,7 +271,7 @@ static void *poll_waiter(void *arg)
 	char buf[32];
 
 	for (int i = 0; i < pb->n; i++) {
-		struct pollfd p = { .fd = pb->fd, .events = POLLPRI };
+		struct pollfd p = {.fd = pb->fd, .events = POLLPRI};
 
 		if (pread(pb->fd, buf, sizeof(buf), 0) < 0)
 			break;
@@ -288,7 +288,7 @@ static void *poll_waiter(void *arg)
 
 static struct stat_out bench_poll(const char *dir, int n)
 {
-	struct pollbench pb = { .n = n };
+	struct pollbench pb = {.n = n};
 	char path[128];
 	pthread_t th;
 	int wfd;
@@ -374,7 +374,8 @@ int main(int argc, char **argv)
 
 	t0 = now_us();
 	snprintf(cmd, sizeof(cmd),
-		 "python3 -c 'import os,sys\nfor i in range(1024): os.mkdir(sys.argv[1] + \"/buffers/%%d\" %% i)' %s",
+		 "python3 -c 'import os,sys\nfor i in range(1024): os.mkdir(sys.argv[1] + "
+		 "\"/buffers/%%d\" %% i)' %s",
 		 gafs_m.dir);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "cannot allocate 1024 buffers\n");
@@ -388,20 +389,25 @@ int main(int argc, char **argv)
 	printf("iterations: %d per open/pread row; gpuasyncfs single-threaded loop, "
 	       "sampler every %d ms\n\n",
 	       n, POLL_INTERVAL_MS);
-	printf("| operation | floorfs p50 | gpuasyncfs p50 | gpuasyncfs p90 | ratio (p50) | goal |\n");
+	printf("| operation | floorfs p50 | gpuasyncfs p50 | gpuasyncfs p90 | ratio (p50) | goal "
+	       "|\n");
 	printf("|---|---|---|---|---|---|\n");
-	printf("| open+read+close registers/rx_frame_count | %.1f us | %.1f us | %.1f us | %.2fx | <= 1.25x |\n",
+	printf("| open+read+close registers/rx_frame_count | %.1f us | %.1f us | %.1f us | %.2fx | "
+	       "<= 1.25x |\n",
 	       f_orc.p50, g_orc.p50, g_orc.p90, g_orc.p50 / f_orc.p50);
-	printf("| pread on an open fd | %.1f us | %.1f us | %.1f us | %.2fx | <= 1.25x |\n", f_pr.p50,
-	       g_pr.p50, g_pr.p90, g_pr.p50 / f_pr.p50);
-	printf("| read all of metrics, 1024 V4 buffers (%zu bytes) | - | %.0f us | %.0f us | - | < 2000 us |\n",
+	printf("| pread on an open fd | %.1f us | %.1f us | %.1f us | %.2fx | <= 1.25x |\n",
+	       f_pr.p50, g_pr.p50, g_pr.p90, g_pr.p50 / f_pr.p50);
+	printf("| read all of metrics, 1024 V4 buffers (%zu bytes) | - | %.0f us | %.0f us | - | < "
+	       "2000 us |\n",
 	       mbytes, met.p50, met.p90);
-	printf("| mkdir buffers/0 (64 KiB, host memory) | - | %.1f us | %.1f us | - | - |\n", mk.p50,
-	       mk.p90);
+	printf("| mkdir buffers/0 (64 KiB, host memory) | - | %.1f us | %.1f us | - | - |\n",
+	       mk.p50, mk.p90);
 	printf("| rmdir buffers/0 | - | %.1f us | %.1f us | - | - |\n", rm.p50, rm.p90);
-	printf("| poll(POLLPRI) wake-up after a change (interval_ms=%d) | - | %.0f us | %.0f us | - | - |\n",
+	printf("| poll(POLLPRI) wake-up after a change (interval_ms=%d) | - | %.0f us | %.0f us | "
+	       "- | - |\n",
 	       POLL_INTERVAL_MS, pl.p50, pl.p90);
-	printf("\nmeans: open+read+close %.1f / %.1f us, pread %.1f / %.1f us (floorfs / gpuasyncfs)\n",
+	printf("\nmeans: open+read+close %.1f / %.1f us, pread %.1f / %.1f us (floorfs / "
+	       "gpuasyncfs)\n",
 	       f_orc.mean, g_orc.mean, f_pr.mean, g_pr.mean);
 	return 0;
 }

@@ -66,7 +66,8 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 	int ret;
 
 	if (fs_buffer_name(name, &i) < 0)
-		return fs_err(-EINVAL, "'%s' is not a buffer index: name buffer directories 0, 1, 2, ...",
+		return fs_err(-EINVAL,
+			      "'%s' is not a buffer index: name buffer directories 0, 1, 2, ...",
 			      name);
 	pthread_rwlock_wrlock(&fs->bufs_lock);
 	count = ga_buf_count(fs->dev, dir);
@@ -153,7 +154,8 @@ static int store_alloc_size(struct fs_ctx *c, const char *buf, size_t len)
 		pthread_rwlock_unlock(&fs->bufs_lock);
 		if (ret == 0 && bi.size != v)
 			return fs_err(-EINVAL,
-				      "V4 write buffers share one size (write_max_size): %zu while buffers exist; rmdir them first",
+				      "V4 write buffers share one size (write_max_size): %zu while "
+				      "buffers exist; rmdir them first",
 				      bi.size);
 	}
 	atomic_store(&fs->alloc_size[dir], v);
@@ -215,7 +217,8 @@ static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
 		return ret;
 	if (bi.state == GA_BUF_FREE)
 		return fs_err(-EINVAL,
-			      "an armed buffer cannot be taken off the free list (the firmware has no such operation); stop the engine with registers/write_enable");
+			      "an armed buffer cannot be taken off the free list (the firmware has "
+			      "no such operation); stop the engine with registers/write_enable");
 	return 0; /* already not armed */
 }
 
@@ -226,8 +229,10 @@ static int show_header(struct fs_ctx *c, struct strbuf *sb)
 
 	if (ret < 0)
 		return ret;
-	return sb_printf(sb, "size=%u result=%u overflow=%d cont=%d first_user=0x%02x last_user=0x%02x\n",
-			 h.size, h.result, h.overflow, h.cont, h.first_user, h.last_user)
+	return sb_printf(
+		       sb,
+		       "size=%u result=%u overflow=%d cont=%d first_user=0x%02x last_user=0x%02x\n",
+		       h.size, h.result, h.overflow, h.cont, h.first_user, h.last_user)
 		       ? -ENOMEM
 		       : 0;
 }
@@ -310,8 +315,9 @@ static ssize_t data_write(struct fs_ctx *c, const char *src, size_t len, off_t o
 	int ret;
 
 	if (off < 0 || (uint64_t)off + len > end)
-		return fs_err(-EFBIG, "%zu bytes at %lld pass the end of the %llu-byte payload area",
-			      len, (long long)off, (unsigned long long)end);
+		return fs_err(-EFBIG,
+			      "%zu bytes at %lld pass the end of the %llu-byte payload area", len,
+			      (long long)off, (unsigned long long)end);
 	ret = ga_buf_write(c->buf, payload_offset(c, GA_DIR_READ) + (size_t)off, src, len);
 	return ret < 0 ? ret : (ssize_t)len;
 }
@@ -328,6 +334,7 @@ static int store_send(struct fs_ctx *c, const char *buf, size_t len)
 	return ga_buf_send(c->buf, (uint32_t)v);
 }
 
+/* clang-format off */
 #define BUF_ROW(par, nm, md, fl, ...) \
 	{ .name = nm, .parent = par, .dir = FS_D_NONE, .mode = md, .flags = fl, .reg = -1, __VA_ARGS__ }
 
@@ -366,3 +373,4 @@ const struct fs_node fs_buffer_rows[] = {
 		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle"),
 };
 const unsigned int fs_buffer_nrows = sizeof(fs_buffer_rows) / sizeof(fs_buffer_rows[0]);
+/* clang-format on */

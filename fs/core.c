@@ -43,12 +43,12 @@ static int show_config(struct fs_ctx *c, struct strbuf *sb)
 }
 
 /* One show function per device/ file, stamped out like DEVICE_ATTR_RO. */
-#define DEVICE_SHOW(field, fmt, expr)                                                   \
-	static int show_dev_##field(struct fs_ctx *c, struct strbuf *sb)               \
-	{                                                                              \
-		const struct ga_dev_info *i = &c->fs->info;                            \
-		(void)i;                                                               \
-		return sb_printf(sb, fmt "\n", expr) ? -ENOMEM : 0;                    \
+#define DEVICE_SHOW(field, fmt, expr)                                                              \
+	static int show_dev_##field(struct fs_ctx *c, struct strbuf *sb)                           \
+	{                                                                                          \
+		const struct ga_dev_info *i = &c->fs->info;                                        \
+		(void)i;                                                                           \
+		return sb_printf(sb, fmt "\n", expr) ? -ENOMEM : 0;                                \
 	}
 DEVICE_SHOW(backend, "%s", i->backend)
 DEVICE_SHOW(path, "%s", i->path)
@@ -69,6 +69,7 @@ static int show_memory_note(struct fs_ctx *c, struct strbuf *sb)
 	return sb_printf(sb, "%s\n", *note ? note : "GPU memory in use") ? -ENOMEM : 0;
 }
 
+/* clang-format off */
 #define DIR_ROW(nm, par, d, ...) { .name = nm, .parent = par, .dir = d, .mode = 0555, .reg = -1, __VA_ARGS__ }
 #define DEV_ROW(nm, docstr) \
 	{ .name = #nm, .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .show = show_dev_##nm, .reg = -1, .doc = docstr }
@@ -116,3 +117,4 @@ const struct fs_node fs_core_rows[] = {
 		.doc = "what the simulated card did"),
 };
 const unsigned int fs_core_nrows = sizeof(fs_core_rows) / sizeof(fs_core_rows[0]);
+/* clang-format on */

@@ -55,15 +55,15 @@ const char *fs_errno_name(int err)
 		int err;
 		const char *name;
 	} names[] = {
-		{ EPERM, "EPERM" },   { ENOENT, "ENOENT" },   { EIO, "EIO" },
-		{ E2BIG, "E2BIG" },   { EBADF, "EBADF" },     { EAGAIN, "EAGAIN" },
-		{ ENOMEM, "ENOMEM" }, { EACCES, "EACCES" },   { EFAULT, "EFAULT" },
-		{ EBUSY, "EBUSY" },   { EEXIST, "EEXIST" },   { ENODEV, "ENODEV" },
-		{ ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" }, { EINVAL, "EINVAL" },
-		{ ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },   { ENOSYS, "ENOSYS" },
-		{ ENOTEMPTY, "ENOTEMPTY" }, { ENOTSUP, "ENOTSUP" }, { ETIMEDOUT, "ETIMEDOUT" },
-		{ EFBIG, "EFBIG" },   { ESTALE, "ESTALE" },   { ENXIO, "ENXIO" },
-		{ ENOTTY, "ENOTTY" }, { EROFS, "EROFS" },
+		{EPERM, "EPERM"},	  {ENOENT, "ENOENT"},	{EIO, "EIO"},
+		{E2BIG, "E2BIG"},	  {EBADF, "EBADF"},	{EAGAIN, "EAGAIN"},
+		{ENOMEM, "ENOMEM"},	  {EACCES, "EACCES"},	{EFAULT, "EFAULT"},
+		{EBUSY, "EBUSY"},	  {EEXIST, "EEXIST"},	{ENODEV, "ENODEV"},
+		{ENOTDIR, "ENOTDIR"},	  {EISDIR, "EISDIR"},	{EINVAL, "EINVAL"},
+		{ENOSPC, "ENOSPC"},	  {ERANGE, "ERANGE"},	{ENOSYS, "ENOSYS"},
+		{ENOTEMPTY, "ENOTEMPTY"}, {ENOTSUP, "ENOTSUP"}, {ETIMEDOUT, "ETIMEDOUT"},
+		{EFBIG, "EFBIG"},	  {ESTALE, "ESTALE"},	{ENXIO, "ENXIO"},
+		{ENOTTY, "ENOTTY"},	  {EROFS, "EROFS"},
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].err == err)

@@ -31,7 +31,7 @@
 #include <fuse_lowlevel.h>
 #include <gpuasync/gpuasync.h>
 
-#define FS_ROWS_MAX 256u /* rows in the table; part of the inode scheme */
+#define FS_ROWS_MAX 256u  /* rows in the table; part of the inode scheme */
 #define FS_TEXT_MAX 4096u /* longest accepted text write (one page, like sysfs) */
 
 /* Directories of the tree.  Per-buffer ones exist once per buffer. */
@@ -40,20 +40,20 @@ enum fs_dir {
 	FS_D_ROOT,
 	FS_D_DEVICE,
 	FS_D_REGISTERS,
-	FS_D_BUFFERS,      /* buffers/: mkdir/rmdir of <i> */
-	FS_D_WBUF,         /* buffers/<i>/ */
-	FS_D_WLAT,         /* buffers/<i>/latency/ */
+	FS_D_BUFFERS,	   /* buffers/: mkdir/rmdir of <i> */
+	FS_D_WBUF,	   /* buffers/<i>/ */
+	FS_D_WLAT,	   /* buffers/<i>/latency/ */
 	FS_D_READ_BUFFERS, /* read_buffers/ */
-	FS_D_RBUF,         /* read_buffers/<i>/ */
-	FS_D_RLAT,         /* read_buffers/<i>/latency/ */
+	FS_D_RBUF,	   /* read_buffers/<i>/ */
+	FS_D_RLAT,	   /* read_buffers/<i>/latency/ */
 	FS_D_SIM,
 	FS_D_SIM_STATS,
 	FS_D_COUNT
 };
 
 /* Row flags. */
-#define FS_LIVE 0x01    /* value changes on its own: pollable (POLLPRI on change) */
-#define FS_BINARY 0x02  /* read_bin/write_bin at the caller's offset, not text */
+#define FS_LIVE	   0x01 /* value changes on its own: pollable (POLLPRI on change) */
+#define FS_BINARY  0x02 /* read_bin/write_bin at the caller's offset, not text */
 #define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
 
 struct fs;
@@ -89,8 +89,8 @@ struct fs_node {
 	uint64_t (*size)(struct fs_ctx *c);
 	/* Per-buffer rows: does buffer @idx have this file?  NULL = yes. */
 	bool (*visible)(struct fs *fs, const struct fs_node *n, unsigned int idx);
-	int reg;           /* enum ga_reg_id for register rows, else -1 */
-	const char *doc;   /* one line for README */
+	int reg;	     /* enum ga_reg_id for register rows, else -1 */
+	const char *doc;     /* one line for README */
 	char name_store[40]; /* generated names (register rows) */
 };
 
@@ -107,7 +107,7 @@ void sb_free(struct strbuf *sb);
 
 /* Per-buffer slot bookkeeping, under fs->bufs_lock. */
 struct fs_slot {
-	uint32_t gen;       /* bumped at every mkdir; open files remember it */
+	uint32_t gen;		    /* bumped at every mkdir; open files remember it */
 	_Atomic unsigned int opens; /* open files inside the directory: rmdir -> EBUSY */
 };
 
@@ -166,13 +166,13 @@ struct fs {
 struct fs_open {
 	const struct fs_node *node;
 	unsigned int idx;
-	uint32_t gen;       /* buffer generation at open */
-	bool in_buffer;     /* counted in slots[][].opens */
+	uint32_t gen;	      /* buffer generation at open */
+	bool in_buffer;	      /* counted in slots[][].opens */
 	pthread_mutex_t lock; /* guards snap and ph */
-	struct strbuf snap; /* text rendered at offset 0, served at later offsets */
+	struct strbuf snap;   /* text rendered at offset 0, served at later offsets */
 	bool have_snap;
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
-	bool polled;        /* on fs->polled */
+	bool polled;		    /* on fs->polled */
 	struct fs_open *next_polled;
 	struct fs_open *prev_open, *next_open; /* fs->open_list */
 };
@@ -183,8 +183,7 @@ bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir);
 uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx);
 unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
 /* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
-int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf,
-	    size_t len);
+int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len);
 int fs_render_readme(struct fs *fs, struct strbuf *sb);
 /* Render a text file's current value into @sb (reset first). */
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);

@@ -60,16 +60,14 @@ struct options {
 
 enum { KEY_SIM, KEY_HELP, KEY_VERSION };
 
-static const struct fuse_opt option_spec[] = {
-	FUSE_OPT_KEY("--sim", KEY_SIM),
-	FUSE_OPT_KEY("-h", KEY_HELP),
-	FUSE_OPT_KEY("--help", KEY_HELP),
-	FUSE_OPT_KEY("-V", KEY_VERSION),
-	FUSE_OPT_KEY("--version", KEY_VERSION),
-	{ "config=%s", offsetof(struct options, config), 0 },
-	{ "threads=%u", offsetof(struct options, threads), 0 },
-	FUSE_OPT_END
-};
+static const struct fuse_opt option_spec[] = {FUSE_OPT_KEY("--sim", KEY_SIM),
+					      FUSE_OPT_KEY("-h", KEY_HELP),
+					      FUSE_OPT_KEY("--help", KEY_HELP),
+					      FUSE_OPT_KEY("-V", KEY_VERSION),
+					      FUSE_OPT_KEY("--version", KEY_VERSION),
+					      {"config=%s", offsetof(struct options, config), 0},
+					      {"threads=%u", offsetof(struct options, threads), 0},
+					      FUSE_OPT_END};
 
 static void usage(const char *prog)
 {
@@ -78,7 +76,8 @@ static void usage(const char *prog)
 	       "Mount a GpuAsyncCore card (FPGA->GPU RDMA) as a directory tree.\n"
 	       "\n"
 	       "DEVICE:\n"
-	       "    --sim                  the simulated card (also DEVICE \"sim\" or \"sim:k=v,...\")\n"
+	       "    --sim                  the simulated card (also DEVICE \"sim\" or "
+	       "\"sim:k=v,...\")\n"
 	       "    /dev/datadev_N         a card driven by datadev or gpuasync.ko\n"
 	       "    (none)                 [device] path from the config (default: sim)\n"
 	       "\n"
@@ -354,7 +353,7 @@ static int add_mount_options(struct fuse_args *args, const struct fs *fs)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct fuse_cmdline_opts opts = { 0 };
+	struct fuse_cmdline_opts opts = {0};
 	struct options *o = calloc(1, sizeof(*o));
 	static struct fs fs; /* large (slot table); lives for the whole run */
 	struct fuse_session *se;

@@ -118,15 +118,15 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb)
 }
 
 static const char *const state_names[] = {
-	[GA_BUF_IDLE] = "IDLE", [GA_BUF_FREE] = "FREE", [GA_BUF_READY] = "READY",
+	[GA_BUF_IDLE] = "IDLE", [GA_BUF_FREE] = "FREE",	  [GA_BUF_READY] = "READY",
 	[GA_BUF_BUSY] = "BUSY", [GA_BUF_ERROR] = "ERROR",
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
 static void buffer_states(struct fs *fs, struct strbuf *sb)
 {
-	unsigned int per_state[2][NSTATES] = { { 0 } };
-	static const char *const dirname[2] = { "write", "read" };
+	unsigned int per_state[2][NSTATES] = {{0}};
+	static const char *const dirname[2] = {"write", "read"};
 
 	/* Per buffer: its state as a label (one sample), and its size. */
 	family(sb, "gpuasync_buffer_state", "gauge",
@@ -142,7 +142,9 @@ static void buffer_states(struct fs *fs, struct strbuf *sb)
 			if (!buf || ga_buf_info(buf, &bi) < 0 || (unsigned int)bi.state >= NSTATES)
 				continue;
 			per_state[d][bi.state]++;
-			sb_printf(sb, "gpuasync_buffer_state{direction=\"%s\",buffer=\"%u\",state=\"%s\"} 1\n",
+			sb_printf(sb,
+				  "gpuasync_buffer_state{direction=\"%s\",buffer=\"%u\",state=\"%"
+				  "s\"} 1\n",
 				  dirname[d], b, state_names[bi.state]);
 		}
 	}
@@ -159,12 +161,15 @@ static void sim_stats(struct fs *fs, struct strbuf *sb)
 
 	if (!fs->sim || ga_sim_stats(fs->dev, &st) < 0)
 		return;
-#define SIM_COUNTER(field, name, help)                                              \
-	family(sb, "gpuasync_sim_" name, "counter", help, NULL);                   \
+#define SIM_COUNTER(field, name, help)                                                             \
+	family(sb, "gpuasync_sim_" name, "counter", help, NULL);                                   \
 	sb_printf(sb, "gpuasync_sim_" name " %llu\n", (unsigned long long)st.field)
-	SIM_COUNTER(generated, "generated_frames_total", "frames the simulated card's generator produced");
-	SIM_COUNTER(delivered, "delivered_frames_total", "frames the simulated card wrote into a buffer");
-	SIM_COUNTER(dropped, "dropped_frames_total", "frames dropped while the write engine was off");
+	SIM_COUNTER(generated, "generated_frames_total",
+		    "frames the simulated card's generator produced");
+	SIM_COUNTER(delivered, "delivered_frames_total",
+		    "frames the simulated card wrote into a buffer");
+	SIM_COUNTER(dropped, "dropped_frames_total",
+		    "frames dropped while the write engine was off");
 	SIM_COUNTER(overflowed, "overflowed_frames_total", "frames truncated at the payload size");
 	SIM_COUNTER(reads, "read_frames_total", "GPU->FPGA frames the simulated card received");
 	SIM_COUNTER(read_bytes, "read_bytes_total", "GPU->FPGA bytes the simulated card received");
@@ -178,7 +183,8 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct fs *fs = c->fs;
 
-	family(sb, "gpuasync_device_info", "gauge", "identity of the card (value is always 1)", NULL);
+	family(sb, "gpuasync_device_info", "gauge", "identity of the card (value is always 1)",
+	       NULL);
 	sb_printf(sb, "gpuasync_device_info{backend=\"");
 	put_escaped(sb, fs->info.backend, true);
 	sb_printf(sb, "\",version=\"%u\",layout=\"%s\",memory=\"%s\",gpu=\"", fs->info.version,

@@ -41,7 +41,7 @@ void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
 	const struct fs_node *n = fo->node;
-	struct strbuf now = { 0 };
+	struct strbuf now = {0};
 	unsigned int revents = 0;
 	int ret;
 
@@ -151,7 +151,7 @@ static bool sample(struct fs *fs, struct strbuf *now)
 static void *sampler_main(void *arg)
 {
 	struct fs *fs = arg;
-	struct strbuf now = { 0 };
+	struct strbuf now = {0};
 	unsigned int ms = fs->cfg.interval_ms ? fs->cfg.interval_ms : 100;
 
 	pthread_mutex_lock(&fs->sampler_mx);

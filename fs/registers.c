@@ -90,11 +90,13 @@ static ssize_t raw_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 static ssize_t raw_write(struct fs_ctx *c, const char *src, size_t len, off_t off)
 {
 	if (off < 0 || (off & 3) || (len & 3) || !len)
-		return fs_err(-EINVAL, "raw: offset %lld and length %zu must be non-zero multiples of 4",
+		return fs_err(-EINVAL,
+			      "raw: offset %lld and length %zu must be non-zero multiples of 4",
 			      (long long)off, len);
 	if ((uint64_t)off + len > GA_CORE_SIZE)
-		return fs_err(-ERANGE, "raw: %zu bytes at 0x%llx pass the end of the 0x%x-byte block",
-			      len, (unsigned long long)off, GA_CORE_SIZE);
+		return fs_err(-ERANGE,
+			      "raw: %zu bytes at 0x%llx pass the end of the 0x%x-byte block", len,
+			      (unsigned long long)off, GA_CORE_SIZE);
 	for (size_t done = 0; done < len; done += 4) {
 		uint32_t v;
 		int ret;
@@ -183,9 +185,15 @@ int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
 	if (n == max)
 		return -ENOSPC;
 	rows[n++] = (struct fs_node){
-		.name = "raw", .parent = FS_D_REGISTERS, .dir = FS_D_NONE, .mode = 0600,
-		.flags = FS_BINARY, .read_bin = raw_read, .write_bin = raw_write,
-		.size = raw_size, .reg = -1,
+		.name = "raw",
+		.parent = FS_D_REGISTERS,
+		.dir = FS_D_NONE,
+		.mode = 0600,
+		.flags = FS_BINARY,
+		.read_bin = raw_read,
+		.write_bin = raw_write,
+		.size = raw_size,
+		.reg = -1,
 		.doc = "binary window on the core's register block: pread/pwrite of 4-byte words",
 	};
 	return (int)n;

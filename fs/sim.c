@@ -30,8 +30,15 @@ static bool is_sim(struct fs *fs, const struct fs_node *n, unsigned int idx)
 	return fs->sim;
 }
 
-enum gen_field { GEN_RUNNING, GEN_RATE, GEN_SIZE, GEN_PATTERN, GEN_REMAINING, GEN_FIRST_USER,
-		 GEN_LAST_USER };
+enum gen_field {
+	GEN_RUNNING,
+	GEN_RATE,
+	GEN_SIZE,
+	GEN_PATTERN,
+	GEN_REMAINING,
+	GEN_FIRST_USER,
+	GEN_LAST_USER
+};
 
 static int gen_show(struct fs_ctx *c, struct strbuf *sb, enum gen_field f)
 {
@@ -140,14 +147,14 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 	return ret;
 }
 
-#define GEN_ATTR(nm, F)                                                                  \
-	static int show_##nm(struct fs_ctx *c, struct strbuf *sb)                       \
-	{                                                                               \
-		return gen_show(c, sb, F);                                              \
-	}                                                                               \
-	static int store_##nm(struct fs_ctx *c, const char *buf, size_t len)            \
-	{                                                                               \
-		return gen_store(c, buf, len, F);                                       \
+#define GEN_ATTR(nm, F)                                                                            \
+	static int show_##nm(struct fs_ctx *c, struct strbuf *sb)                                  \
+	{                                                                                          \
+		return gen_show(c, sb, F);                                                         \
+	}                                                                                          \
+	static int store_##nm(struct fs_ctx *c, const char *buf, size_t len)                       \
+	{                                                                                          \
+		return gen_store(c, buf, len, F);                                                  \
 	}
 GEN_ATTR(running, GEN_RUNNING)
 GEN_ATTR(rate, GEN_RATE)
@@ -241,14 +248,14 @@ static ssize_t last_read_read(struct fs_ctx *c, char *dst, size_t len, off_t off
 
 /* ---- stats -------------------------------------------------------------------- */
 
-#define STAT_SHOW(field)                                                                 \
-	static int show_stat_##field(struct fs_ctx *c, struct strbuf *sb)               \
-	{                                                                               \
-		struct ga_sim_stats st;                                                 \
-		int ret = ga_sim_stats(c->fs->dev, &st);                                \
-		if (ret < 0)                                                            \
-			return ret;                                                     \
-		return sb_printf(sb, "%llu\n", (unsigned long long)st.field) ? -ENOMEM : 0; \
+#define STAT_SHOW(field)                                                                           \
+	static int show_stat_##field(struct fs_ctx *c, struct strbuf *sb)                          \
+	{                                                                                          \
+		struct ga_sim_stats st;                                                            \
+		int ret = ga_sim_stats(c->fs->dev, &st);                                           \
+		if (ret < 0)                                                                       \
+			return ret;                                                                \
+		return sb_printf(sb, "%llu\n", (unsigned long long)st.field) ? -ENOMEM : 0;        \
 	}
 STAT_SHOW(generated)
 STAT_SHOW(delivered)
@@ -269,6 +276,7 @@ static int show_stat_last_read_crc(struct fs_ctx *c, struct strbuf *sb)
 	return sb_printf(sb, "0x%08x\n", st.last_read_crc) ? -ENOMEM : 0;
 }
 
+/* clang-format off */
 #define SIM_RW(nm, docstr) \
 	{ .name = #nm, .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0644, .flags = FS_LIVE, \
 	  .show = show_##nm, .store = store_##nm, .visible = is_sim, .reg = -1, .doc = docstr }
@@ -307,3 +315,4 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_STAT(last_read_crc, "CRC-32 of the last GPU->FPGA frame"),
 };
 const unsigned int fs_sim_nrows = sizeof(fs_sim_rows) / sizeof(fs_sim_rows[0]);
+/* clang-format on */

@@ -75,8 +75,8 @@ int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t 
 		return fs_err(-EINVAL, "empty value: write one number");
 	ret = size ? ga_parse_size(buf, len, max, out) : ga_parse_u64(buf, len, max, out);
 	if (ret == -ERANGE)
-		return fs_err(-ERANGE, "'%s' is out of range: 0..%llu", excerpt(buf, len, ex, sizeof(ex)),
-			      (unsigned long long)max);
+		return fs_err(-ERANGE, "'%s' is out of range: 0..%llu",
+			      excerpt(buf, len, ex, sizeof(ex)), (unsigned long long)max);
 	if (ret < 0)
 		return fs_err(-EINVAL, "'%s' is not a number (decimal, 0x hex%s)",
 			      excerpt(buf, len, ex, sizeof(ex)), size ? ", K/M/G suffix" : "");
@@ -330,7 +330,7 @@ int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsig
 {
 	enum ga_dir d;
 
-	*c = (struct fs_ctx){ .fs = fs, .node = n, .idx = idx };
+	*c = (struct fs_ctx){.fs = fs, .node = n, .idx = idx};
 	if (!row_per_buffer(n, &d))
 		return 0;
 	pthread_rwlock_rdlock(&fs->bufs_lock);
@@ -387,7 +387,7 @@ void fs_reply_fail_node(fuse_req_t req, struct fs *fs, const struct fs_node *n, 
 
 static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigned int idx)
 {
-	struct fuse_entry_param e = { 0 };
+	struct fuse_entry_param e = {0};
 	enum ga_dir d;
 
 	e.ino = fs_ino(fs, row, idx);
@@ -488,8 +488,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EPERM);
 		return;
 	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-	    !(fs->rows[row].store || fs->rows[row].write_bin)) {
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !(fs->rows[row].store || fs->rows[row].write_bin)) {
 		fs_err(-EACCES, "read-only file");
 		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EACCES);
 		return;
@@ -572,7 +571,7 @@ static int dirbuf_add(fuse_req_t req, struct strbuf *sb, const char *name, uint6
 		      unsigned int mode)
 {
 	static const char zeros[512];
-	struct stat st = { .st_ino = ino, .st_mode = mode };
+	struct stat st = {.st_ino = ino, .st_mode = mode};
 	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0), old = sb->len;
 
 	if (need > sizeof(zeros) || sb_put(sb, zeros, need))
@@ -637,7 +636,8 @@ static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		fuse_reply_buf(req, NULL, 0);
 	else
 		fuse_reply_buf(req, fo->snap.buf + off,
-			       size < fo->snap.len - (size_t)off ? size : fo->snap.len - (size_t)off);
+			       size < fo->snap.len - (size_t)off ? size
+								 : fo->snap.len - (size_t)off);
 	pthread_mutex_unlock(&fo->lock);
 }
 
@@ -707,7 +707,8 @@ static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	d = fs->rows[prow].dir;
 	child_path(fs, parent, name, path, sizeof(path));
 	if (!is_collection(d)) {
-		fs_err(-EPERM, "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed");
+		fs_err(-EPERM,
+		       "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed");
 		fs_reply_fail(req, fs, path, -EPERM);
 		return;
 	}
@@ -724,7 +725,8 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	char path[256];
 
 	child_path(fs, parent, name, path, sizeof(path));
-	fs_err(-EPERM, "files of the tree cannot be removed; rmdir a buffer directory to release it");
+	fs_err(-EPERM,
+	       "files of the tree cannot be removed; rmdir a buffer directory to release it");
 	fs_reply_fail(req, fs, path, -EPERM);
 }
 
@@ -860,7 +862,8 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, NULL, 0);
 	else
 		fuse_reply_buf(req, fo->snap.buf + off,
-			       size < fo->snap.len - (size_t)off ? size : fo->snap.len - (size_t)off);
+			       size < fo->snap.len - (size_t)off ? size
+								 : fo->snap.len - (size_t)off);
 	pthread_mutex_unlock(&fo->lock);
 }
 
@@ -876,7 +879,8 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 	(void)ino;
 	fs_err_clear();
 	if (!(n->flags & FS_BINARY) && size > FS_TEXT_MAX) {
-		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size, FS_TEXT_MAX);
+		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size,
+		       FS_TEXT_MAX);
 		fs_reply_fail_node(req, fs, n, fo->idx, -EINVAL);
 		return;
 	}
@@ -935,11 +939,12 @@ int fs_render_readme(struct fs *fs, struct strbuf *sb)
 		enum ga_dir d;
 		char path[256];
 
-		if (row_per_buffer(nd, &d) && !(nd->flags & FS_DYNNAME) &&
-		    nd->visible && !nd->visible(fs, nd, 0))
+		if (row_per_buffer(nd, &d) && !(nd->flags & FS_DYNNAME) && nd->visible &&
+		    !nd->visible(fs, nd, 0))
 			continue;
 		fs_path(fs, nd, UINT_MAX, path, sizeof(path));
-		if (asprintf(&lines[n], "%-38s %s\n", nd->dir != FS_D_NONE ? strcat(path, "/") : path,
+		if (asprintf(&lines[n], "%-38s %s\n",
+			     nd->dir != FS_D_NONE ? strcat(path, "/") : path,
 			     nd->doc ? nd->doc : "") < 0) {
 			ret = -ENOMEM;
 			break;

@@ -24,7 +24,7 @@ static bool atexit_done;
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -109,7 +109,8 @@ void mnt_start(const char *extra)
 		if (waitpid(M.pid, &st, WNOHANG) == M.pid) {
 			M.pid = 0;
 			rmdir(M.dir);
-			ck_abort_msg("gpuasyncfs %s exited (status 0x%x) before mounting", args, st);
+			ck_abort_msg("gpuasyncfs %s exited (status 0x%x) before mounting", args,
+				     st);
 		}
 		sleep_ms(10);
 	}

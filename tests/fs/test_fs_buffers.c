@@ -46,7 +46,8 @@ START_TEST(write_buffer_lifecycle)
 	ck_assert_str_eq(s, "size=10 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
 	free(s);
 	ck_assert_int_eq(sh("test \"$(cat $M/buffers/0/data)\" = 'hello, gpu'"), 0);
-	ck_assert_int_eq(sh("test $(dd if=$M/buffers/0/data bs=3 skip=1 count=1 2>/dev/null) = 'lo,'"), 0);
+	ck_assert_int_eq(
+		sh("test $(dd if=$M/buffers/0/data bs=3 skip=1 count=1 2>/dev/null) = 'lo,'"), 0);
 	/* the engine is running: an armed buffer cannot go */
 	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable"), 0);
 	ck_assert_int_ne(sh("rmdir $M/buffers/0 2>/dev/null"), 0);
@@ -143,8 +144,8 @@ START_TEST(read_buffer_send)
 	ck_assert_int_eq(stat(P("read_buffers/0/write_enable"), &st), -1);
 	ck_assert_int_eq(stat(P("read_buffers/0/header"), &st), -1);
 	ck_assert_int_eq(sh("printf 'frame to the FPGA' > $M/read_buffers/0/data"), 0);
-	ck_assert_int_eq(sh("printf 'FRAME' | dd of=$M/read_buffers/0/data conv=notrunc 2>/dev/null"),
-			 0);
+	ck_assert_int_eq(
+		sh("printf 'FRAME' | dd of=$M/read_buffers/0/data conv=notrunc 2>/dev/null"), 0);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/read_enable"), 0);
 	ck_assert_int_eq(sh("echo 17 > $M/read_buffers/0/send"), 0);
 	s = readf("read_buffers/0/status");

@@ -64,10 +64,11 @@ START_TEST(metrics_reader)
 	ck_assert_ptr_nonnull(strstr(out, "write buffers: FREE=1"));
 	ck_assert_ptr_nonnull(strstr(out, "gpuasync_rx_frame_count_total"));
 	free(out);
-	ck_assert_int_eq(sh("python3 " EX "/metrics_reader.py --json $M/metrics | "
-			    "python3 -c 'import json,sys; d=json.load(sys.stdin); "
-			    "assert d[\"gpuasync_buffer_state\"][0][\"labels\"][\"state\"] == \"FREE\"'"),
-			 0);
+	ck_assert_int_eq(
+		sh("python3 " EX "/metrics_reader.py --json $M/metrics | "
+		   "python3 -c 'import json,sys; d=json.load(sys.stdin); "
+		   "assert d[\"gpuasync_buffer_state\"][0][\"labels\"][\"state\"] == \"FREE\"'"),
+		0);
 	ck_assert_int_eq(sh("timeout -s INT 1.5 python3 " EX "/metrics_reader.py --watch 0.5 "
 			    "$M/metrics | grep -q rx_frame_count"),
 			 0);

@@ -23,12 +23,12 @@ START_TEST(garbage_and_ranges)
 	mnt_start(NULL);
 	ck_assert_int_eq(writef("registers/ar_cache", "0x3\n"), 0);
 	expect_refused("registers/ar_cache", "garbage\n", EINVAL);
-	expect_refused("registers/ar_cache", "\n", EINVAL);            /* empty value */
-	expect_refused("registers/ar_cache", "1 2\n", EINVAL);         /* two values */
-	expect_refused("registers/ar_cache", "-1\n", EINVAL);          /* signs */
-	expect_refused("registers/ar_cache", "16\n", ERANGE);          /* 4-bit field */
+	expect_refused("registers/ar_cache", "\n", EINVAL);    /* empty value */
+	expect_refused("registers/ar_cache", "1 2\n", EINVAL); /* two values */
+	expect_refused("registers/ar_cache", "-1\n", EINVAL);  /* signs */
+	expect_refused("registers/ar_cache", "16\n", ERANGE);  /* 4-bit field */
 	expect_refused("registers/ar_cache", "99999999999999999999999", ERANGE);
-	expect_refused("registers/demux_select", "2", ERANGE);         /* a bool */
+	expect_refused("registers/demux_select", "2", ERANGE); /* a bool */
 	expect_refused("registers/write_enable", "maybe", EINVAL);
 	expect_refused("sim/pattern", "plaid\n", EINVAL);
 	expect_refused("sim/fault_code", "9", ERANGE);
@@ -49,7 +49,9 @@ START_TEST(huge_writes)
 	mnt_start(NULL);
 	ck_assert_int_eq(writef("registers/ar_cache", "5"), 0);
 	/* 1 MiB of digits: split by the kernel, refused at the first piece */
-	ck_assert_int_ne(sh("head -c 1048576 /dev/zero | tr '\\0' 1 | dd of=$M/registers/ar_cache bs=1M 2>/dev/null"), 0);
+	ck_assert_int_ne(sh("head -c 1048576 /dev/zero | tr '\\0' 1 | dd of=$M/registers/ar_cache "
+			    "bs=1M 2>/dev/null"),
+			 0);
 	ck_assert_ptr_nonnull(strstr(err_last(), "registers/ar_cache: EINVAL"));
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 5);
 	{
@@ -96,7 +98,7 @@ END_TEST
 
 START_TEST(mkdir_names_and_limits)
 {
-	static const char *bad[] = { "abc", "01", "-1", "1x", " 1", "0x1", "" };
+	static const char *bad[] = {"abc", "01", "-1", "1x", " 1", "0x1", ""};
 
 	mnt_start("-o max=2");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -207,9 +209,10 @@ START_TEST(concurrent_writers)
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 0xa);
 
 	/* concurrent mkdir of the same buffer: exactly one wins */
-	ck_assert_int_eq(sh("for i in 1 2 3 4; do (mkdir $M/buffers/0 2>/dev/null && echo ok) & done; "
-			    "wait"),
-			 0);
+	ck_assert_int_eq(
+		sh("for i in 1 2 3 4; do (mkdir $M/buffers/0 2>/dev/null && echo ok) & done; "
+		   "wait"),
+		0);
 	ck_assert_int_eq(sh("test $(ls $M/buffers | grep -c '^0$') -eq 1"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

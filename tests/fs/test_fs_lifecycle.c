@@ -176,11 +176,13 @@ START_TEST(leading_source_argument)
 			 0);
 	ck_assert(is_mounted(M.dir));
 	ck_assert_uint_eq(readnum("device/version"), 5);
-	ck_assert_int_eq(sh("grep \" $M \" /proc/mounts | grep -q 'fuse.gpuasyncfs.*allow_other'"), 0);
-	ck_assert_int_eq(sh("fusermount3 -u \"$M\""), 0);
-	ck_assert_int_eq(sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 sim \"$M\" -t fuse.gpuasyncfs "
-			    "-o version=1"),
+	ck_assert_int_eq(sh("grep \" $M \" /proc/mounts | grep -q 'fuse.gpuasyncfs.*allow_other'"),
 			 0);
+	ck_assert_int_eq(sh("fusermount3 -u \"$M\""), 0);
+	ck_assert_int_eq(
+		sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 sim \"$M\" -t fuse.gpuasyncfs "
+		   "-o version=1"),
+		0);
 	ck_assert_uint_eq(readnum("device/version"), 1);
 	ck_assert_int_eq(sh("fusermount3 -u \"$M\""), 0);
 	ck_assert(wait_mounted(M.dir, false, 5000));

@@ -42,13 +42,14 @@ static double sample(const char *text, const char *prefix)
 static void make_states(void)
 {
 	/* IDLE, FREE, READY and an ERROR buffer; a read buffer sent. */
-	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 buffers/1 buffers/2 buffers/3 read_buffers/0 && "
-			    "echo 1 > registers/write_enable && echo 1 > buffers/0/write_enable && "
-			    "printf abc > sim/push && echo 1 > buffers/1/write_enable && "
-			    "echo 1 > sim/inject_write_error && printf def > sim/push && "
-			    "echo 1 > buffers/2/write_enable && echo 1 > registers/read_enable && "
-			    "echo 8 > read_buffers/0/send"),
-			 0);
+	ck_assert_int_eq(
+		sh("cd $M && mkdir buffers/0 buffers/1 buffers/2 buffers/3 read_buffers/0 && "
+		   "echo 1 > registers/write_enable && echo 1 > buffers/0/write_enable && "
+		   "printf abc > sim/push && echo 1 > buffers/1/write_enable && "
+		   "echo 1 > sim/inject_write_error && printf def > sim/push && "
+		   "echo 1 > buffers/2/write_enable && echo 1 > registers/read_enable && "
+		   "echo 8 > read_buffers/0/send"),
+		0);
 }
 
 START_TEST(promtool_accepts)
@@ -90,15 +91,22 @@ START_TEST(names_units_labels)
 	/* latencies in seconds */
 	hz = (double)readnum("device/clock_hz");
 	cycles = (double)readnum("buffers/0/latency/write_max");
-	ck_assert(fabs(sample(m, "gpuasync_write_latency_max_seconds{direction=\"write\",buffer=\"0\"} ") -
+	ck_assert(fabs(sample(m, "gpuasync_write_latency_max_seconds{direction=\"write\",buffer="
+				 "\"0\"} ") -
 		       cycles / hz) <= 1e-9 + cycles / hz * 1e-6);
 	/* per-buffer state, one sample each, and the per-state counts */
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"0\",state=\"READY\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"1\",state=\"ERROR\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"2\",state=\"FREE\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"write\",buffer=\"3\",state=\"IDLE\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffer_state{direction=\"read\",buffer=\"0\",state=\"READY\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "gpuasync_buffers{direction=\"write\",state=\"IDLE\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"0\",state=\"READY\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"1\",state=\"ERROR\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"2\",state=\"FREE\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"3\",state=\"IDLE\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "gpuasync_buffer_state{direction=\"read\",buffer=\"0\",state=\"READY\"} 1\n"));
+	ck_assert_ptr_nonnull(
+		strstr(m, "gpuasync_buffers{direction=\"write\",state=\"IDLE\"} 1\n"));
 	/* write-only strobes and driver plumbing are not metrics */
 	ck_assert_ptr_null(strstr(m, "gpuasync_count_reset"));
 	ck_assert_ptr_null(strstr(m, "gpuasync_write_address"));
@@ -110,17 +118,20 @@ END_TEST
 START_TEST(metrics_with_1024_buffers)
 {
 	mnt_start("-o version=4");
-	ck_assert_int_eq(sh("python3 -c 'import os,sys\n"
-			    "for i in range(1024): os.mkdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
-			 0);
-	ck_assert_int_eq(sh("test $(grep -c '^gpuasync_buffer_state{direction=\"write\"' $M/metrics) "
-			    "-eq 1024"),
-			 0);
+	ck_assert_int_eq(
+		sh("python3 -c 'import os,sys\n"
+		   "for i in range(1024): os.mkdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
+		0);
+	ck_assert_int_eq(
+		sh("test $(grep -c '^gpuasync_buffer_state{direction=\"write\"' $M/metrics) "
+		   "-eq 1024"),
+		0);
 	ck_assert_int_eq(mkdir(P("buffers/1024"), 0755), -1);
 	if (have("promtool"))
 		ck_assert_int_eq(sh("promtool check metrics < $M/metrics"), 0);
 	ck_assert_int_eq(sh("python3 -c 'import os,sys\n"
-			    "for i in reversed(range(1024)): os.rmdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
+			    "for i in reversed(range(1024)): os.rmdir(sys.argv[1] + "
+			    "\"/buffers/%%d\" %% i)' $M"),
 			 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
@@ -154,16 +165,18 @@ START_TEST(node_exporter_scrapes)
 		_exit(127);
 	}
 	ck_assert_int_gt(ne, 0);
-	out = sh_out("for i in $(seq 100); do python3 -c 'import urllib.request,sys\n"
-		     "print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
-		     "2>/dev/null && break; sleep 0.1; done",
-		     port);
+	out = sh_out(
+		"for i in $(seq 100); do python3 -c 'import urllib.request,sys\n"
+		"print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
+		"2>/dev/null && break; sleep 0.1; done",
+		port);
 	kill(ne, SIGTERM);
 	waitpid(ne, &st, 0);
 	sh("rm -rf %s", dir);
 	ck_assert_msg(strstr(out, "\ngpuasync_rx_frame_count_total ") != NULL,
 		      "node_exporter did not export the mount's metrics");
-	ck_assert_ptr_nonnull(strstr(out, "gpuasync_buffer_state{buffer=\"0\",direction=\"write\",state=\"READY\"} 1"));
+	ck_assert_ptr_nonnull(strstr(
+		out, "gpuasync_buffer_state{buffer=\"0\",direction=\"write\",state=\"READY\"} 1"));
 	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
 	free(out);
 	ck_assert_int_eq(mnt_stop(), 0);

@@ -30,7 +30,7 @@ static unsigned long long read_at0(int fd)
 
 static int wait_pri(int fd, int timeout_ms)
 {
-	struct pollfd p = { .fd = fd, .events = POLLPRI };
+	struct pollfd p = {.fd = fd, .events = POLLPRI};
 	int n = poll(&p, 1, timeout_ms);
 
 	ck_assert_int_ge(n, 0);
@@ -66,7 +66,7 @@ START_TEST(rx_frame_count_wakes_select)
 	int fd;
 	unsigned long long v;
 	fd_set ex;
-	struct timeval tv = { 10, 0 };
+	struct timeval tv = {10, 0};
 
 	mnt_start("-o interval_ms=10");
 	fd = open(P("registers/rx_frame_count"), O_RDONLY);

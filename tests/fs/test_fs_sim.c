@@ -34,11 +34,12 @@ START_TEST(generator)
 	int fd;
 
 	mnt_start(NULL);
-	ck_assert_int_eq(sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
-			    "echo 1 > buffers/$i/write_enable || exit 1; done && "
-			    "echo 1 > registers/write_enable && echo 0 > sim/rate && echo 256 > sim/size && "
-			    "echo counter > sim/pattern && echo 3 > sim/remaining && echo 1 > sim/running"),
-			 0);
+	ck_assert_int_eq(
+		sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
+		   "echo 1 > buffers/$i/write_enable || exit 1; done && "
+		   "echo 1 > registers/write_enable && echo 0 > sim/rate && echo 256 > sim/size && "
+		   "echo counter > sim/pattern && echo 3 > sim/remaining && echo 1 > sim/running"),
+		0);
 	wait_num("sim/stats/delivered", 3);
 	usleep(50000);
 	ck_assert_uint_eq(readnum("sim/stats/delivered"), 3);

@@ -65,15 +65,17 @@ static void check_registers(unsigned int version)
 		}
 		want++;
 		ck_assert_msg(stat(P(rel), &st) == 0, "%s missing on version %u", rel, version);
-		mode = r->access == GA_RO ? 0444 : r->access == GA_WO ? 0200
-			: (r->flags & GA_F_DRIVER) ? 0444 : 0644;
+		mode = r->access == GA_RO	  ? 0444
+		       : r->access == GA_WO	  ? 0200
+		       : (r->flags & GA_F_DRIVER) ? 0444
+						  : 0644;
 		ck_assert_msg((st.st_mode & 07777) == mode, "%s: mode %o, want %o", rel,
 			      st.st_mode & 07777, mode);
 		if (mode & 0444) {
 			char *v = readf(rel);
 
-			ck_assert_msg(v && strlen(v) > 1 && v[strlen(v) - 1] == '\n', "%s: '%s'", rel,
-				      v ? v : strerror(errno));
+			ck_assert_msg(v && strlen(v) > 1 && v[strlen(v) - 1] == '\n', "%s: '%s'",
+				      rel, v ? v : strerror(errno));
 			free(v);
 		}
 	}
@@ -130,7 +132,9 @@ START_TEST(register_read_write)
 	/* O_TRUNC is not a command: ': >' changes nothing and succeeds. */
 	ck_assert_int_eq(sh(": > $M/registers/ar_cache"), 0);
 	ck_assert_int_eq(sh("test \"$(cat $M/registers/ar_cache)\" = 0x5"), 0);
-	ck_assert_int_eq(sh("rmdir $M/buffers/0 2>/dev/null || { echo 0 > $M/registers/write_enable; rmdir $M/buffers/0; }"), 0);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 2>/dev/null || { echo 0 > "
+			    "$M/registers/write_enable; rmdir $M/buffers/0; }"),
+			 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -211,14 +215,16 @@ START_TEST(config_file_and_options)
 	dprintf(fd, "[sim]\nversion = 9\n");
 	close(fd);
 	setenv("GAFS", GAFS_BIN, 1);
-	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" -o config=%s --sim $d 2>$d.err; rc=$?; "
-			    "grep -q version $d.err; g=$?; rm -f $d.err; "
-			    "mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ] && [ $g -eq 0 ]",
-			    conf),
-			 0);
-	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" -o nosuchkey=1,version=77 --sim $d 2>/dev/null; "
-			    "rc=$?; mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ]"),
-			 0);
+	ck_assert_int_eq(
+		sh("d=$(mktemp -d); \"$GAFS\" -o config=%s --sim $d 2>$d.err; rc=$?; "
+		   "grep -q version $d.err; g=$?; rm -f $d.err; "
+		   "mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ] && [ $g -eq 0 ]",
+		   conf),
+		0);
+	ck_assert_int_eq(
+		sh("d=$(mktemp -d); \"$GAFS\" -o nosuchkey=1,version=77 --sim $d 2>/dev/null; "
+		   "rc=$?; mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ]"),
+		0);
 	unlink(conf);
 }
 END_TEST
@@ -233,8 +239,9 @@ static void check_readme_matches(const char *opts)
 	/* paths from README (without the header lines), paths from find with
 	 * buffer 0 written as <i>; both sorted; they must be equal. */
 	readme = sh_out("grep -v '^#' $M/README | awk '{print $1}' | sed 's:/$::' | sort");
-	found = sh_out("cd $M && find . -mindepth 1 | sed -e 's:^\\./::' "
-		       "-e 's:^buffers/0:buffers/<i>:' -e 's:^read_buffers/0:read_buffers/<i>:' | sort");
+	found = sh_out(
+		"cd $M && find . -mindepth 1 | sed -e 's:^\\./::' "
+		"-e 's:^buffers/0:buffers/<i>:' -e 's:^read_buffers/0:read_buffers/<i>:' | sort");
 	ck_assert_str_eq(readme, found);
 	/* and every register file README lists comes from the table */
 	ck_assert_int_eq(sh("for f in $(grep '^registers/' $M/README | awk '{print $1}'); do "
@@ -295,11 +302,13 @@ START_TEST(repo_readme_tree)
 	char *diff;
 
 	mnt_start("-o version=4");
-	diff = sh_out("sed -n '/fs-tree:begin/,/fs-tree:end/p' " GAFS_SRC "/README.md | "
-		      "grep -v '^<!--\\|^```' | awk '{print $1}' | grep -v ipc_handle | sort > $M.a; "
-		      "grep -v '^#' $M/README | awk '{print $1}' | grep -v ipc_handle | sort > $M.b; "
-		      "diff $M.a $M.b; rm -f $M.a $M.b");
-	ck_assert_msg(diff[0] == '\0', "README.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
+	diff = sh_out(
+		"sed -n '/fs-tree:begin/,/fs-tree:end/p' " GAFS_SRC "/README.md | "
+		"grep -v '^<!--\\|^```' | awk '{print $1}' | grep -v ipc_handle | sort > $M.a; "
+		"grep -v '^#' $M/README | awk '{print $1}' | grep -v ipc_handle | sort > $M.b; "
+		"diff $M.a $M.b; rm -f $M.a $M.b");
+	ck_assert_msg(diff[0] == '\0',
+		      "README.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
 		      diff);
 	free(diff);
 	ck_assert_int_eq(mnt_stop(), 0);
