@@ -165,8 +165,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			o->failed = 1;
 			return -1;
 		}
-		o->positional[o->npositional++] = strdup(arg);
-		return 0;
+		o->positional[o->npositional] = strdup(arg);
+		return o->positional[o->npositional++] ? 0 : -1;
 	case FUSE_OPT_KEY_OPT:
 		if (is_config_key(o, arg, strcspn(arg, "="))) {
 			grown = realloc(o->settings, sizeof(*grown) * (size_t)(o->nsettings + 1));
@@ -177,8 +177,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			if (!strchr(arg, '=')) {
 				if (asprintf(&o->settings[o->nsettings], "%s=yes", arg) < 0)
 					return -1;
-			} else {
-				o->settings[o->nsettings] = strdup(arg);
+			} else if (!(o->settings[o->nsettings] = strdup(arg))) {
+				return -1;
 			}
 			o->nsettings++;
 			return 0;
@@ -214,6 +214,8 @@ static int build_config(struct options *o, const char *device, struct ga_config 
 	for (int i = 0; i < o->nsettings; i++) {
 		char *eq = strchr(o->settings[i], '=');
 
+		if (!eq)
+			continue; /* cannot happen: option_proc stores key=value */
 		*eq = '\0';
 		ret = ga_config_set(cfg, NULL, o->settings[i], eq + 1, err, sizeof(err));
 		*eq = '=';
