@@ -164,15 +164,6 @@ static int store_alloc_size(struct fs_ctx *c, const char *buf, size_t len)
 
 /* ---- per-buffer files -------------------------------------------------------- */
 
-/* Where the payload starts: after the header area, except V1 read
- * buffers, which the firmware reads from offset 0. */
-static size_t payload_offset(struct fs_ctx *c, enum ga_dir dir)
-{
-	if (dir == GA_DIR_READ && c->fs->info.layout == GA_LAYOUT_V1)
-		return 0;
-	return c->fs->info.dma_data_bytes;
-}
-
 static int buf_info(struct fs_ctx *c, struct ga_buf_info *bi)
 {
 	return ga_buf_info(c->buf, bi);
@@ -274,24 +265,38 @@ static bool has_ipc(struct fs *fs, const struct fs_node *n, unsigned int idx)
 	return ga_dev_has(fs->dev, GA_CAP_GPU_MEMORY);
 }
 
-/* Bytes of payload area, and (write buffers) of the last frame. */
-static uint64_t data_size(struct fs_ctx *c)
+/* The payload area: where it starts in the buffer (after the header
+ * area, except where the firmware reads V1 read buffers from offset 0:
+ * the library knows) and how long it is. */
+static int payload_area(struct fs_ctx *c, size_t *start, uint64_t *len)
 {
 	struct ga_buf_info bi;
-	size_t off = payload_offset(c, node_dir(c->node));
+	int ret = c->buf ? ga_buf_info(c->buf, &bi) : -ENODEV;
 
-	if (!c->buf || ga_buf_info(c->buf, &bi) < 0 || bi.size < off)
-		return 0;
-	return bi.size - off;
+	if (ret < 0)
+		return ret;
+	*start = bi.size - bi.payload_max;
+	*len = bi.payload_max;
+	return 0;
+}
+
+static uint64_t data_size(struct fs_ctx *c)
+{
+	size_t start;
+	uint64_t len;
+
+	return payload_area(c, &start, &len) < 0 ? 0 : len;
 }
 
 static ssize_t data_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 {
-	enum ga_dir dir = node_dir(c->node);
-	uint64_t end = data_size(c);
-	int ret;
+	size_t start;
+	uint64_t end;
+	int ret = payload_area(c, &start, &end);
 
-	if (dir == GA_DIR_WRITE) {
+	if (ret < 0)
+		return ret;
+	if (node_dir(c->node) == GA_DIR_WRITE) {
 		struct ga_header h;
 
 		/* A landed frame is header.size bytes long; show just those. */
@@ -305,20 +310,23 @@ static ssize_t data_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 		return 0;
 	if (len > end - (uint64_t)off)
 		len = (size_t)(end - (uint64_t)off);
-	ret = ga_buf_read(c->buf, payload_offset(c, dir) + (size_t)off, dst, len);
+	ret = ga_buf_read(c->buf, start + (size_t)off, dst, len);
 	return ret < 0 ? ret : (ssize_t)len;
 }
 
 static ssize_t data_write(struct fs_ctx *c, const char *src, size_t len, off_t off)
 {
-	uint64_t end = data_size(c);
-	int ret;
+	size_t start;
+	uint64_t end;
+	int ret = payload_area(c, &start, &end);
 
+	if (ret < 0)
+		return ret;
 	if (off < 0 || (uint64_t)off + len > end)
 		return fs_err(-EFBIG,
 			      "%zu bytes at %lld pass the end of the %llu-byte payload area", len,
 			      (long long)off, (unsigned long long)end);
-	ret = ga_buf_write(c->buf, payload_offset(c, GA_DIR_READ) + (size_t)off, src, len);
+	ret = ga_buf_write(c->buf, start + (size_t)off, src, len);
 	return ret < 0 ? ret : (ssize_t)len;
 }
 
