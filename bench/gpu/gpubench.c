@@ -218,6 +218,30 @@ static int cmd_load(int argc, char **argv)
 
 	printf("# gpuasync-bench load: %s, device %s (%s, v%u), %u buffers, pattern %s\n",
 	       gpu_name, info.path, info.backend, info.version, nbuf, pattern_name);
+	{
+		/* The consumer's own ceiling: the same three stream operations
+		 * per frame with the doorbell rung by the GPU itself and the
+		 * re-arm going to mapped host memory, as the register does. */
+		uint32_t *hw;
+		CUdeviceptr dhw;
+		const int n = 100000;
+		double t0;
+
+		CK(cuMemHostAlloc((void **)&hw, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+		CK(cuMemHostGetDevicePointer(&dhw, hw, 0));
+		CK(cuStreamSynchronize(st));
+		t0 = now_s();
+		for (int k = 0; k < n; k++) {
+			CK(cuStreamWriteValue32(st, dtmp + 4, 1, 0));
+			CK(cuStreamWaitValue32(st, dtmp + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
+			CK(cuStreamWriteValue32(st, dtmp + 4, 0, 0));
+			CK(cuStreamWriteValue32(st, dhw, 1, 0));
+		}
+		CK(cuStreamSynchronize(st));
+		printf("# GPU consumer loop alone (doorbell, wait, clear, re-arm): %.0f frames/s\n",
+		       n / (now_s() - t0));
+		CK(cuMemFreeHost(hw));
+	}
 	printf("%10s %12s %12s %12s %12s %8s\n", "size", "frames/s", "card GB/s", "HtoD GB/s",
 	       "HtoD/s", "ratio");
 

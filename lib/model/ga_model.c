@@ -416,6 +416,11 @@ static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint
 	/* Payload before descriptor: order the stores on weakly ordered CPUs
 	 * too (a no-op on x86). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (m->env.dma_write_desc) {
+		rc = m->env.dma_write_desc(m->env.ctx, base, w0, size);
+		if (rc <= 0)
+			return rc;
+	}
 	rc = dma_out(m, base, &w0, 4);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rc)

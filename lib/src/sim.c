@@ -64,6 +64,7 @@
 #define SIM_POLL_QUIET_NS   2000000ull /* buffers registered, quiet for a while */
 #define SIM_POLL_IDLE_NS    5000000ull /* nothing registered, generator off */
 #define SIM_QUIET_POLLS	    500	       /* polls without activity before "quiet" */
+#define SIM_SPIN_NS	    1000000ull /* a stalled generator watches for an arm this long */
 #define SIM_GEN_BURST	    256	       /* frames per loop before polling again */
 #define SIM_GEN_BURST_BYTES (8u << 20) /* ... or this many payload bytes */
 #define SIM_MAX_FRAME	    (1u << 30)
@@ -111,6 +112,16 @@ struct sim {
 	/* host memory the model borrows (env.scratch) */
 	void *scratch;
 	size_t scratch_len;
+	/* The zero pattern's frame, filled once and pushed as it is: pinned
+	 * host memory from the memory layer where it has some (the copy to
+	 * the GPU then needs no CPU pass at all), else plain memory. */
+	void *zero_frame;
+	size_t zero_len;
+	bool zero_pinned;
+	/* Outgrown zero frames, freed at close: freeing pinned memory waits
+	 * for the whole GPU, which may be waiting for our next frame. */
+	void *zero_old[8];
+	unsigned int nzero_old;
 	uint8_t *last_read;
 	uint32_t last_read_len;
 	size_t last_read_cap;
@@ -183,6 +194,26 @@ static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 	if (mem->write_async)
 		return mem->write_async(s->dev->mem_ctx, &b->blk, off, src, len);
 	return mem->write(s->dev->mem_ctx, &b->blk, off, src, len);
+}
+
+/* The descriptor in one queued copy when the memory layer is a DMA engine
+ * (CUDA): 8 aligned bytes land together, as the card's one 64-bit write
+ * does, and it saves a copy per frame.  Host memory keeps the model's two
+ * ordered stores (1 = not done here). */
+static int env_dma_write_desc(void *ctx, uint64_t bus, uint32_t w0, uint32_t size)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	uint8_t d[8];
+
+	if (!mem || !mem->write_async || (bus & 7))
+		return 1;
+	/* Little-endian, as the card writes it. */
+	for (int i = 0; i < 4; i++) {
+		d[i] = (uint8_t)(w0 >> (8 * i));
+		d[4 + i] = (uint8_t)(size >> (8 * i));
+	}
+	return env_dma_write(ctx, bus, d, 8);
 }
 
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
@@ -312,10 +343,75 @@ static uint64_t gen_due(const struct sim *s)
 
 /* Send the frames that are due.  A frame that meets backpressure stays
  * the next frame (same number) until a buffer is armed. */
+static void zero_block_free(struct sim *s, void *p)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+
+	if (p && s->zero_pinned)
+		mem->host_free(s->dev->mem_ctx, p);
+	else
+		free(p);
+}
+
+/* At close, after the thread stopped and before the memory layer closes. */
+static void zero_frame_free(struct sim *s)
+{
+	zero_block_free(s, s->zero_frame);
+	for (unsigned int i = 0; i < s->nzero_old; i++)
+		zero_block_free(s, s->zero_old[i]);
+	s->zero_frame = NULL;
+	s->zero_len = 0;
+	s->nzero_old = 0;
+}
+
+/*
+ * The payload of every generated frame when it does not depend on the
+ * frame number (the zero pattern), else NULL.  Generating it per frame
+ * would cost a CPU pass over every byte, which at PCIe rates is the whole
+ * budget; the frame is immutable, so the memory layer may copy from it
+ * asynchronously.  When the size grows a larger one replaces it (at least
+ * doubling, so that is rare) and the old one is kept until close, since
+ * copies from it may still be queued.
+ */
+static const void *gen_const_frame(struct sim *s)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+	size_t len;
+	void *p = NULL;
+
+	if (s->gen.pattern != GA_PATTERN_ZERO)
+		return NULL;
+	if (s->zero_frame && s->zero_len >= s->gen.size)
+		return s->zero_frame;
+	if (s->zero_frame && s->nzero_old == sizeof(s->zero_old) / sizeof(s->zero_old[0]))
+		return NULL; /* grown too often: generate instead */
+	len = s->zero_len * 2 > (1u << 20) ? s->zero_len * 2 : (1u << 20);
+	if (len < s->gen.size)
+		len = s->gen.size;
+	if (!s->zero_frame)
+		s->zero_pinned = mem && mem->host_alloc;
+	if (s->zero_pinned) {
+		if (mem->host_alloc(s->dev->mem_ctx, len, &p))
+			p = NULL;
+		else
+			memset(p, 0, len);
+	} else {
+		p = calloc(1, len);
+	}
+	if (!p)
+		return NULL; /* the fill path still works */
+	if (s->zero_frame)
+		s->zero_old[s->nzero_old++] = s->zero_frame;
+	s->zero_frame = p;
+	s->zero_len = len;
+	return p;
+}
+
 static void gen_run(struct sim *s)
 {
 	unsigned int burst;
 	uint64_t t = mono_ns(), bytes = 0;
+	const void *frame;
 
 	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES;
 	     burst++) {
@@ -323,8 +419,13 @@ static void gen_run(struct sim *s)
 
 		if (s->gen.rate_hz && gen_due(s) > t)
 			break;
-		r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user, s->gen.last_user,
-				       gen_fill, s);
+		frame = gen_const_frame(s);
+		if (frame)
+			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
+					  s->gen.last_user);
+		else
+			r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user,
+					       s->gen.last_user, gen_fill, s);
 		if (r == GA_PUSH_NO_BUFFER) {
 			stall_begin(s, t);
 			break;
@@ -365,6 +466,35 @@ static uint64_t next_wake(struct sim *s)
 	return w;
 }
 
+/*
+ * A stalled generator waits for the next buffer in the ring to be armed.
+ * A consumer on the GPU (or in another process) arms it with a plain store
+ * into the shared register block, which nothing announces; sleeping a poll
+ * interval would cap it at one ring of frames per interval.  So watch that
+ * one free-list word, and the model's own flag for arms made through the
+ * API, with the lock released, for up to SIM_SPIN_NS.  Returns true when
+ * an arm showed up (the caller polls at once).  Prerequisite: s->lock held.
+ */
+static bool spin_for_arm(struct sim *s)
+{
+	unsigned int i = s->model.write_index;
+	volatile uint32_t *word = &s->regs[(s->model.free_base + i * s->model.free_stride) / 4];
+	uint8_t *armed = &s->model.armed[i];
+	uint64_t end = mono_ns() + SIM_SPIN_NS;
+	bool seen = false;
+
+	pthread_mutex_unlock(&s->lock);
+	while (!seen && mono_ns() < end) {
+		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0 ||
+		       __atomic_load_n(armed, __ATOMIC_ACQUIRE) != 0 ||
+		       __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+		if (!seen)
+			sched_yield();
+	}
+	pthread_mutex_lock(&s->lock);
+	return seen;
+}
+
 static void *sim_thread(void *arg)
 {
 	struct sim *s = arg;
@@ -378,6 +508,8 @@ static void *sim_thread(void *arg)
 		gen_run(s);
 		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
 		kick(s);
+		if (s->gen.running && s->stalled && spin_for_arm(s))
+			continue;
 		w = next_wake(s);
 		if (w <= mono_ns()) {
 			/* Full speed: still let API callers in between bursts. */
@@ -629,6 +761,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	env.now_ns = env_now;
 	env.frame_out = env_frame_out;
 	env.scratch = env_scratch;
+	env.dma_write_desc = env_dma_write_desc;
 	ga_model_init(&s->model, s->regs, &mp, &env);
 
 	rc = pthread_create(&s->thread, NULL, sim_thread, s);
@@ -664,6 +797,7 @@ static void sim_close(struct ga_dev *dev)
 	pthread_mutex_unlock(&s->lock);
 	if (s->thread_started)
 		pthread_join(s->thread, NULL);
+	zero_frame_free(s); /* before the memory layer closes (dev.c order) */
 	sim_free(s);
 	dev->priv = NULL;
 }
