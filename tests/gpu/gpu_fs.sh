@@ -113,6 +113,8 @@ echo 1 > "$MNT/registers/write_enable" || fail "enable"
 head -c 50000 /dev/urandom > "$TMP/frame"
 cat "$TMP/frame" > "$MNT/sim/push" || fail "push"
 grep -q "size=50000 result=0" "$MNT/buffers/0/header" || fail "header: $(cat "$MNT/buffers/0/header")"
+# Read it whole rather than cmp the mount directly: stat gives data the
+# payload area's size, not the frame's, and cmp -s trusts stat sizes.
 cat "$MNT/buffers/0/data" > "$TMP/frame_fs"
 cmp -s "$TMP/frame" "$TMP/frame_fs" || fail "buffers/0/data differs from the pushed frame: $(cmp "$TMP/frame" "$TMP/frame_fs" 2>&1; wc -c < "$TMP/frame_fs"; od -A d -t x1 "$TMP/frame" | head -2; od -A d -t x1 "$TMP/frame_fs" | head -2)"
 "$H" read "$HX" "$DDB" 50000 > "$TMP/frame_ipc" || fail "read frame through the handle"
@@ -136,4 +138,15 @@ PID=
 FREE4=$(free_mib)
 echo "free after daemon exit: $FREE4 MiB (before mount: $FREE0 MiB)"
 [ $((FREE0 - FREE4)) -le 2 ] && [ $((FREE4 - FREE0)) -le 2 ] || fail "GPU memory not back: $FREE0 -> $FREE4 MiB"
+CASE=gpu_index
+# A GPU index that does not exist: host memory, and the reason is shown.
+"$FS" --sim "$MNT" -f -o gpu=7 &
+PID=$!
+for _ in $(seq 100); do [ -r "$MNT/device/version" ] && break; sleep 0.1; done
+[ "$(cat "$MNT/device/memory")" = host ] || fail "gpu=7: device/memory $(cat "$MNT/device/memory")"
+grep -q "out of range" "$MNT/device/memory_note" || fail "gpu=7: memory_note '$(cat "$MNT/device/memory_note")'"
+echo "gpu=7: host memory, memory_note: $(cat "$MNT/device/memory_note")"
+fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" || fail "unmount"
+wait "$PID"
+PID=
 echo "gpu_fs: OK"
