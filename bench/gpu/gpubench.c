@@ -44,7 +44,7 @@
 		if (r_ != CUDA_SUCCESS) {                                                          \
 			const char *n_ = NULL;                                                     \
 			cuGetErrorName(r_, &n_);                                                   \
-			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");           \
+			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");            \
 		}                                                                                  \
 	} while (0)
 
@@ -56,8 +56,8 @@
 			    ga_last_error());                                                      \
 	} while (0)
 
-#define KiB 1024u
-#define MiB (1024u * 1024u)
+#define KiB    1024u
+#define MiB    (1024u * 1024u)
 #define MAXBUF 64
 
 static const char *spec = "sim:version=4,max_buffers=64";
@@ -170,7 +170,8 @@ static int cmd_load(int argc, char **argv)
 			budget = atof(optarg);
 			break;
 		default:
-			die("usage: gpuasync-bench load [-D DEV] [-p zero|counter|prbs] [-b BUFFERS] "
+			die("usage: gpuasync-bench load [-D DEV] [-p zero|counter|prbs] [-b "
+			    "BUFFERS] "
 			    "[-t SECONDS]");
 		}
 	}
@@ -202,9 +203,9 @@ static int cmd_load(int argc, char **argv)
 				 : CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_DEVICEMAP));
 	CK(cuMemHostGetDevicePointer(&dregs, (void *)regs, 0));
 
-	static const size_t sizes[] = {4 * KiB,   8 * KiB,   16 * KiB, 32 * KiB,
-				       64 * KiB,  128 * KiB, 256 * KiB, 512 * KiB,
-				       1 * MiB,   2 * MiB,   4 * MiB};
+	static const size_t sizes[] = {4 * KiB,	 8 * KiB,   16 * KiB,  32 * KiB,
+				       64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB,
+				       1 * MiB,	 2 * MiB,   4 * MiB};
 	const int ns = sizeof(sizes) / sizeof(sizes[0]);
 	double ss[16], tc[16], tg[16];
 	void *pinned;
@@ -216,8 +217,8 @@ static int cmd_load(int argc, char **argv)
 	CK(cuMemAlloc(&dtmp, 4 * MiB));
 	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
 
-	printf("# gpuasync-bench load: %s, device %s (%s, v%u), %u buffers, pattern %s\n",
-	       gpu_name, info.path, info.backend, info.version, nbuf, pattern_name);
+	printf("# gpuasync-bench load: %s, device %s (%s, v%u), %u buffers, pattern %s\n", gpu_name,
+	       info.path, info.backend, info.version, nbuf, pattern_name);
 	{
 		/* The consumer's own ceiling: the same three stream operations
 		 * per frame with the doorbell rung by the GPU itself and the
@@ -283,8 +284,11 @@ static int cmd_load(int argc, char **argv)
 		struct ga_sim_stats st0, st1;
 
 		if (sim) {
-			struct ga_sim_gen g = {.running = true, .rate_hz = 0, .size = (uint32_t)size,
-					       .pattern = pattern, .remaining = frames,
+			struct ga_sim_gen g = {.running = true,
+					       .rate_hz = 0,
+					       .size = (uint32_t)size,
+					       .pattern = pattern,
+					       .remaining = frames,
 					       .first_user = 0x02};
 
 			GA(ga_sim_stats(dev, &st0));
@@ -311,7 +315,8 @@ static int cmd_load(int argc, char **argv)
 		if (sim) {
 			GA(ga_sim_stats(dev, &st1));
 			if (st1.delivered - st0.delivered != frames)
-				die("size %zu: card delivered %" PRIu64 " frames, consumer saw %" PRIu64,
+				die("size %zu: card delivered %" PRIu64
+				    " frames, consumer saw %" PRIu64,
 				    size, st1.delivered - st0.delivered, frames);
 		}
 		GA(ga_buf_destroy_all(dev));
@@ -321,8 +326,8 @@ static int cmd_load(int argc, char **argv)
 		ss[si] = size;
 		tg[si] = per;
 		tc[si] = thtod;
-		printf("%10zu %12.0f %12.2f %12.2f %12.0f %7.0f%%\n", size, 1 / per, size / per / 1e9,
-		       size / thtod / 1e9, 1 / thtod, 100 * thtod / per);
+		printf("%10zu %12.0f %12.2f %12.2f %12.0f %7.0f%%\n", size, 1 / per,
+		       size / per / 1e9, size / thtod / 1e9, 1 / thtod, 100 * thtod / per);
 		fflush(stdout);
 	}
 
@@ -347,9 +352,8 @@ static int cmd_load(int argc, char **argv)
 enum path { W_DIRECT, W_INDIRECT, R_DIRECT, R_INDIRECT, NPATH };
 static const char *const path_name[NPATH] = {"write-direct", "write-indirect", "read-direct",
 					     "read-indirect"};
-static const char *const path_doc[NPATH] = {
-	"card -> GPU memory", "card -> host, cuMemcpyHtoD", "GPU memory -> card",
-	"cuMemcpyDtoH, host -> card"};
+static const char *const path_doc[NPATH] = {"card -> GPU memory", "card -> host, cuMemcpyHtoD",
+					    "GPU memory -> card", "cuMemcpyDtoH, host -> card"};
 
 static int wait_header(struct ga_buf *b, double limit)
 {
@@ -442,8 +446,9 @@ static int run_path(enum path p, size_t size, int reps, double *out, char *why, 
 			if (wait_header(b, 5.0))
 				die("%s %zu: no frame", path_name[p], size);
 			if (!direct) /* the frame is in host memory: move it on */
-				CK(cuMemcpyHtoD(gbuf, (const uint8_t *)(uintptr_t)bi.gpu_address +
-							      info.dma_data_bytes,
+				CK(cuMemcpyHtoD(gbuf,
+						(const uint8_t *)(uintptr_t)bi.gpu_address +
+							info.dma_data_bytes,
 						size));
 			t1 = now_s();
 		} else {
@@ -544,6 +549,7 @@ int main(int argc, char **argv)
 		return cmd_load(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "paths") == 0)
 		return cmd_paths(argc - 1, argv + 1);
-	fprintf(stderr, "usage: gpuasync-bench load|paths [options]   (see the top of gpubench.c)\n");
+	fprintf(stderr,
+		"usage: gpuasync-bench load|paths [options]   (see the top of gpubench.c)\n");
 	return 2;
 }

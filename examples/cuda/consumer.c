@@ -56,7 +56,7 @@
 		if (r_ != CUDA_SUCCESS) {                                                          \
 			const char *n_ = NULL;                                                     \
 			cuGetErrorName(r_, &n_);                                                   \
-			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");           \
+			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");            \
 		}                                                                                  \
 	} while (0)
 
@@ -294,7 +294,8 @@ int main(int argc, char **argv)
 		int rc = fs_read("device/registers_path", regpath, sizeof(regpath));
 
 		if (rc)
-			die("%s/device/registers_path: %s; give the register block with -R PATH[:OFF]",
+			die("%s/device/registers_path: %s; give the register block with -R "
+			    "PATH[:OFF]",
 			    mnt, strerror(-rc));
 	}
 	/* "PATH" or "PATH:OFFSET" or "PATH OFFSET" */
@@ -337,7 +338,8 @@ int main(int argc, char **argv)
 			die("no free-list register for buffer %u", i);
 		if (loopback) {
 			tx[i] = open_ipc("read_buffers", i);
-			if (ga_reg_offset(GA_REG_READ_SIZE, layout, version, i, maxb, &rsize_off[i]))
+			if (ga_reg_offset(GA_REG_READ_SIZE, layout, version, i, maxb,
+					  &rsize_off[i]))
 				die("no read-size register for buffer %u", i);
 		}
 	}
@@ -445,7 +447,8 @@ int main(int argc, char **argv)
 	uint64_t werr = fs_u64("registers/axi_write_error_count");
 	int fails = 0;
 
-	printf("consumer: %" PRIu64 " frames, %" PRIu64 " bad (first %" PRId64 "), %.1f MB in %.3f s"
+	printf("consumer: %" PRIu64 " frames, %" PRIu64 " bad (first %" PRId64
+	       "), %.1f MB in %.3f s"
 	       ": %.0f frames/s, %.2f GB/s\n",
 	       nframes, bad, first_bad == UINT64_MAX ? (int64_t)-1 : (int64_t)first_bad,
 	       bytes / 1e6, t1 - t0, nframes / (t1 - t0), bytes / (t1 - t0) / 1e9);
@@ -464,7 +467,8 @@ int main(int argc, char **argv)
 		printf("card: tx_frame_count %" PRIu64 " axi_read_error_count %" PRIu64 "\n", txc,
 		       rerr);
 		if (txc != nframes || rerr) {
-			printf("FAIL: read path counters disagree with %" PRIu64 " frames\n", nframes);
+			printf("FAIL: read path counters disagree with %" PRIu64 " frames\n",
+			       nframes);
 			fails++;
 		}
 		if (fs_read("sim/stats/last_read_crc", buf, sizeof(buf)) == 0) {

@@ -54,7 +54,7 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 /* cuda.h maps names like cuMemAlloc to versioned symbols (cuMemAlloc_v2)
  * with macros; stringifying after expansion gives the symbol to dlsym. */
 #define GA_STR_(x) #x
-#define GA_STR(x) GA_STR_(x)
+#define GA_STR(x)  GA_STR_(x)
 
 /* Every driver entry point we use: one line each, name as in cuda.h. */
 #define GA_CUDA_FUNCS(X)                                                                           \
@@ -93,9 +93,9 @@ struct cuda_fns {
 #undef GA_CUDA_FN_PTR
 };
 
-#define STAGE_BYTES (8u << 20)   /* pinned staging ring */
-#define STAGE_RECORDS 1024       /* copies in flight out of the ring */
-#define PINNED_MAX 16            /* host_alloc regions we recognise */
+#define STAGE_BYTES   (8u << 20) /* pinned staging ring */
+#define STAGE_RECORDS 1024	 /* copies in flight out of the ring */
+#define PINNED_MAX    16	 /* host_alloc regions we recognise */
 
 /* Queued copies out of the staging ring: bytes [start, end) in ring-linear
  * positions stay busy until @ev has completed.  Consecutive small copies
@@ -108,8 +108,8 @@ struct stage_rec {
 	CUevent ev;
 };
 
-#define REC_BYTES (STAGE_BYTES / 32) /* close a record after this many bytes */
-#define REC_COPIES 32                /* ... or this many copies */
+#define REC_BYTES  (STAGE_BYTES / 32) /* close a record after this many bytes */
+#define REC_COPIES 32		      /* ... or this many copies */
 
 struct pinned_region {
 	char *p;
@@ -130,8 +130,8 @@ struct cuda_ctx {
 	 * memory layer takes no library lock).
 	 */
 	pthread_mutex_t lock;
-	char *stage;          /* STAGE_BYTES pinned */
-	uint64_t head;        /* ring-linear position of the next byte */
+	char *stage;   /* STAGE_BYTES pinned */
+	uint64_t head; /* ring-linear position of the next byte */
 	struct stage_rec rec[STAGE_RECORDS];
 	unsigned int rec_first, rec_count;
 	struct pinned_region pinned[PINNED_MAX];
@@ -272,8 +272,8 @@ static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *sr
 
 	if (off + len > STAGE_BYTES)
 		pos += STAGE_BYTES - off; /* skip the tail: pieces are contiguous */
-	while (c->rec_count &&
-	       (pos + len - c->rec[c->rec_first].start > STAGE_BYTES || c->rec_count == STAGE_RECORDS)) {
+	while (c->rec_count && (pos + len - c->rec[c->rec_first].start > STAGE_BYTES ||
+				c->rec_count == STAGE_RECORDS)) {
 		rc = stage_retire_oldest_locked(c);
 		if (rc)
 			return rc;
@@ -309,7 +309,8 @@ static bool pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
 	for (unsigned int i = 0; i < PINNED_MAX; i++) {
 		struct pinned_region *pr = &c->pinned[i];
 
-		if (pr->p && q >= pr->p && len <= pr->size && q - pr->p <= (ptrdiff_t)(pr->size - len))
+		if (pr->p && q >= pr->p && len <= pr->size &&
+		    q - pr->p <= (ptrdiff_t)(pr->size - len))
 			return true;
 	}
 	return false;
@@ -695,7 +696,8 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	}
 	res = c->f.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
 	if (res == CUDA_SUCCESS)
-		res = c->f.cuMemHostAlloc((void **)&c->stage, STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
+		res = c->f.cuMemHostAlloc((void **)&c->stage, STAGE_BYTES,
+					  CU_MEMHOSTALLOC_PORTABLE);
 	for (unsigned int i = 0; i < STAGE_RECORDS && res == CUDA_SUCCESS; i++)
 		res = c->f.cuEventCreate(&c->rec[i].ev, CU_EVENT_DISABLE_TIMING);
 	cu_leave(c, pushed);

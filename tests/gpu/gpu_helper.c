@@ -40,7 +40,8 @@ static CUdeviceptr open_handle(const char *hex)
 	CUdeviceptr d;
 
 	if (strlen(hex) != 2 * sizeof(h.reserved)) {
-		fprintf(stderr, "gpu-helper: handle must be %zu hex chars\n", 2 * sizeof(h.reserved));
+		fprintf(stderr, "gpu-helper: handle must be %zu hex chars\n",
+			2 * sizeof(h.reserved));
 		exit(1);
 	}
 	for (size_t i = 0; i < sizeof(h.reserved); i++) {
@@ -97,7 +98,8 @@ int main(int argc, char **argv)
 
 		CK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
 		CK(cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, d));
-		printf("type=%s size=%zu\n", type == CU_MEMORYTYPE_DEVICE ? "device" : "other", size);
+		printf("type=%s size=%zu\n", type == CU_MEMORYTYPE_DEVICE ? "device" : "other",
+		       size);
 	} else if (!strcmp(argv[1], "read") && argc == 5) {
 		size_t off = strtoull(argv[3], NULL, 0), len = strtoull(argv[4], NULL, 0);
 		char *buf = malloc(len);

@@ -61,13 +61,15 @@ static uint32_t ref_crc(const uint8_t *p, size_t n)
 }
 
 /* Lengths around the block size (4096 bytes) and the 8-word chains. */
-static const uint32_t lens[] = {0, 1, 3, 4, 5, 31, 32, 33, 4095, 4096, 4097, 8191, 12291, 65536 + 7};
+static const uint32_t lens[] = {0,  1,	  3,	4,    5,    31,	   32,
+				33, 4095, 4096, 4097, 8191, 12291, 65536 + 7};
 
 START_TEST(test_patterns_match_reference)
 {
 	static const enum ga_pattern pats[] = {GA_PATTERN_PRBS, GA_PATTERN_COUNTER,
 					       GA_PATTERN_ZERO};
-	static const uint32_t seqs[] = {0, 1, 2, 0xC969B435u /* seed would be 0: uses 1 */, 0xFFFFFFFFu};
+	static const uint32_t seqs[] = {0, 1, 2, 0xC969B435u /* seed would be 0: uses 1 */,
+					0xFFFFFFFFu};
 	uint8_t *want = malloc(70000), *got = malloc(70000);
 
 	for (size_t pi = 0; pi < 3; pi++)
@@ -85,8 +87,9 @@ START_TEST(test_patterns_match_reference)
 				ck_assert_int_eq(ga_pattern_check(pats[pi], seqs[si], want, n), -1);
 				if (n) {
 					want[n / 2] ^= 0x10;
-					ck_assert_int_eq(ga_pattern_check(pats[pi], seqs[si], want, n),
-							 n / 2);
+					ck_assert_int_eq(
+						ga_pattern_check(pats[pi], seqs[si], want, n),
+						n / 2);
 				}
 			}
 	free(want);
