@@ -87,9 +87,16 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	X(cuPointerSetAttribute)                                                                   \
 	X(cuIpcGetMemHandle)
 
+/* Entry points we use when present (NULL otherwise). */
+#define GA_CUDA_OPTIONAL(X)                                                                        \
+	X(cuDeviceGetAttribute)                                                                    \
+	X(cuStreamWriteValue32)                                                                    \
+	X(cuStreamWriteValue64)
+
 struct cuda_fns {
 #define GA_CUDA_FN_PTR(name) __typeof__(name) *name;
 	GA_CUDA_FUNCS(GA_CUDA_FN_PTR)
+	GA_CUDA_OPTIONAL(GA_CUDA_FN_PTR)
 #undef GA_CUDA_FN_PTR
 };
 
@@ -122,6 +129,10 @@ struct cuda_ctx {
 	CUdevice dev;
 	CUcontext ctx; /* the device's primary context (retained) */
 	CUstream stream;
+	/* Small aligned writes (the card's 8-byte descriptor, a doorbell)
+	 * go as stream write-value operations: no staging, no copy-engine
+	 * time, and a fence orders them after the copies before them. */
+	bool memop32, memop64;
 	/*
 	 * @lock guards everything below: the staging ring (head, records)
 	 * and the pinned-region list.  It is held across enqueueing a copy so
@@ -323,6 +334,31 @@ static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, siz
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
+	if ((len == 8 && c->memop64 && !(dst & 7)) || (len == 4 && c->memop32 && !(dst & 3))) {
+		CUresult res;
+
+		if (len == 8) {
+			cuuint64_t v;
+
+			memcpy(&v, src, 8);
+			res = c->f.cuStreamWriteValue64(c->stream, dst, v,
+							CU_STREAM_WRITE_VALUE_DEFAULT);
+		} else {
+			cuuint32_t v;
+
+			memcpy(&v, src, 4);
+			res = c->f.cuStreamWriteValue32(c->stream, dst, v,
+							CU_STREAM_WRITE_VALUE_DEFAULT);
+		}
+		if (res == CUDA_SUCCESS) {
+			pthread_mutex_unlock(&c->lock);
+			return 0;
+		}
+		/* Not usable after all (old driver settings): copy instead,
+		 * from now on. */
+		ga_log("cuda: stream write-value failed (%d), using copies", (int)res);
+		c->memop32 = c->memop64 = false;
+	}
 	if (pinned_locked(c, src, len)) {
 		CUresult res = c->f.cuMemcpyHtoDAsync(dst, src, len, c->stream);
 
@@ -628,6 +664,9 @@ static int load_driver(struct cuda_ctx *c, char *why, size_t why_len)
 	}
 	GA_CUDA_FUNCS(GA_CUDA_FN_LOAD)
 #undef GA_CUDA_FN_LOAD
+#define GA_CUDA_FN_OPT(name) *(void **)&c->f.name = dlsym(c->lib, GA_STR(name));
+	GA_CUDA_OPTIONAL(GA_CUDA_FN_OPT)
+#undef GA_CUDA_FN_OPT
 	return 0;
 }
 
@@ -688,6 +727,20 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 		c->ctx = NULL;
 		rc = cu_errno(res);
 		goto out_free;
+	}
+	if (c->f.cuDeviceGetAttribute) {
+		int v32 = 0, v64 = 0;
+
+		/* Stream memory operations are on by default since CUDA 11.7;
+		 * older drivers report them off unless the nvidia module has
+		 * NVreg_EnableStreamMemOPs=1. */
+		c->f.cuDeviceGetAttribute(&v32, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1,
+					  c->dev);
+		c->f.cuDeviceGetAttribute(&v64, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+					  c->dev);
+		c->memop32 = c->f.cuStreamWriteValue32 != NULL;
+		c->memop64 = c->f.cuStreamWriteValue64 != NULL && v64;
+		(void)v32;
 	}
 	rc = cu_enter(c, &pushed);
 	if (rc) {
