@@ -543,6 +543,34 @@ void fs_opens_free_all(struct fs *fs)
 	}
 }
 
+/* Reply with @size bytes at @off of the open file's snapshot, which the
+ * caller holds fo->lock for.  The reply completes the caller's read, after
+ * which the kernel may release the file at once (on another thread in the
+ * multi-threaded loop): so copy, unlock, and only then reply, touching @fo
+ * no more. */
+static void reply_slice_unlock(fuse_req_t req, struct fs_open *fo, size_t size, off_t off)
+{
+	char small[512], *copy = small;
+	size_t len = 0;
+
+	if (off >= 0 && (size_t)off < fo->snap.len) {
+		len = fo->snap.len - (size_t)off;
+		if (len > size)
+			len = size;
+		if (len > sizeof(small))
+			copy = malloc(len);
+		if (copy)
+			memcpy(copy, fo->snap.buf + off, len);
+	}
+	pthread_mutex_unlock(&fo->lock);
+	if (!copy)
+		fuse_reply_err(req, ENOMEM);
+	else
+		fuse_reply_buf(req, copy, len);
+	if (copy != small)
+		free(copy);
+}
+
 static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
@@ -632,13 +660,7 @@ static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		}
 		fo->have_snap = true;
 	}
-	if ((size_t)off >= fo->snap.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, fo->snap.buf + off,
-			       size < fo->snap.len - (size_t)off ? size
-								 : fo->snap.len - (size_t)off);
-	pthread_mutex_unlock(&fo->lock);
+	reply_slice_unlock(req, fo, size, off);
 }
 
 static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -858,13 +880,7 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 		fo->have_snap = true;
 	}
-	if (off < 0 || (size_t)off >= fo->snap.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, fo->snap.buf + off,
-			       size < fo->snap.len - (size_t)off ? size
-								 : fo->snap.len - (size_t)off);
-	pthread_mutex_unlock(&fo->lock);
+	reply_slice_unlock(req, fo, size, off);
 }
 
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
