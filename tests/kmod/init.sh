@@ -84,6 +84,18 @@ else
 	echo "KTEST skip gpuasyncfs: ${FS_SKIP:-daemon not built}"
 fi
 
+# Debug kernel: leaks of our modules (kmemleak only reports objects
+# unreferenced for a few seconds, i.e. from the earlier steps).
+K=/sys/kernel/debug/kmemleak
+if [ -w $K ]; then
+	echo scan > $K; sleep 1; echo scan > $K
+	if grep -qE '\[(gpuasync|nv_p2p_stub)\]|(ga|stub)_[a-z0-9_]+\+0x' $K; then
+		bad kmemleak; head -60 $K
+	else
+		ok "kmemleak ($(grep -c unreferenced $K) unrelated reports)"
+	fi
+fi
+
 rmmod gpuasync && ok unload_final || bad unload_final
 stubstat && ok stub_clean_final || bad stub_clean_final
 rmmod nv_p2p_stub && ok unload_stub || bad unload_stub

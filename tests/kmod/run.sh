@@ -150,7 +150,7 @@ boot() { # NAME KERNEL CPIO MEM
 	if grep -q '^KTEST FAIL' "$txt"; then
 		ok=0
 	fi
-	if grep -nE 'BUG:|WARNING:|Oops|KASAN|Call Trace|circular locking|possible recursive locking|sleeping function called|inconsistent lock state|kmemleak:.*new suspected|Kernel panic|general protection' "$txt" |
+	if grep -nE 'BUG:|WARNING:|Oops|KASAN|Call Trace|circular locking|possible recursive locking|sleeping function called|inconsistent lock state|Kernel panic|general protection' "$txt" |
 		head -40; then
 		log "$name: kernel reported a problem (above)"
 		ok=0
