@@ -56,6 +56,10 @@ static unsigned int emulate_poll_us = 500;
 module_param(emulate_poll_us, uint, 0644);
 MODULE_PARM_DESC(emulate_poll_us, "how often the emulated firmware looks at its registers");
 
+static bool emulate_gpu_en = true;
+module_param(emulate_gpu_en, bool, 0444);
+MODULE_PARM_DESC(emulate_gpu_en, "AxiVersion's DATAGPU_EN bit of emulated cards (0: GPU async off)");
+
 static bool emulate_dma_barrier = true;
 module_param(emulate_dma_barrier, bool, 0444);
 MODULE_PARM_DESC(emulate_dma_barrier,
@@ -451,7 +455,7 @@ static int ga_emu_create(int i)
 	init_waitqueue_head(&e->wq);
 	e->gen_size = 4096;
 	e->gen_user = 0x02; /* SOF, as the read engine emits */
-	*(u32 *)(e->bar + GA_AXIVERSION_GPU_EN) = 1;
+	*(u32 *)(e->bar + GA_AXIVERSION_GPU_EN) = emulate_gpu_en;
 	*(u32 *)(e->bar + GA_AXIVERSION_CLOCK_HZ) = GA_EMU_CLOCK_HZ;
 	env.ctx = e;
 	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);

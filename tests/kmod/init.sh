@@ -62,6 +62,16 @@ insmod /t/gpuasync.ko emulate=99 2>/dev/null && { bad emulate_range; rmmod gpuas
 insmod /t/gpuasync.ko emulate=1 emulate_version=2 emulate_buffers=17 2>/dev/null &&
 	{ bad emulate_v1_buffers; rmmod gpuasync; } || ok emulate_v1_buffers
 
+# A card whose firmware has GPU async disabled.
+if insmod /t/gpuasync.ko emulate=1 emulate_gpu_en=0; then
+	[ "$(cat /sys/class/gpuasync/gpuasync_emu0/gpu_enabled)" = 0 ] && ok gpu_disabled_reported ||
+		bad gpu_disabled_reported
+	run /t/kt unsupported
+	rmmod gpuasync || bad unload_unsupported
+else
+	bad load_unsupported
+fi
+
 # Every other firmware version: V1 layout (1-3) and V5 (active bits).  V3
 # also takes the fixed post-stop wait that real cards before V5 get.
 for v in 1 3 5; do

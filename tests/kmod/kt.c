@@ -1023,6 +1023,33 @@ static void t_fork(void)
 	close(fd);
 }
 
+/* A card whose firmware has GPU async disabled (AxiVersion bit clear). */
+static void t_unsupported(void)
+{
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, KB64);
+	struct ga_buffer_ref ref = { .write = 1 };
+	struct ga_arm_many a = { .count = 1 };
+	uint32_t i = 0;
+
+	CHECK(ioctl(fd, GPU_Is_Gpu_Async_Supp, 0) == 0);
+	CHECK(ioctl(fd, GPU_Get_Gpu_Async_Ver, 0) >= 1, "the version is still reported");
+	CHECK_ERR(ioctl(fd, GPU_Get_Max_Buffers, 0), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(add_buf(fd, 1, g.va, KB64), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Rem_Nvidia_Memory, 0), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Enable_Tx, 1), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Enable_Rx, 1), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), GA_KERNEL_ENOTSUPP);
+	CHECK(get_table(fd, NULL, 0) == 0);
+	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION, "the DMA side still answers");
+	CHECK(stub_stats().pins == 0);
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 struct kcase {
@@ -1049,6 +1076,9 @@ static const struct kcase cases[] = {
 	{ "two_processes", t_two_processes },
 	{ "fork", t_fork },
 };
+
+/* Not part of "all": needs a card loaded with emulate_gpu_en=0. */
+static const struct kcase unsupported_case = { "unsupported", t_unsupported };
 
 static void identify(void)
 {
@@ -1110,6 +1140,13 @@ int main(int argc, char **argv)
 			cases[c].fn();
 			printf("KTEST %s %s (v%u)\n", case_failed ? "FAIL" : "ok", cases[c].name,
 			       version);
+			failed += case_failed;
+		}
+		if (strcmp(argv[i], unsupported_case.name) == 0) {
+			found = true;
+			case_failed = 0;
+			unsupported_case.fn();
+			printf("KTEST %s %s\n", case_failed ? "FAIL" : "ok", unsupported_case.name);
 			failed += case_failed;
 		}
 		if (!found) {
