@@ -274,8 +274,9 @@ START_TEST(killed_mid_run)
 	ck_assert_int_eq(sh("fusermount3 -uz $M"), 0);
 	ck_assert(!is_mounted(M.dir));
 	ck_assert(!pid_alive(pid));
-	/* the register file it could not remove is swept at the next start */
-	ck_assert_int_eq(count_shm(pid), 1);
+	/* the register file it could not remove is swept at the next start
+	 * (of any gpuasyncfs: a test running in parallel may be first) */
+	ck_assert_int_le(count_shm(pid), 1);
 	mnt_stop();
 	mnt_start(NULL);
 	ck_assert_int_eq(count_shm(pid), 0);
