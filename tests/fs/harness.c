@@ -96,10 +96,12 @@ void mnt_start(const char *extra)
 	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(M.dir));
 	setenv("M", M.dir, 1);
-	/* Hermetic: no /etc/gpuasyncfs.conf of the machine unless asked for. */
-	snprintf(args, sizeof(args), "-f --sim %s %s %s", M.dir,
-		 extra && strstr(extra, "config=") ? "" : "-o config=/dev/null",
-		 extra ? extra : "");
+	/* Hermetic: no /etc/gpuasyncfs.conf of the machine unless asked for.
+	 * GAFS_TEST_EXTRA adds options to every mount (ctest runs some suites
+	 * again with "-o threads=4": the multi-threaded loop). */
+	snprintf(args, sizeof(args), "-f --sim %s %s %s %s", M.dir,
+		 extra && strstr(extra, "config=") ? "" : "-o config=/dev/null", extra ? extra : "",
+		 getenv("GAFS_TEST_EXTRA") ? getenv("GAFS_TEST_EXTRA") : "");
 	M.pid = daemon_spawn(args);
 	ck_assert_int_gt(M.pid, 0);
 	for (int t = 0; t < 10000; t += 10) {
