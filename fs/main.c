@@ -97,6 +97,7 @@ static void usage(const char *prog)
 	       "\n",
 	       prog, GA_DEFAULT_CONFIG_PATH);
 	printf("FUSE options:\n");
+	fflush(stdout);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -376,6 +377,7 @@ int main(int argc, char *argv[])
 		printf("gpuasyncfs %s (libgpuasync %s)\n", GPUASYNC_VERSION_STRING,
 		       GPUASYNC_VERSION_STRING);
 		printf("FUSE library version %s\n", fuse_pkgversion());
+		fflush(stdout); /* fuse_lowlevel_version runs fusermount3 */
 		fuse_lowlevel_version();
 		ret = 0;
 		goto out_free_args;
