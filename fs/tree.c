@@ -613,8 +613,12 @@ static int list_dir(fuse_req_t req, struct fs *fs, const struct fs_open *fo, fus
 {
 	const struct fs_node *dn = fo->node;
 	enum fs_dir d = dn->dir;
+	enum ga_dir gdir;
 	int ret = 0;
 
+	/* a buffer directory listed after its buffer went away */
+	if (row_per_buffer(dn, &gdir) && !ga_buf_get(fs->dev, gdir, fo->idx))
+		return -ENOENT;
 	sb_reset(sb);
 	ret |= dirbuf_add(req, sb, ".", ino, S_IFDIR);
 	ret |= dirbuf_add(req, sb, "..", FUSE_ROOT_ID, S_IFDIR);
@@ -653,9 +657,11 @@ static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 
 	pthread_mutex_lock(&fo->lock);
 	if (off == 0 || !fo->have_snap) {
-		if (list_dir(req, fs, fo, ino, &fo->snap) < 0) {
+		int ret = list_dir(req, fs, fo, ino, &fo->snap);
+
+		if (ret < 0) {
 			pthread_mutex_unlock(&fo->lock);
-			fuse_reply_err(req, ENOMEM);
+			fuse_reply_err(req, -ret);
 			return;
 		}
 		fo->have_snap = true;
