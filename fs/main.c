@@ -169,6 +169,10 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		o->positional[o->npositional] = strdup(arg);
 		return o->positional[o->npositional++] ? 0 : -1;
 	case FUSE_OPT_KEY_OPT:
+		/* fstab comments and systemd's x-systemd.*: mount(8) drops them,
+		 * mount.fuse3 run by hand passes them on. */
+		if (!strncmp(arg, "x-", 2))
+			return 0;
 		if (is_config_key(o, arg, strcspn(arg, "="))) {
 			grown = realloc(o->settings, sizeof(*grown) * (size_t)(o->nsettings + 1));
 			if (!grown)

@@ -172,7 +172,7 @@ START_TEST(leading_source_argument)
 	ck_assert_ptr_nonnull(mkdtemp(M.dir));
 	setenv("M", M.dir, 1);
 	ck_assert_int_eq(sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 'gpuasyncfs#sim' \"$M\" "
-			    "-o version=5,allow_other"),
+			    "-o version=5,allow_other,nofail,x-systemd.requires=x.device"),
 			 0);
 	ck_assert(is_mounted(M.dir));
 	ck_assert_uint_eq(readnum("device/version"), 5);
