@@ -23,7 +23,13 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/kmod
-OUT=${GA_KMOD_OUT:-$(mktemp -d /tmp/gpuasync-kmod.XXXXXX)}
+OUT=${GA_KMOD_OUT:-}
+KEEP=1
+if [ -z "$OUT" ]; then
+	OUT=$(mktemp -d /tmp/gpuasync-kmod.XXXXXX)
+	KEEP=0 # a temp dir of a passing run is removed; a failing one is kept
+fi
+mkdir -p "$OUT"
 TIMEOUT=${GA_KMOD_TIMEOUT:-900}
 DEBUG=${GA_KMOD_DEBUG_KERNEL:-auto}
 log() { echo "kmod: $*"; }
@@ -190,5 +196,10 @@ if [ "$DEBUG" != 0 ]; then
 	fi
 fi
 
-[ $status = 0 ] && log "PASS" || log "FAIL"
+if [ $status = 0 ]; then
+	log "PASS"
+	[ $KEEP = 1 ] || rm -rf "$OUT"
+else
+	log "FAIL (logs kept in $OUT)"
+fi
 exit $status
