@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The directories of the tree and the files at its top: README, errors,
- * metrics, config and device/.  Register, buffer and sim files live in
+ * metrics (and prometheus/gpuasync.prom, the same for node_exporter's
+ * textfile collector), config and device/.  Register, buffer and sim files live in
  * their own modules; this file only lists them as rows.
  *
  *   $ cat /mnt/gpuasync/device/version
@@ -87,6 +88,12 @@ const struct fs_node fs_core_rows[] = {
 	  .doc = "Prometheus text exposition: counters, latencies (seconds), buffer states" },
 	{ .name = "config", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_config,
 	  .reg = -1, .doc = "the effective configuration (ini)" },
+	/* node_exporter's textfile collector reads *.prom files of a directory:
+	 * --collector.textfile.directory=MOUNTPOINT/prometheus */
+	DIR_ROW("prometheus", FS_D_ROOT, FS_D_PROMETHEUS,
+		.doc = "point node_exporter's textfile collector here"),
+	{ .name = "gpuasync.prom", .parent = FS_D_PROMETHEUS, .dir = FS_D_NONE, .mode = 0444,
+	  .show = fs_show_metrics, .reg = -1, .doc = "the metrics file again, under a name node_exporter reads" },
 	DIR_ROW("device", FS_D_ROOT, FS_D_DEVICE, .doc = "identity of the card, read at mount"),
 	DEV_ROW(backend, "driver in use: sim or datadev"),
 	DEV_ROW(path, "device path or simulated-card spec"),

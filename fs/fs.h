@@ -48,6 +48,7 @@ enum fs_dir {
 	FS_D_RLAT,	   /* read_buffers/<i>/latency/ */
 	FS_D_SIM,
 	FS_D_SIM_STATS,
+	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
 	FS_D_COUNT
 };
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,17 +151,19 @@ START_TEST(node_exporter_scrapes)
 	}
 	mnt_start(NULL);
 	make_states();
-	/* the textfile collector reads *.prom: a link to the mount's metrics */
+	/* the textfile collector pointed at the mount itself (prometheus/),
+	 * and at a directory holding a link to metrics (the other way) */
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(sh("ln -s $M/metrics %s/gpuasync.prom", dir), 0);
 	snprintf(args, sizeof(args),
 		 "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
 		 "--collector.disable-defaults --collector.textfile "
-		 "--collector.textfile.directory=%s >/dev/null 2>&1",
-		 port, dir);
+		 "--collector.textfile.directory=%s/prometheus >/dev/null 2>&1",
+		 port, M.dir);
 	ne = fork();
 	if (ne == 0) {
 		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test */
 		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
 		_exit(127);
 	}
@@ -172,12 +175,34 @@ START_TEST(node_exporter_scrapes)
 		port);
 	kill(ne, SIGTERM);
 	waitpid(ne, &st, 0);
-	sh("rm -rf %s", dir);
 	ck_assert_msg(strstr(out, "\ngpuasync_rx_frame_count_total ") != NULL,
 		      "node_exporter did not export the mount's metrics");
 	ck_assert_ptr_nonnull(strstr(
 		out, "gpuasync_buffer_state{buffer=\"0\",direction=\"write\",state=\"READY\"} 1"));
 	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
+	free(out);
+
+	snprintf(args, sizeof(args),
+		 "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
+		 "--collector.disable-defaults --collector.textfile "
+		 "--collector.textfile.directory=%s >/dev/null 2>&1",
+		 port + 1, dir);
+	ne = fork();
+	if (ne == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test */
+		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+		_exit(127);
+	}
+	out = sh_out(
+		"for i in $(seq 100); do python3 -c 'import urllib.request\n"
+		"print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
+		"2>/dev/null && break; sleep 0.1; done",
+		port + 1);
+	kill(ne, SIGTERM);
+	waitpid(ne, &st, 0);
+	sh("rm -rf %s", dir);
+	ck_assert_ptr_nonnull(strstr(out, "\ngpuasync_rx_frame_count_total "));
 	free(out);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
