@@ -13,8 +13,9 @@
  * (converted with device/clock_hz) and "_bytes" for sizes.  Fields the
  * driver programs (counts, addresses) and write-only strobes are left out:
  * they are plumbing, not state.  Per-buffer values carry direction and
- * buffer labels.  Point node_exporter's textfile collector, or any scraper
- * that reads a file, at this file (examples/).
+ * buffer labels.  The same text is prometheus/gpuasync.prom, so that
+ * node_exporter's textfile collector (which reads *.prom files of one
+ * directory) can be pointed at MOUNTPOINT/prometheus.
  *
  * One render reads every register once and every buffer's state once;
  * with 1024 buffers it stays well under the 2 ms goal (bench/).
