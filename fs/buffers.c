@@ -73,7 +73,7 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 	count = ga_buf_count(fs->dev, dir);
 	if (i < GA_MAX_BUFFERS && ga_buf_get(fs->dev, dir, i)) {
 		ret = fs_err(-EEXIST, "%s/%u exists", dir_name(dir), i);
-	} else if (i >= fs->info.max_buffers) {
+	} else if (i >= fs->info.max_buffers || i >= GA_MAX_BUFFERS) {
 		ret = fs_err(-ERANGE, "index %u: the firmware has %u buffers per direction (0..%u)",
 			     i, fs->info.max_buffers, fs->info.max_buffers - 1);
 	} else if (count >= lim) {
