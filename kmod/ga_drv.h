@@ -30,6 +30,12 @@ struct ga_card_ops {
 	/* 32-bit access at byte offset @off of BAR0 (already range-checked). */
 	u32 (*read32)(struct ga_card *card, u32 off);
 	void (*write32)(struct ga_card *card, u32 off, u32 val);
+	/*
+	 * Optional: the two words at @off (low) and @off + 4 (high) as one
+	 * update, so the card never sees half an address (a disabled core
+	 * writes a header to write address 0 for every incoming frame).
+	 */
+	void (*write64)(struct ga_card *card, u32 off, u64 val);
 	/* Map BAR0 bytes [bar_off, bar_off + vma size) into @vma. */
 	int (*mmap)(struct ga_card *card, struct vm_area_struct *vma, u64 bar_off);
 	/*

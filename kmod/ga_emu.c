@@ -180,6 +180,22 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 	wake_up(&e->wq);
 }
 
+/* Both words under one model_lock hold: the model never sees half. */
+static void ga_emu_write64(struct ga_card *card, u32 off, u64 val)
+{
+	struct ga_emu *e = card->priv;
+
+	if (!ga_emu_in_core(off) || !ga_emu_in_core(off + 4)) {
+		ga_emu_write32(card, off, lower_32_bits(val));
+		ga_emu_write32(card, off + 4, upper_32_bits(val));
+		return;
+	}
+	mutex_lock(&e->model_lock);
+	ga_model_reg_write(e->m, off - GA_CORE_OFFSET, lower_32_bits(val));
+	ga_model_reg_write(e->m, off + 4 - GA_CORE_OFFSET, upper_32_bits(val));
+	mutex_unlock(&e->model_lock);
+}
+
 static int ga_emu_mmap(struct ga_card *card, struct vm_area_struct *vma, u64 bar_off)
 {
 	struct ga_emu *e = card->priv;
@@ -219,6 +235,7 @@ static void ga_emu_destroy(struct ga_card *card)
 static const struct ga_card_ops ga_emu_ops = {
 	.read32 = ga_emu_read32,
 	.write32 = ga_emu_write32,
+	.write64 = ga_emu_write64,
 	.mmap = ga_emu_mmap,
 	.dma_barrier = ga_emu_dma_barrier,
 	.stop = ga_emu_stop,
@@ -229,6 +246,7 @@ static const struct ga_card_ops ga_emu_ops = {
 static const struct ga_card_ops ga_emu_ops_nobarrier = {
 	.read32 = ga_emu_read32,
 	.write32 = ga_emu_write32,
+	.write64 = ga_emu_write64,
 	.mmap = ga_emu_mmap,
 	.stop = ga_emu_stop,
 	.destroy = ga_emu_destroy,

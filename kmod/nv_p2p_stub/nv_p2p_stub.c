@@ -70,6 +70,12 @@ module_param(reenter_unmap, bool, 0644);
 MODULE_PARM_DESC(reenter_unmap,
 		 "dma_unmap_pages runs the pin's callback synchronously first (tests re-entry guards)");
 
+static int invalidate_on_map;
+module_param(invalidate_on_map, int, 0644);
+MODULE_PARM_DESC(invalidate_on_map,
+		 "the next N dma_map_pages find their memory freed: the callback runs first "
+		 "(tests a callback that arrives while the client is still setting up)");
+
 /* ---- structures ---------------------------------------------------------- */
 
 #define STUB_GPU_PAGE (64 * 1024)
@@ -478,6 +484,19 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table 
 	if (READ_ONCE(fail_dma_map) > 0) {
 		WRITE_ONCE(fail_dma_map, fail_dma_map - 1);
 		return -ENOMEM;
+	}
+	if (READ_ONCE(invalidate_on_map) > 0) {
+		WRITE_ONCE(invalidate_on_map, invalidate_on_map - 1);
+		mutex_lock(&stub.lock);
+		pin = stub_find_pin(page_table);
+		if (pin && pin->state == PIN_LIVE) {
+			pin->state = PIN_CB_RUNNING;
+			kref_get(&pin->ref);
+			mutex_unlock(&stub.lock);
+			stub_fire(pin); /* the memory went away meanwhile */
+		} else {
+			mutex_unlock(&stub.lock);
+		}
 	}
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)

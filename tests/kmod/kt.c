@@ -392,6 +392,10 @@ static void t_add_bad(void)
 	CHECK_ERR(add_buf(fd, 1, g.va, 2 * KB64), EINVAL); /* not bus-contiguous */
 	CHECK_OK(add_buf(fd, 1, g.va, KB64));              /* one page is always contiguous */
 	CHECK_OK(stub_param("scatter", "0"));
+	/* The memory goes away between get_pages and dma_map_pages. */
+	CHECK_OK(stub_param("invalidate_on_map", "1"));
+	CHECK_ERR(add_buf(fd, 1, g.va + KB64, KB64), ENXIO);
+	CHECK(get_table(fd, NULL, 0) == 1, "a half-set-up buffer must not stay");
 	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
 	st = stub_stats();
 	CHECK(st.pins == 0 && st.mappings == 0, "pins %llu maps %llu",
@@ -807,6 +811,34 @@ static void t_invalidate_race(void)
 	close(fd);
 }
 
+/*
+ * A disabled core writes the header of every dropped frame to write
+ * address 0: while buffer 0 is programmed and cleared over and over, no
+ * frame may ever see half an address (one word old, one new).
+ */
+static void t_addr_atomic(void)
+{
+	int fd = open_card(), s = open_stub(), k;
+	struct gmem g = galloc(s, KB64);
+	uint32_t err0 = field(fd, GA_REG_AXI_WRITE_ERROR_COUNT, 0);
+	long dr0 = sys_read("dropped");
+
+	CHECK_OK(sys_write("gen_size", "64"));
+	CHECK_OK(sys_write("gen_frames", "100000000"));
+	for (k = 0; k < 300; k++) {
+		CHECK_OK(add_buf(fd, 1, g.va, KB64));
+		CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	}
+	CHECK_OK(sys_write("gen_frames", "0"));
+	CHECK(sys_read("dropped") > dr0, "no frames were dropped meanwhile");
+	CHECK(field(fd, GA_REG_AXI_WRITE_ERROR_COUNT, 0) == err0,
+	      "a dropped frame's header went to a half-written address");
+	check_clean(fd, "after address churn");
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
 /* A driver that calls the callback from inside dma_unmap_pages. */
 static void t_reentry(void)
 {
@@ -1069,6 +1101,7 @@ static const struct kcase cases[] = {
 	{ "invalidate", t_invalidate },
 	{ "invalidate_race", t_invalidate_race },
 	{ "reentry", t_reentry },
+	{ "addr_atomic", t_addr_atomic },
 	{ "host_memory", t_host_memory },
 	{ "bad_pointers", t_bad_pointers },
 	{ "close_without_remove", t_close_without_remove },
