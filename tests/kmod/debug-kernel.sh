@@ -91,4 +91,8 @@ nice -n 10 make -C "$S" O="$B" -j"$JOBS" bzImage modules >"$B/build.log" 2>&1 ||
 	{ tail -30 "$B/build.log" >&2; exit 1; }
 log "built in $(( $(date +%s) - t0 )) s"
 touch "$B/.complete"
+# Older builds (another source version or fragment) are 2+ GiB each: drop them.
+for old in "$CACHE"/debug-* "$CACHE"/src-*; do
+	[ "$old" = "$B" ] || [ "$old" = "$S" ] || rm -rf "$old"
+done
 echo "$B"
