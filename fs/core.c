@@ -14,6 +14,15 @@
  *
  * device/ shows the identity read once when the device was opened (like
  * sysfs identity attributes); it does not change while mounted.
+ * device/registers_path says where another process maps the register block
+ * (a CUDA consumer re-arming buffers from the GPU):
+ *
+ *   $ cat /mnt/gpuasync/device/registers_path
+ *   /dev/shm/gpuasync-sim-4242-0 0x0
+ *
+ * one line, the file to open and the byte offset to mmap GA_CORE_SIZE bytes
+ * at, separated by the last space (hex, so a BAR offset reads as one).  It is
+ * absent when the driver does not let the block be mapped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,6 +79,29 @@ static int show_memory_note(struct fs_ctx *c, struct strbuf *sb)
 	return sb_printf(sb, "%s\n", *note ? note : "GPU memory in use") ? -ENOMEM : 0;
 }
 
+static int show_registers_path(struct fs_ctx *c, struct strbuf *sb)
+{
+	char path[512];
+	uint64_t off = 0;
+	int ret = ga_dev_reg_path(c->fs->dev, path, sizeof(path), &off);
+
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "%s 0x%llx\n", path, (unsigned long long)off) ? -ENOMEM : 0;
+}
+
+/* Mount-time check: a datadev driver that cannot map the block has no
+ * path to give (absent, not failing). */
+static bool has_registers_path(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	char path[512];
+	uint64_t off;
+
+	(void)n;
+	(void)idx;
+	return ga_dev_reg_path(fs->dev, path, sizeof(path), &off) == 0;
+}
+
 /* clang-format off */
 #define DIR_ROW(nm, par, d, ...) { .name = nm, .parent = par, .dir = d, .mode = 0555, .reg = -1, __VA_ARGS__ }
 #define DEV_ROW(nm, docstr) \
@@ -107,6 +139,9 @@ const struct fs_node fs_core_rows[] = {
 	DEV_ROW(memory, "gpu (CUDA device memory) or host (no GPU: host memory)"),
 	{ .name = "memory_note", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
 	  .show = show_memory_note, .reg = -1, .doc = "why host memory is used, if it is" },
+	{ .name = "registers_path", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
+	  .show = show_registers_path, .visible = has_registers_path, .reg = -1,
+	  .doc = "'FILE 0xOFFSET': mmap 0x8000 bytes of FILE at OFFSET to reach the registers" },
 	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,
 		.doc = "one file per register field of the running firmware"),
 	DIR_ROW("buffers", FS_D_ROOT, FS_D_BUFFERS,

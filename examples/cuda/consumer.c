@@ -188,7 +188,8 @@ static void usage(void)
 		"  -q SEQ      frame number of the first frame (default 0)\n"
 		"  -l          loopback: send every payload back through read_buffers/<i>\n"
 		"  -g SIZE     start the simulated card's generator for N frames of SIZE bytes\n"
-		"  -R PATH[:OFF] register block to map (default: device/registers_path)\n"
+		"  -R PATH[:OFF] register block to map instead of the one device/registers_path\n"
+		"              names (\"PATH 0xOFF\" there)\n"
 		"  -d GPU      CUDA device ordinal (default: 0)\n"
 		"  -v          print every frame header\n");
 	exit(2);
@@ -298,15 +299,20 @@ int main(int argc, char **argv)
 			    "PATH[:OFF]",
 			    mnt, strerror(-rc));
 	}
-	/* "PATH" or "PATH:OFFSET" or "PATH OFFSET" */
+	/* device/registers_path is "PATH 0xOFFSET"; -R also takes "PATH:OFFSET"
+	 * or "PATH".  The last separator splits, so PATH itself may hold one. */
 	{
-		char *sep = strrchr(regpath, ':');
+		char *sep = strrchr(regpath, ' ');
 
-		if (!sep)
-			sep = strchr(regpath, ' ');
+		if (!sep && reg_arg)
+			sep = strrchr(regpath, ':');
 		if (sep) {
+			char *end;
+
 			*sep = '\0';
-			reg_off = strtoull(sep + 1, NULL, 0);
+			reg_off = strtoull(sep + 1, &end, 0);
+			if (end == sep + 1 || *end)
+				die("register block '%s': '%s' is not an offset", regpath, sep + 1);
 		}
 	}
 	iomem = strncmp(regpath, "/dev/shm/", 9) != 0;

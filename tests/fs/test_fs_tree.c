@@ -2,8 +2,9 @@
 /*
  * The tree (DESIGN §3) on a real mount: device/, registers/ generated from
  * the register table (one file per scalar field of the running version,
- * modes by access, absent fields absent), registers/raw, config, README
- * listing exactly what readdir finds, for V1 and V4 firmware.
+ * modes by access, absent fields absent), registers/raw,
+ * device/registers_path mapped from this process, config, README listing
+ * exactly what readdir finds, for V1 and V4 firmware.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,44 @@ START_TEST(device_files)
 	ck_assert_int_eq(sh("test \"$(cat $M/device/layout)\" = v4"), 0);
 	/* Identity is read-only, even for root. */
 	expect_refused("device/version", "5\n", EACCES);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* device/registers_path names the block another process maps: this
+ * daemon's shared-memory file at offset 0, live (a word stored through the
+ * mapping is what registers/ shows). */
+START_TEST(registers_path_maps)
+{
+	char path[256], want[64], *s;
+	unsigned long long off = 1;
+	volatile uint32_t *regs;
+	uint32_t w;
+	int fd;
+
+	mnt_start("-o version=4");
+	s = readf("device/registers_path");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(sscanf(s, "%255s 0x%llx", path, &off) == 2, "registers_path '%s'", s);
+	ck_assert_msg(strchr(s, ' ') == strrchr(s, ' ') && s[strlen(s) - 1] == '\n',
+		      "registers_path is one line 'FILE 0xOFFSET': '%s'", s);
+	free(s);
+	snprintf(want, sizeof(want), "/dev/shm/gpuasync-sim-%d-", (int)M.pid);
+	ck_assert_msg(!strncmp(path, want, strlen(want)), "%s is not %s*", path, want);
+	ck_assert_uint_eq(off, 0);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	close(fd);
+	ck_assert(regs != MAP_FAILED);
+	ck_assert_uint_eq(regs[0x30 / 4] & 0xff, 4); /* version */
+	w = regs[0x04 / 4];
+	regs[0x04 / 4] = (w & ~0xfu) | 0x6; /* ar_cache */
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
+	ck_assert_int_eq(sh("echo 0x9 > $M/registers/ar_cache"), 0);
+	ck_assert_uint_eq(regs[0x04 / 4] & 0xf, 9);
+	munmap((void *)regs, GA_CORE_SIZE);
+	expect_refused("device/registers_path", "/tmp/x 0x0\n", EACCES);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -322,6 +362,7 @@ int main(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, device_files);
+	tcase_add_test(tc, registers_path_maps);
 	tcase_add_test(tc, registers_from_table_v1);
 	tcase_add_test(tc, registers_from_table_v4);
 	tcase_add_test(tc, registers_from_table_v5);
