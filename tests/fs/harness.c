@@ -125,13 +125,16 @@ void mnt_start(const char *extra)
 int mnt_stop(void)
 {
 	int st = -1, rc = -1;
-	char cmd[400];
+	char cmd[700];
 
 	if (!M.dir[0])
 		return -1;
 	if (is_mounted(M.dir)) {
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s 2>/dev/null || fusermount3 -uz %s",
-			 M.dir, M.dir);
+		/* umount(8) where fusermount3 is not installed (root only) */
+		snprintf(cmd, sizeof(cmd),
+			 "{ fusermount3 -u %s || umount %s || fusermount3 -uz %s || umount -l %s; "
+			 "} 2>/dev/null",
+			 M.dir, M.dir, M.dir, M.dir);
 		if (system(cmd) != 0) {
 			/* fall through: the kill below still ends the daemon */
 		}
@@ -213,6 +216,28 @@ char *sh_out(const char *fmt, ...)
 	vsh(&out, fmt, ap);
 	va_end(ap);
 	return out;
+}
+
+bool have_cmd(const char *name)
+{
+	if (sh("command -v %s >/dev/null 2>&1", name) == 0)
+		return true;
+	printf("SKIP: %s is not installed\n", name);
+	return false;
+}
+
+const char *umount_cmd(bool lazy)
+{
+	static int have = -1;
+
+	if (have < 0) {
+		have = sh("command -v fusermount3 >/dev/null 2>&1") == 0;
+		if (!have)
+			printf("NOTE: fusermount3 is not installed; unmounting with umount(8)\n");
+	}
+	if (have)
+		return lazy ? "fusermount3 -uz" : "fusermount3 -u";
+	return lazy ? "umount -l" : "umount";
 }
 
 const char *P(const char *rel)

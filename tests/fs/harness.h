@@ -44,6 +44,14 @@ int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, returning stdout (malloc'd, never NULL). */
 char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Is @name on PATH?  Prints "SKIP: name is not installed" when not, so a
+ * test that skips a part says so (Check has no skipped state). */
+bool have_cmd(const char *name);
+
+/* "fusermount3 -u" ("-uz" when @lazy), or umount(8)'s "umount" ("umount -l")
+ * where fusermount3 is not installed (the tests run as root there). */
+const char *umount_cmd(bool lazy);
+
 /* Paths relative to the mountpoint. */
 const char *P(const char *rel);
 /* Whole file as a string (malloc'd), or NULL with errno set. */

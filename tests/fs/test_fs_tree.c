@@ -4,7 +4,8 @@
  * the register table (one file per scalar field of the running version,
  * modes by access, absent fields absent), registers/raw,
  * device/registers_path mapped from this process, config, README listing
- * exactly what readdir finds, for V1 and V4 firmware.
+ * exactly what readdir finds, for V1 and V4 firmware; ipc_handle exactly
+ * when device/memory says gpu.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -255,15 +256,15 @@ START_TEST(config_file_and_options)
 	dprintf(fd, "[sim]\nversion = 9\n");
 	close(fd);
 	setenv("GAFS", GAFS_BIN, 1);
-	ck_assert_int_eq(
-		sh("d=$(mktemp -d); \"$GAFS\" -o config=%s --sim $d 2>$d.err; rc=$?; "
-		   "grep -q version $d.err; g=$?; rm -f $d.err; "
-		   "mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ] && [ $g -eq 0 ]",
-		   conf),
-		0);
+	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" -o config=%s --sim $d 2>$d.err; rc=$?; "
+			    "grep -q version $d.err; g=$?; rm -f $d.err; "
+			    "mountpoint -q $d && %s $d; rmdir $d; [ $rc -ne 0 ] && [ $g -eq 0 ]",
+			    conf, umount_cmd(false)),
+			 0);
 	ck_assert_int_eq(
 		sh("d=$(mktemp -d); \"$GAFS\" -o nosuchkey=1,version=77 --sim $d 2>/dev/null; "
-		   "rc=$?; mountpoint -q $d && fusermount3 -u $d; rmdir $d; [ $rc -ne 0 ]"),
+		   "rc=$?; mountpoint -q $d && %s $d; rmdir $d; [ $rc -ne 0 ]",
+		   umount_cmd(false)),
 		0);
 	unlink(conf);
 }
@@ -330,7 +331,20 @@ START_TEST(absent_not_failing)
 	ck_assert_int_eq(stat(P("buffers/1/latency"), &st), -1);
 	ck_assert_int_eq(sh("ls $M/buffers/1 | grep -q latency"), 1);
 	ck_assert_int_eq(stat(P("registers/route_mask0"), &st), -1);
-	ck_assert_int_eq(stat(P("buffers/0/ipc_handle"), &st), -1); /* host memory */
+	/* ipc_handle exactly when buffers are CUDA memory (device/memory) */
+	{
+		char *mem = readf("device/memory");
+		bool gpu;
+
+		ck_assert_ptr_nonnull(mem);
+		ck_assert_msg(!strcmp(mem, "gpu\n") || !strcmp(mem, "host\n"), "memory '%s'", mem);
+		gpu = !strcmp(mem, "gpu\n");
+		free(mem);
+		ck_assert_int_eq(sh("mkdir $M/read_buffers/0"), 0);
+		ck_assert_int_eq(stat(P("buffers/0/ipc_handle"), &st), gpu ? 0 : -1);
+		ck_assert_int_eq(stat(P("read_buffers/0/ipc_handle"), &st), gpu ? 0 : -1);
+		ck_assert_int_eq(sh("ls $M/buffers/1 | grep -qx ipc_handle"), gpu ? 0 : 1);
+	}
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
