@@ -280,7 +280,37 @@ static int payload_area(struct fs_ctx *c, size_t *start, uint64_t *len)
 	return 0;
 }
 
+/* Bytes a read of data returns: the payload area of a read buffer; the
+ * last frame of a write buffer, header.size bytes (0 before the first
+ * frame or once a consumer cleared the doorbell).  stat reports the same
+ * (an 8-byte header read), so cp and cmp -s agree with cat. */
+static int data_len(struct fs_ctx *c, size_t *start, uint64_t *end)
+{
+	int ret = payload_area(c, start, end);
+
+	if (ret < 0)
+		return ret;
+	if (node_dir(c->node) == GA_DIR_WRITE) {
+		struct ga_header h;
+
+		ret = ga_buf_header(c->buf, &h);
+		if (ret < 0)
+			return ret;
+		if (h.size < *end)
+			*end = h.size;
+	}
+	return 0;
+}
+
 static uint64_t data_size(struct fs_ctx *c)
+{
+	size_t start;
+	uint64_t len;
+
+	return data_len(c, &start, &len) < 0 ? 0 : len;
+}
+
+static uint64_t area_size(struct fs_ctx *c)
 {
 	size_t start;
 	uint64_t len;
@@ -292,20 +322,10 @@ static ssize_t data_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 {
 	size_t start;
 	uint64_t end;
-	int ret = payload_area(c, &start, &end);
+	int ret = data_len(c, &start, &end);
 
 	if (ret < 0)
 		return ret;
-	if (node_dir(c->node) == GA_DIR_WRITE) {
-		struct ga_header h;
-
-		/* A landed frame is header.size bytes long; show just those. */
-		ret = ga_buf_header(c->buf, &h);
-		if (ret < 0)
-			return ret;
-		if (h.size < end)
-			end = h.size;
-	}
 	if (off < 0 || (uint64_t)off >= end)
 		return 0;
 	if (len > end - (uint64_t)off)
@@ -332,7 +352,7 @@ static ssize_t data_write(struct fs_ctx *c, const char *src, size_t len, off_t o
 
 static int store_send(struct fs_ctx *c, const char *buf, size_t len)
 {
-	uint64_t v, max = data_size(c);
+	uint64_t v, max = area_size(c);
 	int ret = fs_parse_u64(buf, len, max, true, &v);
 
 	if (ret < 0)
@@ -357,8 +377,8 @@ const struct fs_node fs_buffer_rows[] = {
 		.doc = "FREE (armed) | READY (frame landed) | IDLE | ERROR"),
 	BUF_ROW(FS_D_WBUF, "header", 0444, FS_LIVE, .show = show_header,
 		.doc = "decoded 8-byte descriptor of the last frame"),
-	BUF_ROW(FS_D_WBUF, "data", 0444, FS_BINARY, .read_bin = data_read, .size = data_size,
-		.doc = "payload of the last frame (binary, header.size bytes)"),
+	BUF_ROW(FS_D_WBUF, "data", 0444, FS_BINARY | FS_VARSIZE, .read_bin = data_read,
+		.size = data_size, .doc = "payload of the last frame (binary, header.size bytes)"),
 	BUF_ROW(FS_D_WBUF, "size", 0444, 0, .show = show_size,
 		.doc = "bytes allocated (header area included)"),
 	BUF_ROW(FS_D_WBUF, "gpu_address", 0444, 0, .show = show_gpu_address,

@@ -56,6 +56,7 @@ enum fs_dir {
 #define FS_LIVE	   0x01 /* value changes on its own: pollable (POLLPRI on change) */
 #define FS_BINARY  0x02 /* read_bin/write_bin at the caller's offset, not text */
 #define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
+#define FS_VARSIZE 0x08 /* size() changes on its own: stat attributes are not cached */
 
 struct fs;
 struct fs_node;
@@ -86,7 +87,8 @@ struct fs_node {
 	/* Binary files: bytes read/written at @off, or a negative errno. */
 	ssize_t (*read_bin)(struct fs_ctx *c, char *dst, size_t len, off_t off);
 	ssize_t (*write_bin)(struct fs_ctx *c, const char *src, size_t len, off_t off);
-	/* Size for stat (binary files); NULL = FS_TEXT_MAX. */
+	/* Size for stat (binary files): what a read from 0 to EOF returns.
+	 * NULL = FS_TEXT_MAX for text (sysfs convention), 0 for binary. */
 	uint64_t (*size)(struct fs_ctx *c);
 	/* Per-buffer rows: does buffer @idx have this file?  NULL = yes. */
 	bool (*visible)(struct fs *fs, const struct fs_node *n, unsigned int idx);

@@ -296,6 +296,14 @@ int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char
 	return off;
 }
 
+/* Seconds the kernel may keep a node's attributes: the skeleton is static,
+ * but a write buffer's data changes size with every frame, and cmp -s
+ * trusts st_size. */
+static double attr_timeout(const struct fs_node *n)
+{
+	return (n->flags & FS_VARSIZE) ? 0.0 : ENTRY_TIMEOUT;
+}
+
 static void node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
 {
 	const struct fs_node *n = &fs->rows[row];
@@ -395,7 +403,7 @@ static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigne
 	 * generation tells the kernel that inodes it still holds are stale. */
 	if (row_per_buffer(&fs->rows[row], &d))
 		e.generation = fs->slots[d][idx].gen;
-	e.attr_timeout = ENTRY_TIMEOUT;
+	e.attr_timeout = attr_timeout(&fs->rows[row]);
 	e.entry_timeout = ENTRY_TIMEOUT;
 	node_stat(fs, row, idx, &e.attr);
 	fuse_reply_entry(req, &e);
@@ -469,7 +477,7 @@ static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	node_stat(fs, row, idx, &st);
-	fuse_reply_attr(req, &st, ENTRY_TIMEOUT);
+	fuse_reply_attr(req, &st, attr_timeout(&fs->rows[row]));
 }
 
 static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,

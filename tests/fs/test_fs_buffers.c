@@ -48,6 +48,18 @@ START_TEST(write_buffer_lifecycle)
 	ck_assert_int_eq(sh("test \"$(cat $M/buffers/0/data)\" = 'hello, gpu'"), 0);
 	ck_assert_int_eq(
 		sh("test $(dd if=$M/buffers/0/data bs=3 skip=1 count=1 2>/dev/null) = 'lo,'"), 0);
+	/* st_size is what a read returns (the frame), so cmp -s and cp agree
+	 * with cat; not cached, so the next frame's size shows at once */
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/0/data) -eq 10"), 0);
+	ck_assert_int_eq(
+		sh("printf 'hello, gpu' > $M.f && cmp -s $M.f $M/buffers/0/data && "
+		   "cp $M/buffers/0/data $M.c && cmp -s $M.f $M.c; rc=$?; rm -f $M.f $M.c; "
+		   "exit $rc"),
+		0);
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable && printf abc > $M/sim/push"), 0);
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/0/data) -eq 3 && "
+			    "test \"$(cat $M/buffers/0/data)\" = abc"),
+			 0);
 	/* the engine is running: an armed buffer cannot go */
 	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable"), 0);
 	ck_assert_int_ne(sh("rmdir $M/buffers/0 2>/dev/null"), 0);
@@ -109,7 +121,8 @@ START_TEST(sizes)
 	mnt_start("-o version=4");
 	ck_assert_int_eq(sh("echo 128K > $M/buffers/alloc_size && mkdir $M/buffers/0"), 0);
 	ck_assert_uint_eq(readnum("buffers/0/size"), 131072);
-	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/0/data) -eq %u", 131072 - 32), 0);
+	/* write buffer data is the last frame: none yet */
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/buffers/0/data) -eq 0"), 0);
 	/* V4 write buffers share one size: a different one is refused while
 	 * buffers exist */
 	expect_refused("buffers/alloc_size", "64K", EINVAL);
@@ -152,6 +165,9 @@ START_TEST(read_buffer_send)
 	ck_assert_str_eq(s, "READY\n");
 	free(s);
 	ck_assert_int_eq(sh("test \"$(cat $M/sim/last_read)\" = 'FRAME to the FPGA'"), 0);
+	/* read buffer data is the whole payload area, at any offset */
+	ck_assert_int_eq(sh("test $(stat -c %%s $M/read_buffers/0/data) -eq %u", 65536 - 32), 0);
+	ck_assert_int_eq(sh("test $(wc -c < $M/read_buffers/0/data) -eq %u", 65536 - 32), 0);
 	ck_assert_uint_eq(readnum("sim/stats/reads"), 1);
 	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 1);
 	/* bigger than the payload area, zero, garbage: refused */
