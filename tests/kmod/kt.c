@@ -995,6 +995,40 @@ static void t_kill9(void)
 	close(fd);
 }
 
+/* kill -9 at arbitrary points of a process busy adding, arming, removing. */
+static void t_kill_busy(void)
+{
+	int fd = open_card(), k, st;
+
+	CHECK_OK(sys_write("gen_size", "256"));
+	CHECK_OK(sys_write("gen_frames", "100000000"));
+	for (k = 0; k < 8; k++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int c = open_card(), s = open_stub();
+			struct gmem g = galloc(s, 2 * KB64);
+			uint32_t idx[2] = { 0, 1 };
+			struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 2 };
+
+			for (;;) {
+				add_buf(c, 1, g.va, KB64);
+				add_buf(c, 1, g.va + KB64, KB64);
+				ioctl(c, GA_Arm_Buffers, &a);
+				ioctl(c, GPU_Enable_Tx, 1);
+				ioctl(c, GPU_Rem_Nvidia_Memory, 0);
+			}
+		}
+		usleep(3000 + 7919 * k % 20000);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		CHECK(WIFSIGNALED(st));
+	}
+	CHECK_OK(sys_write("gen_frames", "0"));
+	check_clean(fd, "after killing busy owners");
+	close(fd);
+}
+
 static void t_two_processes(void)
 {
 	int fd = open_card(), fd2, s = open_stub(), st;
@@ -1106,6 +1140,7 @@ static const struct kcase cases[] = {
 	{ "bad_pointers", t_bad_pointers },
 	{ "close_without_remove", t_close_without_remove },
 	{ "kill9", t_kill9 },
+	{ "kill_busy", t_kill_busy },
 	{ "two_processes", t_two_processes },
 	{ "fork", t_fork },
 };
