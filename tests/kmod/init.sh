@@ -28,7 +28,7 @@ insmod /t/nv_p2p_stub.ko || bad insmod_stub
 insmod /t/gpuasync.ko emulate=2 || bad insmod_gpuasync
 [ -c /dev/gpuasync_emu0 ] && [ -c /dev/gpuasync_emu1 ] && [ -c /dev/nv_p2p_stub ] &&
 	ok device_nodes || bad device_nodes
-ls -l /dev/gpuasync_emu0 | grep -q '^crw-rw-rw-' && ok device_mode || bad device_mode
+[ "$(stat -c %a /dev/gpuasync_emu0)" = 666 ] && ok device_mode || bad device_mode
 
 # The whole suite on V4 (the default), then the second card on its own.
 run /t/kt all

@@ -97,7 +97,8 @@ build_tests() {
 	FS_SKIP=
 	if [ ! -x "$ROOT/build/fs/gpuasyncfs" ] && [ ! -f "$ROOT/fs/main.c" ]; then
 		FS_SKIP="fs/ daemon not written yet (no build/fs/gpuasyncfs)"
-	elif ! gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE $(pkg-config --cflags fuse3) \
+	elif ! read -ra fuse_cflags <<<"$(pkg-config --cflags fuse3)" ||
+		! gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE "${fuse_cflags[@]}" \
 		-I"$ROOT/lib/include" -I"$ROOT/lib/src" -I"$ROOT/lib/model" -I"$ROOT/fs" \
 		-o "$OUT/t/gpuasyncfs" "$ROOT"/fs/*.c "$ROOT"/lib/src/*.c "$ROOT"/lib/model/*.c \
 		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt >"$OUT/fs.log" 2>&1; then
