@@ -294,7 +294,7 @@ static int reg_by_name(const char *name, enum ga_reg_id *id)
 
 int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index, uint32_t *val)
 {
-	enum ga_reg_id id;
+	enum ga_reg_id id = GA_REG_COUNT;
 	int rc = reg_by_name(name, &id);
 
 	return rc ? rc : ga_reg_read(dev, id, index, val);
@@ -302,7 +302,7 @@ int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index, u
 
 int ga_reg_write_name(struct ga_dev *dev, const char *name, unsigned int index, uint32_t val)
 {
-	enum ga_reg_id id;
+	enum ga_reg_id id = GA_REG_COUNT;
 	int rc = reg_by_name(name, &id);
 
 	return rc ? rc : ga_reg_write(dev, id, index, val);
