@@ -10,11 +10,12 @@
 # report in the kernel log.  Recipe: shared/docs/research/kmod-qemu.md.
 #
 # Modes (environment):
-#   (default)                 stock Debian kernel; then, if a debug kernel is
-#                             already cached, the same suite on it too
-#   GA_KMOD_DEBUG_KERNEL=1    also build the debug kernel if it is not cached
-#                             (KASAN + lockdep + sleep-in-atomic, ~11 min on 2
-#                             cores, cached in /var/cache/gpuasync-kmod)
+#   (default, =1)             stock Debian kernel, then the same suite on the
+#                             debug kernel (KASAN + lockdep + sleep-in-atomic),
+#                             built first if not cached (~11 min on 2 idle
+#                             cores; cached in $GA_KMOD_CACHE, default
+#                             /var/cache/gpuasync-kmod, keyed by its version)
+#   GA_KMOD_DEBUG_KERNEL=auto debug pass only if the kernel is already cached
 #   GA_KMOD_DEBUG_KERNEL=0    stock kernel only
 #   GA_KMOD_OUT=DIR           where builds and logs go (default: a temp dir)
 #   GA_KMOD_TIMEOUT=S         per boot (default 900)
@@ -31,7 +32,8 @@ if [ -z "$OUT" ]; then
 fi
 mkdir -p "$OUT"
 TIMEOUT=${GA_KMOD_TIMEOUT:-900}
-DEBUG=${GA_KMOD_DEBUG_KERNEL:-auto}
+DEBUG=${GA_KMOD_DEBUG_KERNEL:-1}
+CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
 
 # ---- packages -----------------------------------------------------------------
@@ -184,11 +186,11 @@ boot stock "/boot/vmlinuz-$KVER" "$OUT/stock.cpio.gz" 1024 || status=1
 if [ "$DEBUG" != 0 ]; then
 	B=
 	if [ "$DEBUG" = 1 ]; then
-		B=$("$HERE/debug-kernel.sh") || { log "FAIL: debug kernel build"; exit 1; }
+		B=$(GA_KMOD_CACHE=$CACHE "$HERE/debug-kernel.sh") || { log "FAIL: debug kernel build"; exit 1; }
 	else
-		B=$(ls -d /var/cache/gpuasync-kmod/debug-*/.complete 2>/dev/null | sort -V | tail -1 |
+		B=$(ls -d "$CACHE"/debug-*/.complete 2>/dev/null | sort -V | tail -1 |
 			xargs -r dirname)
-		[ -n "$B" ] || log "debug kernel not cached: skipped (GA_KMOD_DEBUG_KERNEL=1 builds it)"
+		[ -n "$B" ] || log "debug kernel not cached: skipped (GA_KMOD_DEBUG_KERNEL=1, the default, builds it)"
 	fi
 	if [ -n "$B" ]; then
 		build_modules "$B" "$OUT/debug" || exit 1
