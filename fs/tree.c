@@ -697,27 +697,43 @@ static void child_path(struct fs *fs, fuse_ino_t parent, const char *name, char 
 	snprintf(buf + n, len - n, "%s%s", n ? "/" : "", name);
 }
 
+/*
+ * The start mkdir and rmdir share: @parent must be buffers/ or read_buffers/
+ * (@why says what else is refused).  Fills @path (for errors) and @d; returns
+ * -1 after replying when the request ends here.
+ */
+static int collection_parent(fuse_req_t req, struct fs *fs, fuse_ino_t parent, const char *name,
+			     char *path, size_t len, enum fs_dir *d, const char *why)
+{
+	unsigned int prow, pidx;
+
+	fs_err_clear();
+	if (node_of(fs, parent, &prow, &pidx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return -1;
+	}
+	*d = fs->rows[prow].dir;
+	child_path(fs, parent, name, path, len);
+	if (!is_collection(*d)) {
+		fs_err(-EPERM, "%s", why);
+		fs_reply_fail(req, fs, path, -EPERM);
+		return -1;
+	}
+	return 0;
+}
+
 static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct fs *fs = req_fs(req);
-	unsigned int prow, pidx, idx;
+	unsigned int idx;
 	char path[256];
 	enum fs_dir d;
 	int ret;
 
 	(void)mode;
-	fs_err_clear();
-	if (node_of(fs, parent, &prow, &pidx) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (collection_parent(req, fs, parent, name, path, sizeof(path), &d,
+			      "only buffers/ and read_buffers/ have directories to make") < 0)
 		return;
-	}
-	d = fs->rows[prow].dir;
-	child_path(fs, parent, name, path, sizeof(path));
-	if (!is_collection(d)) {
-		fs_err(-EPERM, "only buffers/ and read_buffers/ have directories to make");
-		fs_reply_fail(req, fs, path, -EPERM);
-		return;
-	}
 	ret = fs_buffer_mkdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name, &idx);
 	if (ret < 0) {
 		fs_reply_fail(req, fs, path, ret);
@@ -730,24 +746,14 @@ static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = req_fs(req);
-	unsigned int prow, pidx;
 	char path[256];
 	enum fs_dir d;
 	int ret;
 
-	fs_err_clear();
-	if (node_of(fs, parent, &prow, &pidx) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (collection_parent(
+		    req, fs, parent, name, path, sizeof(path), &d,
+		    "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed") < 0)
 		return;
-	}
-	d = fs->rows[prow].dir;
-	child_path(fs, parent, name, path, sizeof(path));
-	if (!is_collection(d)) {
-		fs_err(-EPERM,
-		       "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed");
-		fs_reply_fail(req, fs, path, -EPERM);
-		return;
-	}
 	ret = fs_buffer_rmdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name);
 	if (ret < 0)
 		fs_reply_fail(req, fs, path, ret);

@@ -105,27 +105,6 @@ static int ga_number(const char *p, size_t n, size_t *used, uint64_t *out)
 	return 0;
 }
 
-int ga_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
-{
-	const char *p;
-	size_t n, used;
-	uint64_t v;
-	int rc;
-
-	rc = ga_trim(s, len, &p, &n);
-	if (rc)
-		return rc;
-	rc = ga_number(p, n, &used, &v);
-	if (rc)
-		return rc;
-	if (used != n)
-		return -EINVAL;
-	if (v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 /* "", "B", or K/M/G (any case) followed by nothing, "B" or "iB". */
 static int ga_size_shift(const char *p, size_t n, unsigned int *shift)
 {
@@ -160,9 +139,14 @@ static int ga_size_shift(const char *p, size_t n, unsigned int *shift)
 	return -EINVAL;
 }
 
-int ga_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out)
+/*
+ * A number, then (with @suffix) an optional size suffix; nothing else
+ * around it but blanks and one newline.  ga_parse_u64 and ga_parse_size
+ * differ only in the suffix.
+ */
+static int ga_parse_scaled(const char *s, size_t len, bool suffix, uint64_t max, uint64_t *out)
 {
-	unsigned int shift;
+	unsigned int shift = 0;
 	const char *p;
 	size_t n, used;
 	uint64_t v;
@@ -174,7 +158,10 @@ int ga_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out)
 	rc = ga_number(p, n, &used, &v);
 	if (rc)
 		return rc;
-	rc = ga_size_shift(p + used, n - used, &shift);
+	if (suffix)
+		rc = ga_size_shift(p + used, n - used, &shift);
+	else if (used != n)
+		rc = -EINVAL;
 	if (rc)
 		return rc;
 	if (v > (UINT64_MAX >> shift))
@@ -184,6 +171,16 @@ int ga_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int ga_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	return ga_parse_scaled(s, len, false, max, out);
+}
+
+int ga_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	return ga_parse_scaled(s, len, true, max, out);
 }
 
 static bool ga_word_eq(const char *p, size_t n, const char *word)

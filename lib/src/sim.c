@@ -1068,15 +1068,25 @@ static int get_sim(struct ga_dev *dev, struct sim **s)
 	return 0;
 }
 
-int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
+/* get_sim() for the calls that also need an argument (@what names it). */
+static int get_sim_arg(struct ga_dev *dev, const void *arg, const char *what, struct sim **s)
 {
-	struct sim *s = NULL;
-	int rc = get_sim(dev, &s);
+	int rc = get_sim(dev, s);
 
 	if (rc)
 		return rc;
-	if (!gen)
-		return ga_err(-EINVAL, "sim: NULL generator settings");
+	if (!arg)
+		return ga_err(-EINVAL, "sim: NULL %s", what);
+	return 0;
+}
+
+int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, gen, "generator settings", &s);
+
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&s->lock);
 	*gen = s->gen;
 	pthread_mutex_unlock(&s->lock);
@@ -1086,13 +1096,11 @@ int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
 int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 {
 	struct sim *s = NULL;
-	int rc = get_sim(dev, &s);
+	int rc = get_sim_arg(dev, gen, "generator settings", &s);
 	uint64_t t;
 
 	if (rc)
 		return rc;
-	if (!gen)
-		return ga_err(-EINVAL, "sim: NULL generator settings");
 	if (gen->size < 1 || gen->size > SIM_MAX_FRAME)
 		return ga_err(-ERANGE, "sim: frame size %u out of range 1..%u", gen->size,
 			      SIM_MAX_FRAME);
@@ -1234,12 +1242,10 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 {
 	struct sim *s = NULL;
-	int rc = get_sim(dev, &s);
+	int rc = get_sim_arg(dev, st, "stats", &s);
 
 	if (rc)
 		return rc;
-	if (!st)
-		return ga_err(-EINVAL, "sim: NULL stats");
 	pthread_mutex_lock(&s->lock);
 	if (s->crc_dirty) {
 		s->st.last_read_crc = ga_crc32(0, s->last_read, s->last_read_len);
