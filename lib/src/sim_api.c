@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * gpuasync/sim.h: the simulated card's controls (frame generator, pushing
+ * one frame, fault injection, statistics, the last frame read out).  Each
+ * checks that the device is a sim and takes only the model lock (s->lock,
+ * see sim_internal.h), so none waits for a backend op in progress.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* ---- gpuasync/sim.h --------------------------------------------------------- */
+
+static int get_sim(struct ga_dev *dev, struct sim **s)
+{
+	if (!dev)
+		return ga_err(-EINVAL, "sim: no device");
+	if (dev->be != &ga_backend_sim || !dev->priv)
+		return ga_err(-ENOTSUP, "not a simulated device: sim controls do not apply");
+	*s = dev->priv;
+	return 0;
+}
+
+/* get_sim() for the calls that also need an argument (@what names it). */
+static int get_sim_arg(struct ga_dev *dev, const void *arg, const char *what, struct sim **s)
+{
+	int rc = get_sim(dev, s);
+
+	if (rc)
+		return rc;
+	if (!arg)
+		return ga_err(-EINVAL, "sim: NULL %s", what);
+	return 0;
+}
+
+int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, gen, "generator settings", &s);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	*gen = s->gen;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, gen, "generator settings", &s);
+	uint64_t t;
+
+	if (rc)
+		return rc;
+	if (gen->size < 1 || gen->size > SIM_MAX_FRAME)
+		return ga_err(-ERANGE, "sim: frame size %u out of range 1..%u", gen->size,
+			      SIM_MAX_FRAME);
+	if (gen->rate_hz > NSEC_PER_SEC_U64)
+		return ga_err(-ERANGE, "sim: rate %llu above 1e9 frames per second",
+			      (unsigned long long)gen->rate_hz);
+	if ((unsigned int)gen->pattern > GA_PATTERN_ZERO)
+		return ga_err(-EINVAL, "sim: unknown pattern %d", (int)gen->pattern);
+
+	pthread_mutex_lock(&s->lock);
+	t = sim_mono_ns();
+	if (gen->running && !s->gen.running) {
+		/* A new run: frame numbers (the pattern seed) restart at 0. */
+		s->gen_seq = 0;
+		s->gen_t0 = t;
+		s->gen_n = 0;
+	} else if (gen->rate_hz != s->gen.rate_hz) {
+		s->gen_t0 = t;
+		s->gen_n = 0;
+	}
+	if (!gen->running)
+		ga_simdev_stall_end(s, t);
+	s->gen = *gen;
+	ga_simdev_kick(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeout_ms)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
+	enum ga_model_push r;
+	uint64_t t0, deadline;
+	bool waited = false;
+
+	if (rc)
+		return rc;
+	if (!payload || len == 0)
+		return ga_err(-EINVAL, "sim: a frame needs at least one byte");
+	if (len > SIM_MAX_FRAME)
+		return ga_err(-ERANGE, "sim: frame of %u bytes above 1G", len);
+	t0 = sim_mono_ns();
+	deadline = t0 + (timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ull : 0);
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		uint64_t t, w;
+		struct timespec ts;
+
+		ga_model_poll(&s->model); /* arms made through shared memory */
+		r = ga_model_push(&s->model, payload, len, s->gen.first_user, s->gen.last_user);
+		if (r != GA_PUSH_NO_BUFFER || s->stop)
+			break;
+		t = sim_mono_ns();
+		if (t >= deadline)
+			break;
+		waited = true;
+		/* Woken by the thread after it saw an arm; re-poll at least
+		 * every poll interval for arms nobody announces. */
+		w = t + SIM_POLL_BUSY_NS < deadline ? t + SIM_POLL_BUSY_NS : deadline;
+		ts = sim_abs_ts(w);
+		pthread_cond_timedwait(&s->changed, &s->lock, &ts);
+	}
+	if (waited || r == GA_PUSH_NO_BUFFER)
+		s->st.stalled_ns += sim_mono_ns() - t0;
+	if (r != GA_PUSH_NO_BUFFER)
+		ga_simdev_account(s, r, false);
+	ga_simdev_kick(s);
+	pthread_mutex_unlock(&s->lock);
+	if (r == GA_PUSH_NO_BUFFER)
+		return ga_err(-EAGAIN,
+			      "sim: no free buffer within %d ms (next write buffer not armed)",
+			      timeout_ms);
+	return 0;
+}
+
+const char *ga_sim_fault_name(enum ga_sim_fault f)
+{
+	switch (f) {
+	case GA_FAULT_WRITE_ERROR:
+		return "write_error";
+	case GA_FAULT_WRITE_TIMEOUT:
+		return "write_timeout";
+	case GA_FAULT_READ_ERROR:
+		return "read_error";
+	default:
+		return "unknown";
+	}
+}
+
+int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
+
+	if (rc)
+		return rc;
+	switch (fault) {
+	case GA_FAULT_WRITE_ERROR:
+		if (code > 3)
+			return ga_err(-ERANGE,
+				      "sim: AXI write error code %u: must be 1..3 "
+				      "(0 = SLVERR, 2)",
+				      code);
+		break;
+	case GA_FAULT_READ_ERROR:
+		if (code > 7)
+			return ga_err(-ERANGE,
+				      "sim: AXI read error code %u: must be 1..7 "
+				      "(0 = SLVERR, 2)",
+				      code);
+		break;
+	case GA_FAULT_WRITE_TIMEOUT:
+		break;
+	default:
+		return ga_err(-EINVAL, "sim: unknown fault %d", (int)fault);
+	}
+	if (code == 0)
+		code = 2;
+	pthread_mutex_lock(&s->lock);
+	switch (fault) {
+	case GA_FAULT_WRITE_ERROR:
+		s->model.faults.write_error = count;
+		s->model.faults.write_error_code = code;
+		break;
+	case GA_FAULT_WRITE_TIMEOUT:
+		s->model.faults.write_timeout = count;
+		break;
+	default:
+		s->model.faults.read_error = count;
+		s->model.faults.read_error_code = code;
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, st, "stats", &s);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	if (s->crc_dirty) {
+		s->st.last_read_crc = ga_crc32(0, s->last_read, s->last_read_len);
+		s->crc_dirty = false;
+	}
+	*st = s->st;
+	if (s->stalled)
+		st->stalled_ns += sim_mono_ns() - s->stall_t0;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
+	uint32_t n;
+
+	if (rc)
+		return rc;
+	if (!dst && len)
+		return ga_err(-EINVAL, "sim: NULL destination");
+	pthread_mutex_lock(&s->lock);
+	n = s->last_read_len < len ? s->last_read_len : len;
+	if (n)
+		memcpy(dst, s->last_read, n);
+	if (got)
+		*got = n;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Private to the simulated card (lib/src/sim*.c): the state they share and
+ * the calls between them.  sim.c is the backend (spec, open/close, the
+ * driver half), sim_thread.c the card (model thread, DMA environment,
+ * frame generator), sim_api.c the ga_sim_* controls of gpuasync/sim.h.
+ *
+ * Locking: dev->lock (held by dev.c around backend ops) comes before
+ * s->lock, the model lock, which guards everything in struct sim below
+ * it.  The sim thread and the ga_sim_* calls take only s->lock, so they
+ * never wait for dev->lock; the memory layer takes no library lock.
+ */
+#ifndef GA_SIM_INTERNAL_H
+#define GA_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ga_model.h"
+#include "gpuasync/sim.h"
+#include "internal.h"
+
+/* Fake bus addresses: 0xDEAD | gen(5) | dir(1) | index(10) | offset(32). */
+#define SIM_BUS_TAG	    0xDEAD000000000000ull
+#define SIM_BUS_TAG_MASK    0xFFFF000000000000ull
+#define SIM_BUS_GEN_SHIFT   43
+#define SIM_BUS_GEN_MASK    0x1Fu
+#define SIM_BUS_DIR_SHIFT   42
+#define SIM_BUS_INDEX_SHIFT 32
+#define SIM_BUS_INDEX_MASK  0x3FFu
+#define SIM_BUS_OFF_MASK    0xFFFFFFFFull
+
+/* Poll intervals of the model thread. */
+#define SIM_POLL_BUSY_NS    200000ull  /* buffers registered, recent activity */
+#define SIM_POLL_QUIET_NS   2000000ull /* buffers registered, quiet for a while */
+#define SIM_POLL_IDLE_NS    5000000ull /* nothing registered, generator off */
+#define SIM_QUIET_POLLS	    500	       /* polls without activity before "quiet" */
+#define SIM_SPIN_NS	    1000000ull /* a stalled generator watches for an arm this long */
+#define SIM_GEN_BURST	    256	       /* frames per loop before polling again */
+#define SIM_GEN_BURST_BYTES (8u << 20) /* ... or this many payload bytes */
+#define SIM_MAX_FRAME	    (1u << 30)
+
+#define NSEC_PER_SEC_U64 1000000000ull
+
+struct sim_block {
+	bool used;
+	uint8_t gen;
+	uint32_t size; /* bytes registered */
+	struct ga_mem_block blk;
+};
+
+struct sim {
+	struct ga_dev *dev;
+	/* identity (fixed after open) */
+	unsigned int version, max_buffers, ddb;
+	uint64_t clock_hz;
+	bool legacy;
+	enum ga_layout layout;
+	char shm_name[128];
+	int shm_fd;
+	volatile uint32_t *regs;
+	pthread_t thread;
+	bool thread_started;
+
+	/* The model lock: guards everything below.  Taken after dev->lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	/* the thread: state changed, look again */
+	pthread_cond_t changed; /* pushers: the model took an arm or a read */
+	bool stop;
+	struct ga_model model;
+	uint32_t seen_events;
+	unsigned int quiet; /* thread polls in a row that changed nothing */
+	struct sim_block blocks[2][GA_MAX_BUFFERS];
+	unsigned int nbuf[2];
+	uint8_t next_gen;
+	/* frame generator */
+	struct ga_sim_gen gen;
+	uint32_t gen_seq;	/* frame number of the frame waiting to go */
+	uint64_t gen_t0, gen_n; /* rate schedule: frame gen_n is due at t0 + n/rate */
+	bool stalled;
+	uint64_t stall_t0;
+	struct ga_sim_stats st;
+	/* host memory the model borrows (env.scratch) */
+	void *scratch;
+	size_t scratch_len;
+	/* The zero pattern's frame, filled once and pushed as it is: pinned
+	 * host memory from the memory layer where it has some (the copy to
+	 * the GPU then needs no CPU pass at all), else plain memory. */
+	void *zero_frame;
+	size_t zero_len;
+	bool zero_pinned;
+	/* Outgrown zero frames, freed at close: freeing pinned memory waits
+	 * for the whole GPU, which may be waiting for our next frame. */
+	void *zero_old[8];
+	unsigned int nzero_old;
+	uint8_t *last_read;
+	uint32_t last_read_len;
+	bool crc_dirty; /* st.last_read_crc not yet computed from last_read */
+	size_t last_read_cap;
+};
+
+static inline uint64_t sim_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC_U64 + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct timespec sim_abs_ts(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC_U64),
+			      .tv_nsec = (long)(ns % NSEC_PER_SEC_U64)};
+
+	return ts;
+}
+
+/* Bus address of buffer @index of @dir, registration generation @gen. */
+static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8_t gen)
+{
+	return SIM_BUS_TAG | ((uint64_t)(gen & SIM_BUS_GEN_MASK) << SIM_BUS_GEN_SHIFT) |
+	       ((uint64_t)(dir == GA_DIR_WRITE) << SIM_BUS_DIR_SHIFT) |
+	       ((uint64_t)index << SIM_BUS_INDEX_SHIFT);
+}
+
+/* ---- sim_thread.c ---------------------------------------------------------- */
+
+/* Tell the thread to look again, and pushers if the model moved.  s->lock held. */
+void ga_simdev_kick(struct sim *s);
+/* Count a pushed frame in the statistics (@generated: by the generator).  s->lock held. */
+void ga_simdev_account(struct sim *s, enum ga_model_push r, bool generated);
+/* The generator's stall (no armed buffer) ended at @t.  s->lock held. */
+void ga_simdev_stall_end(struct sim *s, uint64_t t);
+/* Fill the model's environment (DMA through dev->mem, clock, scratch,
+ * read-out); its callbacks run with s->lock held. */
+void ga_simdev_env(struct sim *s, struct ga_model_env *env);
+/* The model thread (pthread start routine, @arg is the struct sim); takes
+ * s->lock itself and runs until s->stop. */
+void *ga_simdev_thread(void *arg);
+/* At close, after the thread stopped and before the memory layer closes. */
+void ga_simdev_zero_frame_free(struct sim *s);
+
+#endif /* GA_SIM_INTERNAL_H */

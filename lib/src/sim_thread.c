@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The simulated card's card half: the thread that runs the firmware model
+ * (lib/model/ga_model.c) over the shared register block, the model's
+ * environment (DMA into registered buffers through the memory layer, the
+ * clock, frames leaving the card) and the frame generator.
+ *
+ * The thread polls the register block (arms and read requests stored by
+ * other processes are noticed there), runs the generator when frames are
+ * due and sleeps until the next poll or a ga_simdev_kick(); docs/sim.md
+ * gives the intervals.  Everything here runs with s->lock held, except
+ * spin_for_arm's watch, which releases it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* ---- the model's environment (called with s->lock held) ----------------- */
+
+/* The registered block a DMA of @len bytes at @bus falls in, or NULL. */
+static struct sim_block *bus_resolve(struct sim *s, uint64_t bus, uint32_t len, size_t *off)
+{
+	enum ga_dir dir;
+	unsigned int index;
+	struct sim_block *b;
+	uint64_t o;
+
+	if ((bus & SIM_BUS_TAG_MASK) != SIM_BUS_TAG)
+		return NULL;
+	dir = ((bus >> SIM_BUS_DIR_SHIFT) & 1) ? GA_DIR_WRITE : GA_DIR_READ;
+	index = (bus >> SIM_BUS_INDEX_SHIFT) & SIM_BUS_INDEX_MASK;
+	if (index >= s->nbuf[dir])
+		return NULL;
+	b = &s->blocks[dir][index];
+	o = bus & SIM_BUS_OFF_MASK;
+	if (!b->used || b->gen != ((bus >> SIM_BUS_GEN_SHIFT) & SIM_BUS_GEN_MASK) ||
+	    o + len > b->blk.size)
+		return NULL;
+	*off = (size_t)o;
+	return b;
+}
+
+static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	struct sim_block *b;
+	size_t off;
+
+	b = bus_resolve(s, bus, len, &off);
+	if (!b || !mem)
+		return -EFAULT;
+	/* Queued copies land in order (payload before header), see internal.h. */
+	if (mem->write_async)
+		return mem->write_async(s->dev->mem_ctx, &b->blk, off, src, len);
+	return mem->write(s->dev->mem_ctx, &b->blk, off, src, len);
+}
+
+/* The descriptor in one queued copy when the memory layer is a DMA engine
+ * (CUDA): 8 aligned bytes land together, as the card's one 64-bit write
+ * does, and it saves a copy per frame.  Host memory keeps the model's two
+ * ordered stores (1 = not done here). */
+static int env_dma_write_desc(void *ctx, uint64_t bus, uint32_t w0, uint32_t size)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	uint8_t d[8];
+
+	if (!mem || !mem->write_async || (bus & 7))
+		return 1;
+	/* Little-endian, as the card writes it. */
+	for (int i = 0; i < 4; i++) {
+		d[i] = (uint8_t)(w0 >> (8 * i));
+		d[4 + i] = (uint8_t)(size >> (8 * i));
+	}
+	return env_dma_write(ctx, bus, d, 8);
+}
+
+static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	struct sim_block *b;
+	size_t off;
+
+	b = bus_resolve(s, bus, len, &off);
+	if (!b || !mem)
+		return -EFAULT;
+	return mem->read(s->dev->mem_ctx, &b->blk, off, dst, len);
+}
+
+static uint64_t env_now(void *ctx)
+{
+	(void)ctx;
+	return sim_mono_ns();
+}
+
+static void *env_scratch(void *ctx, uint32_t len)
+{
+	struct sim *s = ctx;
+	void *p;
+
+	if (len > s->scratch_len) {
+		p = realloc(s->scratch, len);
+		if (!p)
+			return NULL;
+		s->scratch = p;
+		s->scratch_len = len;
+	}
+	return s->scratch;
+}
+
+static void env_frame_out(void *ctx, const void *data, uint32_t len)
+{
+	struct sim *s = ctx;
+
+	if (len > s->last_read_cap) {
+		void *p = realloc(s->last_read, len);
+
+		if (!p) {
+			s->last_read_len = 0;
+			return;
+		}
+		s->last_read = p;
+		s->last_read_cap = len;
+	}
+	memcpy(s->last_read, data, len);
+	s->last_read_len = len;
+	s->st.reads++;
+	s->st.read_bytes += len;
+	/* The CRC is computed when someone asks (ga_sim_stats): at PCIe
+	 * rates a CRC of every frame would be most of the read path's cost. */
+	s->crc_dirty = true;
+}
+
+void ga_simdev_env(struct sim *s, struct ga_model_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->ctx = s;
+	env->dma_write = env_dma_write;
+	env->dma_read = env_dma_read;
+	env->now_ns = env_now;
+	env->frame_out = env_frame_out;
+	env->scratch = env_scratch;
+	env->dma_write_desc = env_dma_write_desc;
+}
+
+/* ---- statistics and wake-ups (s->lock held) ------------------------------- */
+
+void ga_simdev_kick(struct sim *s)
+{
+	if (s->model.events != s->seen_events) {
+		s->seen_events = s->model.events;
+		pthread_cond_broadcast(&s->changed);
+	}
+	pthread_cond_signal(&s->wake);
+}
+
+void ga_simdev_account(struct sim *s, enum ga_model_push r, bool generated)
+{
+	if (generated)
+		s->st.generated++;
+	if (r == GA_PUSH_DELIVERED) {
+		s->st.delivered++;
+		if (s->model.last.overflow)
+			s->st.overflowed++;
+	} else if (r == GA_PUSH_DROPPED || r == GA_PUSH_DIVERTED) {
+		s->st.dropped++;
+	}
+}
+
+static void stall_begin(struct sim *s, uint64_t t)
+{
+	if (!s->stalled) {
+		s->stalled = true;
+		s->stall_t0 = t;
+	}
+}
+
+void ga_simdev_stall_end(struct sim *s, uint64_t t)
+{
+	if (s->stalled) {
+		s->st.stalled_ns += t - s->stall_t0;
+		s->stalled = false;
+	}
+}
+
+/* ---- the model thread ----------------------------------------------------- */
+
+static void gen_fill(void *ctx, void *dst, uint32_t len)
+{
+	struct sim *s = ctx;
+
+	ga_pattern_fill(s->gen.pattern, s->gen_seq, dst, len);
+}
+
+static uint64_t gen_due(const struct sim *s)
+{
+	return s->gen_t0 + s->gen_n * NSEC_PER_SEC_U64 / s->gen.rate_hz;
+}
+
+static void zero_block_free(struct sim *s, void *p)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+
+	if (p && s->zero_pinned)
+		mem->host_free(s->dev->mem_ctx, p);
+	else
+		free(p);
+}
+
+void ga_simdev_zero_frame_free(struct sim *s)
+{
+	zero_block_free(s, s->zero_frame);
+	for (unsigned int i = 0; i < s->nzero_old; i++)
+		zero_block_free(s, s->zero_old[i]);
+	s->zero_frame = NULL;
+	s->zero_len = 0;
+	s->nzero_old = 0;
+}
+
+/*
+ * The payload of every generated frame when it does not depend on the
+ * frame number (the zero pattern), else NULL.  Generating it per frame
+ * would cost a CPU pass over every byte, which at PCIe rates is the whole
+ * budget; the frame is immutable, so the memory layer may copy from it
+ * asynchronously.  When the size grows a larger one replaces it (at least
+ * doubling, so that is rare) and the old one is kept until close, since
+ * copies from it may still be queued.
+ */
+static const void *gen_const_frame(struct sim *s)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+	size_t len;
+	void *p = NULL;
+
+	if (s->gen.pattern != GA_PATTERN_ZERO)
+		return NULL;
+	if (s->zero_frame && s->zero_len >= s->gen.size)
+		return s->zero_frame;
+	if (s->zero_frame && s->nzero_old == sizeof(s->zero_old) / sizeof(s->zero_old[0]))
+		return NULL; /* grown too often: generate instead */
+	len = s->zero_len * 2 > (1u << 20) ? s->zero_len * 2 : (1u << 20);
+	if (len < s->gen.size)
+		len = s->gen.size;
+	if (!s->zero_frame)
+		s->zero_pinned = mem && mem->host_alloc;
+	if (s->zero_pinned) {
+		if (mem->host_alloc(s->dev->mem_ctx, len, &p))
+			p = NULL;
+		else
+			memset(p, 0, len);
+	} else {
+		p = calloc(1, len);
+	}
+	if (!p)
+		return NULL; /* the fill path still works */
+	if (s->zero_frame)
+		s->zero_old[s->nzero_old++] = s->zero_frame;
+	s->zero_frame = p;
+	s->zero_len = len;
+	return p;
+}
+
+/* Send the frames that are due.  A frame that meets backpressure stays
+ * the next frame (same number) until a buffer is armed. */
+static void gen_run(struct sim *s)
+{
+	unsigned int burst;
+	uint64_t t = sim_mono_ns(), bytes = 0;
+	const void *frame;
+
+	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES;
+	     burst++) {
+		enum ga_model_push r;
+
+		if (s->gen.rate_hz && gen_due(s) > t)
+			break;
+		frame = gen_const_frame(s);
+		if (frame)
+			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
+					  s->gen.last_user);
+		else
+			r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user,
+					       s->gen.last_user, gen_fill, s);
+		if (r == GA_PUSH_NO_BUFFER) {
+			stall_begin(s, t);
+			break;
+		}
+		ga_simdev_stall_end(s, sim_mono_ns());
+		ga_simdev_account(s, r, true);
+		bytes += s->gen.size;
+		s->gen_seq++;
+		/* Keep the schedule's numbers small: move t0 a second on. */
+		if (++s->gen_n == s->gen.rate_hz) {
+			s->gen_t0 += NSEC_PER_SEC_U64;
+			s->gen_n = 0;
+		}
+		if (s->gen.remaining && --s->gen.remaining == 0)
+			s->gen.running = false;
+		/* Far behind (a long stall): restart the schedule, no burst. */
+		if (s->gen.rate_hz && t > gen_due(s) + NSEC_PER_SEC_U64) {
+			s->gen_t0 = t;
+			s->gen_n = 0;
+		}
+	}
+}
+
+static uint64_t next_wake(struct sim *s)
+{
+	uint64_t t = sim_mono_ns();
+	bool busy = s->nbuf[0] || s->nbuf[1] || s->gen.running || s->model.read_queue;
+	uint64_t w = t + (!busy				? SIM_POLL_IDLE_NS
+			  : s->quiet >= SIM_QUIET_POLLS ? SIM_POLL_QUIET_NS
+							: SIM_POLL_BUSY_NS);
+
+	if (s->gen.running && !s->stalled) {
+		if (!s->gen.rate_hz)
+			return t; /* as fast as possible */
+		if (gen_due(s) < w)
+			w = gen_due(s);
+	}
+	return w;
+}
+
+/*
+ * A stalled generator waits for the next buffer in the ring to be armed.
+ * A consumer on the GPU (or in another process) arms it with a plain store
+ * into the shared register block, which nothing announces; sleeping a poll
+ * interval would cap it at one ring of frames per interval.  So watch that
+ * one free-list word, and the model's own flag for arms made through the
+ * API, with the lock released, for up to SIM_SPIN_NS.  Returns true when
+ * an arm showed up (the caller polls at once).  Prerequisite: s->lock held.
+ */
+static bool spin_for_arm(struct sim *s)
+{
+	unsigned int i = s->model.write_index;
+	volatile uint32_t *word = &s->regs[(s->model.free_base + i * s->model.free_stride) / 4];
+	uint8_t *armed = &s->model.armed[i];
+	uint64_t end = sim_mono_ns() + SIM_SPIN_NS;
+	bool seen = false;
+
+	pthread_mutex_unlock(&s->lock);
+	while (!seen && sim_mono_ns() < end) {
+		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0 ||
+		       __atomic_load_n(armed, __ATOMIC_ACQUIRE) != 0 ||
+		       __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+		if (!seen)
+			sched_yield();
+	}
+	pthread_mutex_lock(&s->lock);
+	return seen;
+}
+
+void *ga_simdev_thread(void *arg)
+{
+	struct sim *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		uint32_t ev = s->model.events;
+		uint64_t w;
+
+		ga_model_poll(&s->model);
+		gen_run(s);
+		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
+		ga_simdev_kick(s);
+		if (s->gen.running && s->stalled && spin_for_arm(s))
+			continue;
+		w = next_wake(s);
+		if (w <= sim_mono_ns()) {
+			/* Full speed: still let API callers in between bursts. */
+			pthread_mutex_unlock(&s->lock);
+			sched_yield();
+			pthread_mutex_lock(&s->lock);
+		} else {
+			struct timespec ts = sim_abs_ts(w);
+
+			pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
