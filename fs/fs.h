@@ -5,7 +5,7 @@
  *
  * Every node of the tree (DESIGN.md §3) is one row of struct fs_node:
  * name, parent directory, mode, flags and its handlers.  Rows come from
- * the modules (tree.c, registers.c, buffers.c, metrics.c, sim.c), which
+ * the modules (core.c, registers.c, buffers.c, metrics.c, sim.c), which
  * hand fs_table_build() their static rows; register rows are generated
  * there from ga_regs[].  The table is built once, before the session
  * starts, keeping only rows the running device has (sysfs is_visible), and
@@ -180,14 +180,25 @@ struct fs_open {
 	struct fs_open *prev_open, *next_open; /* fs->open_list */
 };
 
-/* ---- tree.c: the table and inode scheme ---------------------------------- */
+/* ---- table.c: the table and inode scheme --------------------------------- */
 int fs_table_build(struct fs *fs);
 bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir);
+/* Is row @n one per buffer (inside buffers/<i>/ or read_buffers/<i>/)? */
+bool fs_row_per_buffer(const struct fs_node *n, enum ga_dir *dir);
+/* buffers/ or read_buffers/: the directories mkdir and rmdir work in. */
+bool fs_dir_is_collection(enum fs_dir d);
 uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx);
+/* Inode -> row and buffer index; -ENOENT for numbers that name nothing now. */
+int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx);
+/* Is row @r there for buffer @idx (its visible() hook, or a non-empty directory)? */
+bool fs_node_visible(struct fs *fs, unsigned int r, unsigned int idx);
+void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st);
 unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
 /* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
 int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len);
 int fs_render_readme(struct fs *fs, struct strbuf *sb);
+
+/* ---- tree.c: the FUSE operations ------------------------------------------ */
 /* Render a text file's current value into @sb (reset first). */
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
 /* Reply to a failed request: errors line for @path, then the errno. */

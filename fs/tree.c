@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The tree: one file table, computed inode numbers, and the low-level
- * FUSE operations that loop over the table.
+ * The tree: the low-level FUSE operations, which loop over the one file
+ * table (built, numbered and rendered in table.c), and the operations
+ * table itself at the end.
  *
  *   $ ls /mnt/gpuasync
  *   README  buffers  config  device  errors  metrics  read_buffers  registers  sim
@@ -30,7 +31,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,236 +99,12 @@ int fs_parse_bool(const char *buf, size_t len, bool *out)
 	return 0;
 }
 
-/* ---- the table --------------------------------------------------------------- */
-
-bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir)
-{
-	switch (d) {
-	case FS_D_WBUF:
-	case FS_D_WLAT:
-		*dir = GA_DIR_WRITE;
-		return true;
-	case FS_D_RBUF:
-	case FS_D_RLAT:
-		*dir = GA_DIR_READ;
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool row_per_buffer(const struct fs_node *n, enum ga_dir *dir)
-{
-	return fs_dir_per_buffer((n->flags & FS_DYNNAME) ? n->dir : n->parent, dir);
-}
-
-static bool is_collection(enum fs_dir d)
-{
-	return d == FS_D_BUFFERS || d == FS_D_READ_BUFFERS;
-}
-
-static bool has_child(const struct fs_node *rows, unsigned int n, enum fs_dir d)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (rows[i].parent == d)
-			return true;
-	return false;
-}
-
-int fs_table_build(struct fs *fs)
-{
-	unsigned int cap = FS_ROWS_MAX * 2, n = 0, kept;
-	struct fs_node *all = calloc(cap, sizeof(*all));
-	int ret;
-	bool dropped;
-
-	if (!all)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < fs_core_nrows; i++)
-		all[n++] = fs_core_rows[i];
-	ret = fs_register_rows(fs, all + n, cap - n - fs_buffer_nrows - fs_sim_nrows);
-	if (ret < 0)
-		goto out;
-	n += (unsigned int)ret;
-	for (unsigned int i = 0; i < fs_buffer_nrows; i++)
-		all[n++] = fs_buffer_rows[i];
-	for (unsigned int i = 0; i < fs_sim_nrows; i++)
-		all[n++] = fs_sim_rows[i];
-
-	/* Rows that exist once are kept or dropped now (is_visible); per-buffer
-	 * rows are checked again for each buffer at lookup. */
-	kept = 0;
-	for (unsigned int i = 0; i < n; i++) {
-		enum ga_dir d;
-
-		if (all[i].visible && !row_per_buffer(&all[i], &d) &&
-		    !all[i].visible(fs, &all[i], 0))
-			continue;
-		all[kept++] = all[i];
-	}
-	n = kept;
-	/* A directory with nothing in it is absent (e.g. read latency on V1). */
-	do {
-		dropped = false;
-		kept = 0;
-		for (unsigned int i = 0; i < n; i++) {
-			if (i && all[i].dir != FS_D_NONE && !is_collection(all[i].dir) &&
-			    !has_child(all, n, all[i].dir)) {
-				dropped = true;
-				continue;
-			}
-			all[kept++] = all[i];
-		}
-		n = kept;
-	} while (dropped);
-
-	if (n > FS_ROWS_MAX) {
-		ret = -E2BIG;
-		goto out;
-	}
-	for (int d = 0; d < FS_D_COUNT; d++)
-		fs->dir_row[d] = -1;
-	for (unsigned int i = 0; i < n; i++) {
-		fs->rows[i] = all[i];
-		if (fs->rows[i].name_store[0])
-			fs->rows[i].name = fs->rows[i].name_store;
-		if (fs->rows[i].dir != FS_D_NONE)
-			fs->dir_row[fs->rows[i].dir] = (int)i;
-	}
-	fs->nrows = n;
-	ret = 0;
-out:
-	free(all);
-	return ret;
-}
-
-uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx)
-{
-	enum ga_dir d;
-
-	if (row_per_buffer(&fs->rows[row], &d))
-		return 1 + row + (uint64_t)FS_ROWS_MAX * (idx + 1);
-	return 1 + row;
-}
-
-/* Is row @r there for buffer @idx?  A per-buffer directory is there when
- * something in it is (buffers/1/latency/ is absent on V4). */
-static bool node_visible(struct fs *fs, unsigned int r, unsigned int idx)
-{
-	const struct fs_node *n = &fs->rows[r];
-
-	if (n->visible && !n->visible(fs, n, idx))
-		return false;
-	if (n->dir != FS_D_NONE && !(n->flags & FS_DYNNAME) && r) {
-		enum ga_dir d;
-
-		if (!row_per_buffer(n, &d))
-			return true;
-		for (unsigned int i = 0; i < fs->nrows; i++)
-			if (fs->rows[i].parent == n->dir && node_visible(fs, i, idx))
-				return true;
-		return false;
-	}
-	return true;
-}
-
-/* Inode -> row and buffer index; -ENOENT for numbers that name nothing
- * now (a removed buffer's files). */
-static int node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx)
-{
-	uint64_t v, slot;
-	enum ga_dir d;
-	bool per;
-
-	if (ino == 0)
-		return -ENOENT;
-	v = ino - 1;
-	*row = (unsigned int)(v % FS_ROWS_MAX);
-	slot = v / FS_ROWS_MAX;
-	if (*row >= fs->nrows)
-		return -ENOENT;
-	per = row_per_buffer(&fs->rows[*row], &d);
-	if (per != (slot != 0) || slot > GA_MAX_BUFFERS)
-		return -ENOENT;
-	*idx = per ? (unsigned int)(slot - 1) : 0;
-	if (per && (!ga_buf_get(fs->dev, d, *idx) || !node_visible(fs, *row, *idx)))
-		return -ENOENT;
-	return 0;
-}
-
-unsigned int fs_mode(const struct fs *fs, const struct fs_node *n)
-{
-	unsigned int wmode = fs->cfg.mode & 0777;
-
-	if (n->dir != FS_D_NONE)
-		return S_IFDIR | (is_collection(n->dir) ? 0555 | (wmode & 0222) : 0555);
-	switch (n->mode) {
-	case 0644:
-		return S_IFREG | wmode; /* writable files: [access] mode */
-	case 0200:
-		return S_IFREG | (wmode & 0222);
-	default:
-		return S_IFREG | n->mode; /* 0444, and raw's 0600 */
-	}
-}
-
-int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len)
-{
-	const char *parts[8];
-	char num[16];
-	int np = 0, off = 0;
-
-	while (n && n->parent != FS_D_NONE && np < 8) {
-		if (n->flags & FS_DYNNAME) {
-			if (idx == UINT_MAX)
-				snprintf(num, sizeof(num), "<i>");
-			else
-				snprintf(num, sizeof(num), "%u", idx);
-			parts[np++] = num;
-		} else {
-			parts[np++] = n->name;
-		}
-		n = fs->dir_row[n->parent] >= 0 ? &fs->rows[fs->dir_row[n->parent]] : NULL;
-	}
-	buf[0] = '\0';
-	while (np-- > 0 && off < (int)len)
-		off += snprintf(buf + off, len - (size_t)off, "%s%s", parts[np], np ? "/" : "");
-	return off;
-}
-
 /* Seconds the kernel may keep a node's attributes: the skeleton is static,
  * but a write buffer's data changes size with every frame, and cmp -s
  * trusts st_size. */
 static double attr_timeout(const struct fs_node *n)
 {
 	return (n->flags & FS_VARSIZE) ? 0.0 : ENTRY_TIMEOUT;
-}
-
-static void node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
-{
-	const struct fs_node *n = &fs->rows[row];
-
-	memset(st, 0, sizeof(*st));
-	st->st_ino = fs_ino(fs, row, idx);
-	st->st_mode = fs_mode(fs, n);
-	st->st_nlink = n->dir != FS_D_NONE ? 2 : 1;
-	st->st_uid = fs->uid;
-	st->st_gid = fs->gid;
-	st->st_blksize = 4096;
-	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
-	if (n->dir == FS_D_NONE) {
-		st->st_size = FS_TEXT_MAX;
-		if (n->size) {
-			struct fs_ctx c;
-
-			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
-				st->st_size = (off_t)n->size(&c);
-				fs_ctx_leave(fs, &c);
-			}
-		} else if (n->flags & FS_BINARY) {
-			st->st_size = 0;
-		}
-	}
 }
 
 /* ---- handler context ------------------------------------------------------------ */
@@ -339,7 +115,7 @@ int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsig
 	enum ga_dir d;
 
 	*c = (struct fs_ctx){.fs = fs, .node = n, .idx = idx};
-	if (!row_per_buffer(n, &d))
+	if (!fs_row_per_buffer(n, &d))
 		return 0;
 	pthread_rwlock_rdlock(&fs->bufs_lock);
 	c->buf = ga_buf_get(fs->dev, d, idx);
@@ -401,11 +177,11 @@ static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigne
 	e.ino = fs_ino(fs, row, idx);
 	/* A buffer made again after rmdir reuses its numbers; the new
 	 * generation tells the kernel that inodes it still holds are stale. */
-	if (row_per_buffer(&fs->rows[row], &d))
+	if (fs_row_per_buffer(&fs->rows[row], &d))
 		e.generation = fs->slots[d][idx].gen;
 	e.attr_timeout = attr_timeout(&fs->rows[row]);
 	e.entry_timeout = ENTRY_TIMEOUT;
-	node_stat(fs, row, idx, &e.attr);
+	fs_node_stat(fs, row, idx, &e.attr);
 	fuse_reply_entry(req, &e);
 }
 
@@ -435,7 +211,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	unsigned int prow, pidx, idx;
 	enum fs_dir d;
 
-	if (node_of(fs, parent, &prow, &pidx) < 0) {
+	if (fs_node_of(fs, parent, &prow, &pidx) < 0) {
 		fuse_reply_err(req, ENOENT); /* a removed buffer's directory */
 		return;
 	}
@@ -444,7 +220,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	if (is_collection(d) && fs_buffer_name(name, &idx) == 0) {
+	if (fs_dir_is_collection(d) && fs_buffer_name(name, &idx) == 0) {
 		enum ga_dir gd = d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ;
 		int r = fs->dir_row[d == FS_D_BUFFERS ? FS_D_WBUF : FS_D_RBUF];
 
@@ -457,7 +233,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		const struct fs_node *n = &fs->rows[r];
 
 		if (n->parent == d && !(n->flags & FS_DYNNAME) && !strcmp(n->name, name) &&
-		    node_visible(fs, r, pidx)) {
+		    fs_node_visible(fs, r, pidx)) {
 			reply_entry(req, fs, r, pidx);
 			return;
 		}
@@ -472,11 +248,11 @@ static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct stat st;
 
 	(void)fi;
-	if (node_of(fs, ino, &row, &idx) < 0) {
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	node_stat(fs, row, idx, &st);
+	fs_node_stat(fs, row, idx, &st);
 	fuse_reply_attr(req, &st, attr_timeout(&fs->rows[row]));
 }
 
@@ -487,7 +263,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	unsigned int row, idx;
 
 	(void)attr;
-	if (node_of(fs, ino, &row, &idx) < 0) {
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
@@ -585,7 +361,7 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	unsigned int row, idx;
 	struct fs_open *fo;
 
-	if (node_of(fs, ino, &row, &idx) < 0) {
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
@@ -625,7 +401,7 @@ static int list_dir(fuse_req_t req, struct fs *fs, const struct fs_open *fo, fus
 	int ret = 0;
 
 	/* a buffer directory listed after its buffer went away */
-	if (row_per_buffer(dn, &gdir) && !ga_buf_get(fs->dev, gdir, fo->idx))
+	if (fs_row_per_buffer(dn, &gdir) && !ga_buf_get(fs->dev, gdir, fo->idx))
 		return -ENOENT;
 	sb_reset(sb);
 	ret |= dirbuf_add(req, sb, ".", ino, S_IFDIR);
@@ -633,11 +409,11 @@ static int list_dir(fuse_req_t req, struct fs *fs, const struct fs_open *fo, fus
 	for (unsigned int r = 0; r < fs->nrows; r++) {
 		const struct fs_node *n = &fs->rows[r];
 
-		if (n->parent != d || (n->flags & FS_DYNNAME) || !node_visible(fs, r, fo->idx))
+		if (n->parent != d || (n->flags & FS_DYNNAME) || !fs_node_visible(fs, r, fo->idx))
 			continue;
 		ret |= dirbuf_add(req, sb, n->name, fs_ino(fs, r, fo->idx), fs_mode(fs, n));
 	}
-	if (is_collection(d)) {
+	if (fs_dir_is_collection(d)) {
 		enum ga_dir gd = d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ;
 		int r = fs->dir_row[d == FS_D_BUFFERS ? FS_D_WBUF : FS_D_RBUF];
 		unsigned int count;
@@ -691,7 +467,7 @@ static void child_path(struct fs *fs, fuse_ino_t parent, const char *name, char 
 	size_t n;
 
 	buf[0] = '\0';
-	if (node_of(fs, parent, &row, &idx) == 0)
+	if (fs_node_of(fs, parent, &row, &idx) == 0)
 		fs_path(fs, &fs->rows[row], idx, buf, len);
 	n = strlen(buf);
 	snprintf(buf + n, len - n, "%s%s", n ? "/" : "", name);
@@ -708,13 +484,13 @@ static int collection_parent(fuse_req_t req, struct fs *fs, fuse_ino_t parent, c
 	unsigned int prow, pidx;
 
 	fs_err_clear();
-	if (node_of(fs, parent, &prow, &pidx) < 0) {
+	if (fs_node_of(fs, parent, &prow, &pidx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return -1;
 	}
 	*d = fs->rows[prow].dir;
 	child_path(fs, parent, name, path, len);
-	if (!is_collection(*d)) {
+	if (!fs_dir_is_collection(*d)) {
 		fs_err(-EPERM, "%s", why);
 		fs_reply_fail(req, fs, path, -EPERM);
 		return -1;
@@ -805,7 +581,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	enum ga_dir d = GA_DIR_WRITE;
 
 	fs_err_clear();
-	if (node_of(fs, ino, &row, &idx) < 0) {
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
@@ -832,7 +608,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (row_per_buffer(n, &d)) {
+	if (fs_row_per_buffer(n, &d)) {
 		pthread_rwlock_rdlock(&fs->bufs_lock);
 		if (!ga_buf_get(fs->dev, d, idx)) {
 			pthread_rwlock_unlock(&fs->bufs_lock);
@@ -942,58 +718,10 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 	(void)ino;
 	fs_poll_forget(fs, fo);
-	if (fo->in_buffer && row_per_buffer(fo->node, &d))
+	if (fo->in_buffer && fs_row_per_buffer(fo->node, &d))
 		atomic_fetch_sub(&fs->slots[d][fo->idx].opens, 1);
 	open_free(fs, fo);
 	fuse_reply_err(req, 0);
-}
-
-/* ---- README ------------------------------------------------------------------------------ */
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One line per node of the table, sorted by path; per-buffer nodes appear
- * once with <i> and as they exist for buffer 0. */
-int fs_render_readme(struct fs *fs, struct strbuf *sb)
-{
-	char **lines = calloc(fs->nrows, sizeof(*lines));
-	unsigned int n = 0;
-	int ret = 0;
-
-	if (!lines)
-		return -ENOMEM;
-	sb_printf(sb, "# gpuasyncfs %s on %s: %s backend, firmware version %u (layout %s)\n",
-		  GPUASYNC_VERSION_STRING, fs->info.path, fs->info.backend, fs->info.version,
-		  ga_layout_name(fs->info.layout));
-	sb_printf(sb, "# Text files hold one value; write one value to change it.  "
-		      "poll(POLLPRI) on a live file wakes when its value changes.\n");
-	for (unsigned int r = 1; r < fs->nrows; r++) {
-		const struct fs_node *nd = &fs->rows[r];
-		enum ga_dir d;
-		char path[256];
-
-		if (row_per_buffer(nd, &d) && !(nd->flags & FS_DYNNAME) && nd->visible &&
-		    !nd->visible(fs, nd, 0))
-			continue;
-		fs_path(fs, nd, UINT_MAX, path, sizeof(path));
-		if (asprintf(&lines[n], "%-38s %s\n",
-			     nd->dir != FS_D_NONE ? strcat(path, "/") : path,
-			     nd->doc ? nd->doc : "") < 0) {
-			ret = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	qsort(lines, n, sizeof(*lines), cmp_str);
-	for (unsigned int i = 0; i < n; i++) {
-		sb_put(sb, lines[i], strlen(lines[i]));
-		free(lines[i]);
-	}
-	free(lines);
-	return ret ? ret : (sb->oom ? -ENOMEM : 0);
 }
 
 struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs)

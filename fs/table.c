@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The file table and the inode scheme: fs_table_build() joins the modules'
+ * rows once at mount, keeping what the running card has; inode numbers are
+ * computed from (row, buffer index) and mapped back by fs_node_of(); modes,
+ * paths, stat and the README come from the rows.  Nothing here talks to
+ * FUSE: tree.c's operations call these.  See fs.h for the row format.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+
+/* ---- the table --------------------------------------------------------------- */
+
+bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir)
+{
+	switch (d) {
+	case FS_D_WBUF:
+	case FS_D_WLAT:
+		*dir = GA_DIR_WRITE;
+		return true;
+	case FS_D_RBUF:
+	case FS_D_RLAT:
+		*dir = GA_DIR_READ;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool fs_row_per_buffer(const struct fs_node *n, enum ga_dir *dir)
+{
+	return fs_dir_per_buffer((n->flags & FS_DYNNAME) ? n->dir : n->parent, dir);
+}
+
+bool fs_dir_is_collection(enum fs_dir d)
+{
+	return d == FS_D_BUFFERS || d == FS_D_READ_BUFFERS;
+}
+
+static bool has_child(const struct fs_node *rows, unsigned int n, enum fs_dir d)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (rows[i].parent == d)
+			return true;
+	return false;
+}
+
+int fs_table_build(struct fs *fs)
+{
+	unsigned int cap = FS_ROWS_MAX * 2, n = 0, kept;
+	struct fs_node *all = calloc(cap, sizeof(*all));
+	int ret;
+	bool dropped;
+
+	if (!all)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < fs_core_nrows; i++)
+		all[n++] = fs_core_rows[i];
+	ret = fs_register_rows(fs, all + n, cap - n - fs_buffer_nrows - fs_sim_nrows);
+	if (ret < 0)
+		goto out;
+	n += (unsigned int)ret;
+	for (unsigned int i = 0; i < fs_buffer_nrows; i++)
+		all[n++] = fs_buffer_rows[i];
+	for (unsigned int i = 0; i < fs_sim_nrows; i++)
+		all[n++] = fs_sim_rows[i];
+
+	/* Rows that exist once are kept or dropped now (is_visible); per-buffer
+	 * rows are checked again for each buffer at lookup. */
+	kept = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		enum ga_dir d;
+
+		if (all[i].visible && !fs_row_per_buffer(&all[i], &d) &&
+		    !all[i].visible(fs, &all[i], 0))
+			continue;
+		all[kept++] = all[i];
+	}
+	n = kept;
+	/* A directory with nothing in it is absent (e.g. read latency on V1). */
+	do {
+		dropped = false;
+		kept = 0;
+		for (unsigned int i = 0; i < n; i++) {
+			if (i && all[i].dir != FS_D_NONE && !fs_dir_is_collection(all[i].dir) &&
+			    !has_child(all, n, all[i].dir)) {
+				dropped = true;
+				continue;
+			}
+			all[kept++] = all[i];
+		}
+		n = kept;
+	} while (dropped);
+
+	if (n > FS_ROWS_MAX) {
+		ret = -E2BIG;
+		goto out;
+	}
+	for (int d = 0; d < FS_D_COUNT; d++)
+		fs->dir_row[d] = -1;
+	for (unsigned int i = 0; i < n; i++) {
+		fs->rows[i] = all[i];
+		if (fs->rows[i].name_store[0])
+			fs->rows[i].name = fs->rows[i].name_store;
+		if (fs->rows[i].dir != FS_D_NONE)
+			fs->dir_row[fs->rows[i].dir] = (int)i;
+	}
+	fs->nrows = n;
+	ret = 0;
+out:
+	free(all);
+	return ret;
+}
+
+uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx)
+{
+	enum ga_dir d;
+
+	if (fs_row_per_buffer(&fs->rows[row], &d))
+		return 1 + row + (uint64_t)FS_ROWS_MAX * (idx + 1);
+	return 1 + row;
+}
+
+/* Is row @r there for buffer @idx?  A per-buffer directory is there when
+ * something in it is (buffers/1/latency/ is absent on V4). */
+bool fs_node_visible(struct fs *fs, unsigned int r, unsigned int idx)
+{
+	const struct fs_node *n = &fs->rows[r];
+
+	if (n->visible && !n->visible(fs, n, idx))
+		return false;
+	if (n->dir != FS_D_NONE && !(n->flags & FS_DYNNAME) && r) {
+		enum ga_dir d;
+
+		if (!fs_row_per_buffer(n, &d))
+			return true;
+		for (unsigned int i = 0; i < fs->nrows; i++)
+			if (fs->rows[i].parent == n->dir && fs_node_visible(fs, i, idx))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* Inode -> row and buffer index; -ENOENT for numbers that name nothing
+ * now (a removed buffer's files). */
+int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx)
+{
+	uint64_t v, slot;
+	enum ga_dir d;
+	bool per;
+
+	if (ino == 0)
+		return -ENOENT;
+	v = ino - 1;
+	*row = (unsigned int)(v % FS_ROWS_MAX);
+	slot = v / FS_ROWS_MAX;
+	if (*row >= fs->nrows)
+		return -ENOENT;
+	per = fs_row_per_buffer(&fs->rows[*row], &d);
+	if (per != (slot != 0) || slot > GA_MAX_BUFFERS)
+		return -ENOENT;
+	*idx = per ? (unsigned int)(slot - 1) : 0;
+	if (per && (!ga_buf_get(fs->dev, d, *idx) || !fs_node_visible(fs, *row, *idx)))
+		return -ENOENT;
+	return 0;
+}
+
+unsigned int fs_mode(const struct fs *fs, const struct fs_node *n)
+{
+	unsigned int wmode = fs->cfg.mode & 0777;
+
+	if (n->dir != FS_D_NONE)
+		return S_IFDIR | (fs_dir_is_collection(n->dir) ? 0555 | (wmode & 0222) : 0555);
+	switch (n->mode) {
+	case 0644:
+		return S_IFREG | wmode; /* writable files: [access] mode */
+	case 0200:
+		return S_IFREG | (wmode & 0222);
+	default:
+		return S_IFREG | n->mode; /* 0444, and raw's 0600 */
+	}
+}
+
+int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len)
+{
+	const char *parts[8];
+	char num[16];
+	int np = 0, off = 0;
+
+	while (n && n->parent != FS_D_NONE && np < 8) {
+		if (n->flags & FS_DYNNAME) {
+			if (idx == UINT_MAX)
+				snprintf(num, sizeof(num), "<i>");
+			else
+				snprintf(num, sizeof(num), "%u", idx);
+			parts[np++] = num;
+		} else {
+			parts[np++] = n->name;
+		}
+		n = fs->dir_row[n->parent] >= 0 ? &fs->rows[fs->dir_row[n->parent]] : NULL;
+	}
+	buf[0] = '\0';
+	while (np-- > 0 && off < (int)len)
+		off += snprintf(buf + off, len - (size_t)off, "%s%s", parts[np], np ? "/" : "");
+	return off;
+}
+
+void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
+{
+	const struct fs_node *n = &fs->rows[row];
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = fs_ino(fs, row, idx);
+	st->st_mode = fs_mode(fs, n);
+	st->st_nlink = n->dir != FS_D_NONE ? 2 : 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
+	if (n->dir == FS_D_NONE) {
+		st->st_size = FS_TEXT_MAX;
+		if (n->size) {
+			struct fs_ctx c;
+
+			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
+				st->st_size = (off_t)n->size(&c);
+				fs_ctx_leave(fs, &c);
+			}
+		} else if (n->flags & FS_BINARY) {
+			st->st_size = 0;
+		}
+	}
+}
+
+/* ---- README ------------------------------------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One line per node of the table, sorted by path; per-buffer nodes appear
+ * once with <i> and as they exist for buffer 0. */
+int fs_render_readme(struct fs *fs, struct strbuf *sb)
+{
+	char **lines = calloc(fs->nrows, sizeof(*lines));
+	unsigned int n = 0;
+	int ret = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	sb_printf(sb, "# gpuasyncfs %s on %s: %s backend, firmware version %u (layout %s)\n",
+		  GPUASYNC_VERSION_STRING, fs->info.path, fs->info.backend, fs->info.version,
+		  ga_layout_name(fs->info.layout));
+	sb_printf(sb, "# Text files hold one value; write one value to change it.  "
+		      "poll(POLLPRI) on a live file wakes when its value changes.\n");
+	for (unsigned int r = 1; r < fs->nrows; r++) {
+		const struct fs_node *nd = &fs->rows[r];
+		enum ga_dir d;
+		char path[256];
+
+		if (fs_row_per_buffer(nd, &d) && !(nd->flags & FS_DYNNAME) && nd->visible &&
+		    !nd->visible(fs, nd, 0))
+			continue;
+		fs_path(fs, nd, UINT_MAX, path, sizeof(path));
+		if (asprintf(&lines[n], "%-38s %s\n",
+			     nd->dir != FS_D_NONE ? strcat(path, "/") : path,
+			     nd->doc ? nd->doc : "") < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (unsigned int i = 0; i < n; i++) {
+		sb_put(sb, lines[i], strlen(lines[i]));
+		free(lines[i]);
+	}
+	free(lines);
+	return ret ? ret : (sb->oom ? -ENOMEM : 0);
+}
