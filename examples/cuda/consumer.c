@@ -329,8 +329,14 @@ int main(int argc, char **argv)
 			     iomem ? CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_DEVICEMAP
 				   : CU_MEMHOSTREGISTER_DEVICEMAP));
 	CK(cuMemHostGetDevicePointer(&dregs, (void *)regs, 0));
-	if ((regs[ga_regs[GA_REG_VERSION].loc[layout].offset / 4] & 0xFF) != version)
-		die("%s does not look like this card's registers (version mismatch)", regpath);
+	{
+		uint32_t voff;
+
+		if (ga_reg_offset(GA_REG_VERSION, layout, version, 0, maxb, &voff) ||
+		    ga_reg_field_get(GA_REG_VERSION, layout, regs[voff / 4]) != version)
+			die("%s does not look like this card's registers (version mismatch)",
+			    regpath);
+	}
 
 	/* ---- buffers ---- */
 	static CUdeviceptr rx[MAX_BUFS], tx[MAX_BUFS];

@@ -270,6 +270,10 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 	long page = sysconf(_SC_PAGESIZE);
 	int count = ioctl(p->fd, DMA_Get_Buff_Count, 0);
 	int bsize = ioctl(p->fd, DMA_Get_Buff_Size, 0);
+	/* The version field is at the same place in every layout. */
+	enum ga_layout layout = ga_layout_for_version(version, false);
+	const volatile uint32_t *words;
+	uint32_t voff;
 	uint64_t off;
 	void *m;
 
@@ -289,7 +293,9 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 		       strerror(errno));
 		return;
 	}
-	if ((((volatile uint32_t *)m)[0x30 / 4] & 0xff) != version) {
+	words = m;
+	if (ga_reg_offset(GA_REG_VERSION, layout, version, 0, 1, &voff) ||
+	    ga_reg_field_get(GA_REG_VERSION, layout, words[voff / 4]) != version) {
 		ga_log("datadev %s: mapped block does not look like the GpuAsyncCore", p->path);
 		munmap(m, GA_CORE_SIZE);
 		return;

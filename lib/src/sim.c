@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The simulated GpuAsyncCore card: ga_backend_sim and gpuasync/sim.h.
+ * The simulated GpuAsyncCore card: ga_backend_sim (controls of gpuasync/sim.h in sim_api.c).
  *
  *   struct ga_dev *dev;
  *   ga_dev_open("sim:version=4,max_buffers=8,dma_data_bytes=32", &dev);
