@@ -253,9 +253,10 @@ static int cmd_load(int argc, char **argv)
 		CK(cuStreamSynchronize(st));
 		t0 = now_s();
 		for (int k = 0; k < n; k++) {
-			CK(cuStreamWriteValue32(st, dtmp + 4, 1, 0));
-			CK(cuStreamWaitValue32(st, dtmp + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
-			CK(cuStreamWriteValue32(st, dtmp + 4, 0, 0));
+			CK(cuStreamWriteValue32(st, dtmp + GA_HDR_SIZE_OFFSET, 1, 0));
+			CK(cuStreamWaitValue32(st, dtmp + GA_HDR_SIZE_OFFSET, 1,
+					       CU_STREAM_WAIT_VALUE_GEQ));
+			CK(cuStreamWriteValue32(st, dtmp + GA_HDR_SIZE_OFFSET, 0, 0));
 			CK(cuStreamWriteValue32(st, dhw, 1, 0));
 		}
 		CK(cuStreamSynchronize(st));
@@ -280,7 +281,7 @@ static int cmd_load(int argc, char **argv)
 
 			GA(ga_buf_create(dev, GA_DIR_WRITE, i, bsize, &b[i]));
 			GA(ga_buf_info(b[i], &bi));
-			bell[i] = (CUdeviceptr)bi.gpu_address + 4;
+			bell[i] = (CUdeviceptr)bi.gpu_address + GA_HDR_SIZE_OFFSET;
 			GA(ga_reg_offset(GA_REG_FREE_LIST, info.layout, info.version, i,
 					 info.max_buffers, &free_off[i]));
 		}

@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 	/* Arm from the GPU, as on hardware: doorbells cleared, read buffers
 	 * marked idle (completion word 1), every buffer on the free list. */
 	for (unsigned int i = 0; i < nbuf; i++) {
-		CK(cuStreamWriteValue32(st, rx[i] + 4, 0, 0));
+		CK(cuStreamWriteValue32(st, rx[i] + GA_HDR_SIZE_OFFSET, 0, 0));
 		if (loopback)
 			CK(cuStreamWriteValue32(st, tx[i], 1, 0));
 		CK(cuStreamWriteValue32(st, dregs + free_off[i], 1, 0));
@@ -431,7 +431,8 @@ int main(int argc, char **argv)
 			CK(cuEventSynchronize(ev[i]));
 			VERIFY(k - nbuf);
 		}
-		CK(cuStreamWaitValue32(st, rx[i] + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
+		CK(cuStreamWaitValue32(st, rx[i] + GA_HDR_SIZE_OFFSET, 1,
+				       CU_STREAM_WAIT_VALUE_GEQ));
 		CK(cuMemcpyDtoHAsync(slots + (size_t)i * bufsize, rx[i], bufsize, st));
 		if (loopback) {
 			CK(cuStreamWaitValue32(st, tx[i], 1, CU_STREAM_WAIT_VALUE_GEQ));
@@ -439,9 +440,10 @@ int main(int argc, char **argv)
 			CK(cuStreamWriteValue32(st, tx[i], 0, 0));
 			/* The trigger carries the frame's own size: copy the
 			 * header's size word straight into read_size[i]. */
-			CK(cuMemcpyDtoDAsync(dregs + rsize_off[i], rx[i] + 4, 4, st));
+			CK(cuMemcpyDtoDAsync(dregs + rsize_off[i], rx[i] + GA_HDR_SIZE_OFFSET, 4,
+					     st));
 		}
-		CK(cuStreamWriteValue32(st, rx[i] + 4, 0, 0));
+		CK(cuStreamWriteValue32(st, rx[i] + GA_HDR_SIZE_OFFSET, 0, 0));
 		CK(cuStreamWriteValue32(st, dregs + free_off[i], 1, 0));
 		CK(cuEventRecord(ev[i], st));
 	}

@@ -18,22 +18,15 @@
 
 #define GA_CORE_SIZE_WORDS (GA_CORE_SIZE / 4)
 
-/* The 8-byte descriptor written at buffer offset 0 (AxiWrDesc64).  It is a
- * memory format, not a register, so its bits live here. */
-#define HDR_RESULT_MASK	     0x3u
-#define HDR_OVERFLOW	     (1u << 2)
-#define HDR_CONT	     (1u << 3)
-#define HDR_LAST_USER_SHIFT  16
-#define HDR_FIRST_USER_SHIFT 24
+/* The 8-byte descriptor written at buffer offset 0 (AxiWrDesc64) and the
+ * read completion block are memory formats, not registers: their layout is
+ * GA_HDR_* / GA_READ_DONE_BYTES in gpuasync/abi.h, shared with the library. */
 
 /* 4-bit write return value (axi_write_error_value). */
 #define WR_RES_OVERFLOW (1u << 2)
 #define WR_RES_TIMEOUT	(1u << 3)
 /* AXI SLVERR: what a DMA the host could not perform reports. */
 #define AXI_SLVERR 2u
-
-/* Read completion block at read buffer +0 (V4): first word 1, 12 bytes 0. */
-#define READ_DONE_BYTES 16
 
 #define NSEC_PER_SEC_U64 1000000000ull
 
@@ -349,7 +342,7 @@ static void service_read(struct ga_model *m, unsigned int i)
 		m->env.frame_out(m->env.ctx, data, len);
 	if (v4) {
 		/* Completion block: word 0 = 1, then 12 zero bytes. */
-		uint32_t done[READ_DONE_BYTES / 4] = {1, 0, 0, 0};
+		uint32_t done[GA_READ_DONE_BYTES / 4] = {1, 0, 0, 0};
 
 		if (!m->env.dma_write || m->env.dma_write(m->env.ctx, base, done, sizeof(done)))
 			result = result ? result : AXI_SLVERR;
@@ -408,9 +401,10 @@ static int dma_out(struct ga_model *m, uint64_t bus, const void *src, uint32_t l
 static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint32_t size,
 			uint8_t fu, uint8_t lu)
 {
-	uint32_t w0 = (result & HDR_RESULT_MASK) | ((result & WR_RES_OVERFLOW) ? HDR_OVERFLOW : 0) |
-		      ((uint32_t)lu << HDR_LAST_USER_SHIFT) |
-		      ((uint32_t)fu << HDR_FIRST_USER_SHIFT);
+	uint32_t w0 = (result & GA_HDR_RESULT_MASK) |
+		      ((result & WR_RES_OVERFLOW) ? GA_HDR_OVERFLOW : 0) |
+		      ((uint32_t)lu << GA_HDR_LAST_USER_SHIFT) |
+		      ((uint32_t)fu << GA_HDR_FIRST_USER_SHIFT);
 	int rc;
 
 	/* Payload before descriptor: order the stores on weakly ordered CPUs
@@ -421,10 +415,10 @@ static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint
 		if (rc <= 0)
 			return rc;
 	}
-	rc = dma_out(m, base, &w0, 4);
+	rc = dma_out(m, base + GA_HDR_FLAGS_OFFSET, &w0, 4);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rc)
-		rc = dma_out(m, base + 4, &size, 4);
+		rc = dma_out(m, base + GA_HDR_SIZE_OFFSET, &size, 4);
 	return rc;
 }
 
@@ -497,7 +491,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 			result |= AXI_SLVERR;
 	}
 	if (m->faults.write_error) {
-		uint32_t code = m->faults.write_error_code & HDR_RESULT_MASK;
+		uint32_t code = m->faults.write_error_code & GA_HDR_RESULT_MASK;
 
 		m->faults.write_error--;
 		result |= code ? code : AXI_SLVERR;
@@ -507,7 +501,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 		result |= WR_RES_TIMEOUT;
 	}
 	if (write_header(m, base, result, n, fu, lu))
-		result = (result & ~HDR_RESULT_MASK) | AXI_SLVERR;
+		result = (result & ~GA_HDR_RESULT_MASK) | AXI_SLVERR;
 	t1 = now(m);
 	write_done(m, result);
 	latency_record(m, GA_REG_WRITE_LATENCY, GA_REG_WRITE_LATENCY_MAX, GA_REG_WRITE_LATENCY_MIN,

@@ -67,22 +67,23 @@ void ga_header_decode(const uint8_t raw[8], struct ga_header *h)
 {
 	uint32_t flags = le32(raw);
 
-	h->result = flags & 0x3;
-	h->overflow = (flags >> 2) & 1;
-	h->cont = (flags >> 3) & 1;
-	h->last_user = (flags >> 16) & 0xff;
-	h->first_user = (flags >> 24) & 0xff;
-	h->size = le32(raw + 4);
+	h->result = flags & GA_HDR_RESULT_MASK;
+	h->overflow = (flags & GA_HDR_OVERFLOW) != 0;
+	h->cont = (flags & GA_HDR_CONT) != 0;
+	h->last_user = (uint8_t)(flags >> GA_HDR_LAST_USER_SHIFT);
+	h->first_user = (uint8_t)(flags >> GA_HDR_FIRST_USER_SHIFT);
+	h->size = le32(raw + GA_HDR_SIZE_OFFSET);
 }
 
 void ga_header_encode(const struct ga_header *h, uint8_t raw[8])
 {
-	uint32_t flags = (uint32_t)(h->result & 0x3) | (uint32_t)(h->overflow ? 1 : 0) << 2 |
-			 (uint32_t)(h->cont ? 1 : 0) << 3 | (uint32_t)h->last_user << 16 |
-			 (uint32_t)h->first_user << 24;
+	uint32_t flags = (h->result & GA_HDR_RESULT_MASK) | (h->overflow ? GA_HDR_OVERFLOW : 0) |
+			 (h->cont ? GA_HDR_CONT : 0) |
+			 (uint32_t)h->last_user << GA_HDR_LAST_USER_SHIFT |
+			 (uint32_t)h->first_user << GA_HDR_FIRST_USER_SHIFT;
 
-	put_le32(raw, flags);
-	put_le32(raw + 4, h->size);
+	put_le32(raw + GA_HDR_FLAGS_OFFSET, flags);
+	put_le32(raw + GA_HDR_SIZE_OFFSET, h->size);
 }
 
 const char *ga_buf_state_name(enum ga_buf_state s)

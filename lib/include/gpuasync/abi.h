@@ -88,6 +88,22 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 #define GA_AXIVERSION_GPU_EN 0x20428u   /* userValues[10], bit 0 */
 #define GA_AXIVERSION_CLOCK_HZ 0x20410u /* userValues[4], DMA clock in Hz */
 
+/*
+ * The 8-byte descriptor the card writes at offset 0 of a write buffer after
+ * the payload (which starts at +dma_data_bytes).  Word 0 holds the flags,
+ * word 1 the frame size: the doorbell software waits on and clears.  A read
+ * buffer's completion block (V4+) is 16 bytes at +0, first word 1.
+ */
+#define GA_HDR_BYTES 8
+#define GA_HDR_FLAGS_OFFSET 0
+#define GA_HDR_SIZE_OFFSET 4 /* the doorbell */
+#define GA_HDR_RESULT_MASK 0x3u /* AXI write response */
+#define GA_HDR_OVERFLOW (1u << 2)
+#define GA_HDR_CONT (1u << 3)
+#define GA_HDR_LAST_USER_SHIFT 16 /* 8 bits: TUSER of the last beat */
+#define GA_HDR_FIRST_USER_SHIFT 24 /* 8 bits: TUSER of the first beat */
+#define GA_READ_DONE_BYTES 16
+
 /* Maximum buffers per direction the driver accepts (firmware V4: 1024). */
 #define GA_MAX_BUFFERS 1024
 
