@@ -496,6 +496,70 @@ static int dd_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *off
 	return 0;
 }
 
+/*
+ * gpuasync.ko's table of pinned buffers, whole, as struct ga_pinned
+ * (malloc'd into *@list).  The driver reports how many exist even when
+ * they do not fit, so ask again with a bigger array until they do (the
+ * table may grow between two calls).
+ */
+static int dd_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int *n)
+{
+	struct dd_priv *p = dd(dev);
+	unsigned int cap = dev->nbufs[0] + dev->nbufs[1] + 1, i;
+	struct ga_buffer_entry *e = NULL;
+	struct ga_buffer_table t;
+	struct ga_pinned *out;
+	int rc;
+
+	*list = NULL;
+	*n = 0;
+	if (!(p->features & GA_FEAT_BUFFER_TABLE))
+		return ga_err(-ENOTSUP,
+			      "%s: the driver keeps no table of pinned buffers (upstream "
+			      "datadev; gpuasync.ko has GA_Get_Buffer_Table)",
+			      p->path);
+	for (;;) {
+		struct ga_buffer_entry *ne = realloc(e, (size_t)cap * sizeof(*e));
+
+		if (!ne) {
+			free(e);
+			return ga_err(-ENOMEM, "out of memory");
+		}
+		e = ne;
+		memset(e, 0, (size_t)cap * sizeof(*e));
+		t = (struct ga_buffer_table){.entries = (uint64_t)(uintptr_t)e, .capacity = cap};
+		rc = dd_ioctl(p->fd, GA_Get_Buffer_Table, (unsigned long)&t);
+		if (rc < 0) {
+			free(e);
+			return rc;
+		}
+		if (t.count <= cap)
+			break;
+		cap = t.count + 1;
+	}
+	out = t.count ? calloc(t.count, sizeof(*out)) : NULL;
+	if (t.count && !out) {
+		free(e);
+		return ga_err(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < t.count; i++) {
+		out[i] = (struct ga_pinned){
+			.dir = e[i].write ? GA_DIR_WRITE : GA_DIR_READ,
+			.index = e[i].index,
+			.gpu_address = e[i].gpu_address,
+			.bus_address = e[i].bus_address,
+			.size = e[i].size,
+			.pages = e[i].pages,
+			.owner = (int)e[i].owner_tgid,
+			.invalidated = e[i].flags & GA_BUF_INVALIDATED,
+		};
+	}
+	free(e);
+	*list = out;
+	*n = t.count;
+	return 0;
+}
+
 /* Bus address of buffer @index: from gpuasync.ko's table when there is one,
  * else from the address registers the driver just programmed. */
 static int dd_bus_address(struct ga_dev *dev, enum ga_dir dir, unsigned int index, uint64_t *bus)
@@ -503,28 +567,20 @@ static int dd_bus_address(struct ga_dev *dev, enum ga_dir dir, unsigned int inde
 	struct dd_priv *p = dd(dev);
 	enum ga_reg_id lo_id = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
 	enum ga_reg_id hi_id = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
+	struct ga_pinned *list;
+	unsigned int i, n;
 	uint32_t lo, hi;
 	int rc;
 
-	if (p->features & GA_FEAT_BUFFER_TABLE) {
-		unsigned int cap = dev->nbufs[0] + dev->nbufs[1] + 1;
-		struct ga_buffer_entry *e = calloc(cap, sizeof(*e));
-		struct ga_buffer_table t = {.entries = (uint64_t)(uintptr_t)e, .capacity = cap};
-		unsigned int i;
-
-		if (!e)
-			return ga_err(-ENOMEM, "out of memory");
-		rc = dd_ioctl(p->fd, GA_Get_Buffer_Table, (unsigned long)&t);
-		if (rc >= 0) {
-			for (i = 0; i < t.count && i < cap; i++) {
-				if (e[i].index == index && !e[i].write == (dir != GA_DIR_WRITE)) {
-					*bus = e[i].bus_address;
-					free(e);
-					return 0;
-				}
+	if ((p->features & GA_FEAT_BUFFER_TABLE) && dd_pinned(dev, &list, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			if (list[i].dir == dir && list[i].index == index) {
+				*bus = list[i].bus_address;
+				free(list);
+				return 0;
 			}
 		}
-		free(e);
+		free(list);
 		/* fall back to the registers */
 	}
 	rc = dd_field(dev, dev->info.layout, lo_id, index, &lo);
@@ -673,4 +729,5 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.arm = dd_arm,
 	.enable = dd_enable,
 	.has = dd_has,
+	.pinned = dd_pinned,
 };

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -405,4 +406,44 @@ int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 	rc = ga_enable_locked(dev, dir, on);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
+}
+
+/* ---- pinned buffers ------------------------------------------------------ */
+
+int ga_dev_pinned(struct ga_dev *dev, struct ga_pinned *out, unsigned int cap, unsigned int *count)
+{
+	struct ga_pinned *list = NULL;
+	unsigned int i, n = 0;
+	int pid = (int)getpid();
+	int rc;
+
+	if (!dev || !count)
+		return ga_err(-EINVAL, "ga_dev_pinned: NULL argument");
+	if (!out && cap)
+		return ga_err(-EINVAL, "ga_dev_pinned: no array for %u entries", cap);
+	*count = 0;
+	if (!dev->be->pinned)
+		return ga_err(-ENOTSUP, "%s backend: the driver keeps no table of pinned buffers",
+			      dev->be->name);
+	pthread_mutex_lock(&dev->lock);
+	rc = dev->be->pinned(dev, &list, &n);
+	if (rc == 0) {
+		/* The driver saw the memory go away: this handle's buffer is
+		 * unusable until destroyed and created again. */
+		for (i = 0; i < n; i++) {
+			const struct ga_pinned *p = &list[i];
+
+			if (p->invalidated && p->owner == pid && p->dir <= GA_DIR_READ &&
+			    p->index < dev->nbufs[p->dir] && dev->bufs[p->dir][p->index])
+				dev->bufs[p->dir][p->index]->error = true;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (rc)
+		return rc;
+	if (n && cap)
+		memcpy(out, list, (size_t)(n < cap ? n : cap) * sizeof(*out));
+	*count = n;
+	free(list);
+	return 0;
 }

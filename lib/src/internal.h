@@ -113,6 +113,11 @@ struct ga_backend_ops {
 	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
 	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
 	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
+	/* The driver's table of pinned buffers, whole: *@list is malloc'd
+	 * (the caller frees it; NULL when *@n is 0), write buffers first,
+	 * each direction by index.  NULL, or -ENOTSUP at run time, when the
+	 * driver keeps no table (with ga_err() set). */
+	int (*pinned)(struct ga_dev *dev, struct ga_pinned **list, unsigned int *n);
 };
 
 extern const struct ga_backend_ops ga_backend_datadev;

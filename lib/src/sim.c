@@ -552,6 +552,54 @@ static int sim_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 	return 0;
 }
 
+/* The registered blocks as the driver's table would list them: the sim
+ * pins nothing, so the memory is never invalidated and this process owns
+ * every buffer. */
+static int sim_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int *n)
+{
+	static const enum ga_dir order[2] = {GA_DIR_WRITE, GA_DIR_READ};
+	struct sim *s = dev_sim(dev);
+	struct ga_pinned *out = NULL;
+	unsigned int k, i, total;
+
+	*list = NULL;
+	*n = 0;
+	pthread_mutex_lock(&s->lock);
+	total = s->nbuf[GA_DIR_WRITE] + s->nbuf[GA_DIR_READ];
+	if (total) {
+		out = calloc(total, sizeof(*out));
+		if (!out) {
+			pthread_mutex_unlock(&s->lock);
+			return ga_err(-ENOMEM, "out of memory");
+		}
+	}
+	total = 0;
+	for (k = 0; k < 2; k++) {
+		enum ga_dir d = order[k];
+
+		for (i = 0; i < s->nbuf[d]; i++) {
+			const struct sim_block *b = &s->blocks[d][i];
+
+			if (!b->used)
+				continue;
+			out[total++] = (struct ga_pinned){
+				.dir = d,
+				.index = i,
+				.gpu_address = b->blk.dptr,
+				.bus_address = sim_bus_encode(d, i, b->gen),
+				.size = b->size,
+				.pages = b->size / GA_GPU_PAGE_SIZE,
+				.owner = (int)getpid(),
+				.invalidated = false,
+			};
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	*list = out;
+	*n = total;
+	return 0;
+}
+
 static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 {
 	switch (cap) {
@@ -560,6 +608,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_REMOVE_ONE:
 	case GA_CAP_ARM_MANY:
 	case GA_CAP_ENABLE_IOCTL:
+	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_SIM:
 		return true;
 	case GA_CAP_GPU_MEMORY:
@@ -584,4 +633,5 @@ const struct ga_backend_ops ga_backend_sim = {
 	.arm = sim_arm,
 	.enable = sim_enable,
 	.has = sim_has,
+	.pinned = sim_pinned,
 };

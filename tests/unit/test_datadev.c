@@ -191,7 +191,58 @@ static struct fake {
 	unsigned int count[2]; /* [1] write, [0] read, as the driver keeps them */
 	unsigned int arms[FK_MAX];
 	unsigned int rem_calls, adds;
+	/* gpuasync.ko's table extension, off by default (upstream has none):
+	 * what each buffer was registered with, whether its memory went away,
+	 * and entries of another process listed after ours. */
+	bool table;
+	uint64_t addr[2][FK_MAX];
+	uint32_t size[2][FK_MAX];
+	bool inval[2][FK_MAX];
+	unsigned int foreign, table_calls;
 } fk;
+
+/* The bus address the fake's table reports (not what the registers hold,
+ * so a test sees which one the library used). */
+static uint64_t fk_table_bus(unsigned int l, unsigned int i)
+{
+	return 0xC0DE000000000000ull | (uint64_t)l << 32 | (uint64_t)i << 16;
+}
+
+static int fk_table(struct ga_buffer_table *t)
+{
+	struct ga_buffer_entry *e = (void *)(uintptr_t)t->entries;
+	unsigned int n = 0, l, i;
+
+	fk.table_calls++;
+	for (l = 2; l-- > 0;) {
+		for (i = 0; i < fk.count[l]; i++, n++) {
+			if (n >= t->capacity)
+				continue;
+			e[n] = (struct ga_buffer_entry){
+				.index = i,
+				.write = l,
+				.gpu_address = fk.addr[l][i],
+				.bus_address = fk_table_bus(l, i),
+				.size = fk.size[l][i],
+				.pages = fk.size[l][i] / GA_GPU_PAGE_SIZE,
+				.owner_tgid = (uint32_t)getpid(),
+				.flags = fk.inval[l][i] ? GA_BUF_INVALIDATED : 0,
+			};
+		}
+	}
+	for (i = 0; i < fk.foreign; i++, n++) {
+		if (n < t->capacity)
+			e[n] = (struct ga_buffer_entry){.index = 100 + i,
+							.gpu_address = 0x1000000u * (i + 1),
+							.bus_address = 0x2000000u * (i + 1),
+							.size = GA_GPU_PAGE_SIZE,
+							.pages = 1,
+							.owner_tgid = 1,
+							.flags = GA_BUF_INVALIDATED};
+	}
+	t->count = n;
+	return 0;
+}
 
 static bool fk_fd(int fd)
 {
@@ -288,6 +339,9 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		*fk_reg((d->write ? 0x4004 : 0x6004) + 8 * i) = 0xB0000000u;
 		if (d->write)
 			*fk_reg(0x60) = d->size;
+		fk.addr[l][i] = d->address;
+		fk.size[l][i] = d->size;
+		fk.inval[l][i] = false;
 		fk.count[l]++;
 		fk.adds++;
 		fk_counts();
@@ -313,6 +367,14 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		*fk_reg(0x2000 + 4 * i) = 1;
 		fk.arms[i]++;
 		return 0;
+	case GA_Get_Abi_Version:
+		if (fk.table)
+			return (GA_ABI_VERSION << 16) | GA_FEAT_BUFFER_TABLE;
+		return fk_fail(EPERM);
+	case GA_Get_Buffer_Table:
+		if (fk.table)
+			return fk_table((struct ga_buffer_table *)arg);
+		return fk_fail(EPERM);
 	default: /* GPU_Enable_Tx/Rx, GA_* and the rest: unknown to main */
 		return fk_fail(EPERM);
 	}
@@ -553,6 +615,82 @@ START_TEST(test_upstream_failures)
 }
 END_TEST
 
+/* Upstream keeps no table: the library says so. */
+START_TEST(test_upstream_no_table)
+{
+	struct ga_dev *dev;
+	struct ga_pinned p[2];
+	unsigned int n = 7;
+
+	fk_init();
+	dev = fk_open();
+	fk_mk(dev, GA_DIR_WRITE, 0);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 2, &n), -ENOTSUP);
+	ck_assert_msg(strstr(ga_last_error(), "no table"), "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(n, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* gpuasync.ko's table through the datadev backend: the fields as the
+ * driver reports them, a second ioctl when more entries exist than the
+ * library guessed (another process's), bus addresses taken from the table
+ * at create, and an invalidated entry turning our buffer's status ERROR. */
+START_TEST(test_table)
+{
+	struct ga_pinned p[16];
+	struct ga_buf *w0, *w1, *r0;
+	struct ga_buf_info bi;
+	struct ga_dev *dev;
+	unsigned int n = 0, calls;
+
+	fk_init();
+	fk.table = true;
+	dev = fk_open();
+	ck_assert(ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
+	w0 = fk_mk(dev, GA_DIR_WRITE, 0);
+	w1 = fk_mk(dev, GA_DIR_WRITE, 1);
+	r0 = fk_mk(dev, GA_DIR_READ, 0);
+	ck_assert_int_eq(ga_buf_info(w1, &bi), 0);
+	ck_assert_uint_eq(bi.bus_address, fk_table_bus(1, 1));
+
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 16, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(p[0].dir, GA_DIR_WRITE);
+	ck_assert_uint_eq(p[1].index, 1);
+	ck_assert_uint_eq(p[1].gpu_address, bi.gpu_address);
+	ck_assert_uint_eq(p[1].bus_address, fk_table_bus(1, 1));
+	ck_assert_uint_eq(p[1].size, GA_GPU_PAGE_SIZE);
+	ck_assert_uint_eq(p[1].pages, 1);
+	ck_assert_int_eq(p[1].owner, (int)getpid());
+	ck_assert_int_eq(p[2].dir, GA_DIR_READ);
+	ck_assert(!p[0].invalidated && !p[1].invalidated && !p[2].invalidated);
+
+	/* more than the first guess: asked again with room for all */
+	fk.foreign = 6;
+	calls = fk.table_calls;
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 16, &n), 0);
+	ck_assert_uint_eq(n, 9);
+	ck_assert_uint_eq(fk.table_calls - calls, 2);
+	ck_assert_uint_eq(p[8].index, 105);
+	ck_assert_int_eq(p[8].owner, 1);
+	ck_assert(p[8].invalidated);
+	ck_assert_int_eq(ga_buf_info(r0, &bi), 0);
+	ck_assert_int_ne(bi.state, GA_BUF_ERROR); /* read 100+ of pid 1 is not ours */
+
+	/* our write buffer 0's memory goes away */
+	fk.inval[1][0] = true;
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 2, &n), 0);
+	ck_assert_uint_eq(n, 9);
+	ck_assert(p[0].invalidated && !p[1].invalidated);
+	ck_assert_int_eq(ga_buf_info(w0, &bi), 0);
+	ck_assert_int_eq(bi.state, GA_BUF_ERROR);
+	ck_assert_int_eq(ga_buf_info(w1, &bi), 0);
+	ck_assert_int_ne(bi.state, GA_BUF_ERROR);
+	ga_dev_close(dev);
+}
+END_TEST
+
 static Suite *datadev_suite(void)
 {
 	Suite *s = suite_create("datadev");
@@ -572,6 +710,8 @@ static Suite *datadev_suite(void)
 	tcase_add_loop_test(tc, test_upstream_registers, 0, 2);
 	tcase_add_loop_test(tc, test_upstream_buffers, 0, 2);
 	tcase_add_test(tc, test_upstream_failures);
+	tcase_add_test(tc, test_upstream_no_table);
+	tcase_add_test(tc, test_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

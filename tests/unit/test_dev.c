@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
@@ -625,6 +626,136 @@ START_TEST(test_emulated_remove)
 }
 END_TEST
 
+/* ---- the table of pinned buffers ----------------------------------------- */
+
+static void ck_pinned(const struct ga_pinned *p, struct ga_buf *b)
+{
+	struct ga_buf_info bi;
+
+	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
+	ck_assert_int_eq(p->dir, bi.dir);
+	ck_assert_uint_eq(p->index, bi.index);
+	ck_assert_uint_eq(p->gpu_address, bi.gpu_address);
+	ck_assert_uint_eq(p->bus_address, bi.bus_address);
+	ck_assert_uint_eq(p->size, bi.size);
+	ck_assert_uint_eq(p->pages, bi.size / K64);
+	ck_assert_int_eq(p->owner, (int)getpid());
+	ck_assert(!p->invalidated);
+}
+
+START_TEST(test_pinned_sim)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=8");
+	struct ga_pinned p[8];
+	struct ga_buf *w0, *w1, *r0;
+	unsigned int n = 99;
+
+	ck_assert(ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
+	ck_assert_int_eq(ga_dev_pinned(dev, NULL, 0, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_err(ga_dev_pinned(dev, p, 8, NULL), -EINVAL);
+	ck_err(ga_dev_pinned(dev, NULL, 1, &n), -EINVAL);
+	ck_err(ga_dev_pinned(NULL, p, 8, &n), -EINVAL);
+
+	w0 = mk(dev, GA_DIR_WRITE, 0, 2 * K64);
+	r0 = mk(dev, GA_DIR_READ, 0, K64);
+	w1 = mk(dev, GA_DIR_WRITE, 1, 2 * K64);
+	/* write buffers first, each direction by index */
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 8, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_pinned(&p[0], w0);
+	ck_pinned(&p[1], w1);
+	ck_pinned(&p[2], r0);
+	ck_assert_uint_eq(p[0].pages, 2);
+	ck_assert_uint_eq(p[2].pages, 1);
+	ck_assert_uint_ne(p[0].bus_address, p[1].bus_address);
+
+	/* too small an array: what fits, and how many there are */
+	memset(p, 0xa5, sizeof(p));
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 1, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_pinned(&p[0], w0);
+	ck_assert_uint_eq(p[1].index, 0xa5a5a5a5u); /* untouched */
+	ck_assert_int_eq(ga_dev_pinned(dev, NULL, 0, &n), 0);
+	ck_assert_uint_eq(n, 3);
+
+	/* destroyed buffers leave the table */
+	ck_assert_int_eq(ga_buf_destroy(w1), 0);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 8, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_pinned(&p[0], w0);
+	ck_pinned(&p[1], r0);
+	w1 = mk(dev, GA_DIR_WRITE, 1, 2 * K64);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 8, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_pinned(&p[1], w1);
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 8, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* A driver that reports write buffer 1 invalidated, and read buffer 0 of
+ * another process invalidated (same index as ours: it is not ours). */
+static int pinned_invalidating(struct ga_dev *dev, struct ga_pinned **list, unsigned int *n)
+{
+	int rc = ga_backend_sim.pinned(dev, list, n);
+
+	for (unsigned int i = 0; rc == 0 && i < *n; i++) {
+		struct ga_pinned *p = &(*list)[i];
+
+		if (p->dir == GA_DIR_WRITE && p->index == 1)
+			p->invalidated = true;
+		if (p->dir == GA_DIR_READ && p->index == 0) {
+			p->invalidated = true;
+			p->owner = (int)getpid() + 1;
+		}
+	}
+	return rc;
+}
+
+START_TEST(test_pinned_invalidated)
+{
+	struct ga_dev *dev = open_sim("sim:version=4,max_buffers=8");
+	struct ga_backend_ops be = ga_backend_sim;
+	struct ga_buf *w0, *w1, *r0;
+	struct ga_pinned p[4];
+	unsigned int n = 0;
+
+	w0 = mk(dev, GA_DIR_WRITE, 0, K64);
+	w1 = mk(dev, GA_DIR_WRITE, 1, K64);
+	r0 = mk(dev, GA_DIR_READ, 0, K64);
+	ck_assert_int_eq(ga_buf_arm(w1), 0);
+	ck_assert_int_eq(state(w1), GA_BUF_FREE);
+
+	be.pinned = pinned_invalidating;
+	dev->be = &be;
+	/* marked even when the entry does not fit the caller's array */
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 1, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert(!p[0].invalidated);
+	ck_assert_int_eq(state(w1), GA_BUF_ERROR);
+	ck_assert_int_eq(state(w0), GA_BUF_IDLE);
+	ck_assert_int_eq(state(r0), GA_BUF_IDLE);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 4, &n), 0);
+	ck_assert(p[1].invalidated && p[2].invalidated);
+
+	/* a driver without the table */
+	be.pinned = NULL;
+	ck_err(ga_dev_pinned(dev, p, 4, &n), -ENOTSUP);
+	ck_assert_msg(strstr(ga_last_error(), "table"), "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(n, 0);
+	dev->be = &ga_backend_sim;
+
+	/* an invalidated buffer is destroyed and created again */
+	ck_assert_int_eq(ga_buf_destroy(w1), 0);
+	w1 = mk(dev, GA_DIR_WRITE, 1, K64);
+	ck_assert_int_eq(state(w1), GA_BUF_IDLE);
+	ga_dev_close(dev);
+}
+END_TEST
+
 /* Default options: GPU memory when this machine has a GPU and CUDA, host
  * memory with a reason otherwise.  Either way a frame lands and reads back
  * through the memory layer, and the register block can be mapped. */
@@ -692,6 +823,8 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_header_roundtrip);
 	tcase_add_test(tc, test_emulated_remove);
 	tcase_add_test(tc, test_default_memory);
+	tcase_add_test(tc, test_pinned_sim);
+	tcase_add_test(tc, test_pinned_invalidated);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -241,6 +241,35 @@ int ga_buf_ipc_handle(struct ga_buf *buf, char *hex, size_t len);
 /* Engines (write = FPGA->GPU, read = GPU->FPGA). */
 int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on);
 
+/* ---- pinned buffers (the driver's table) --------------------------------- */
+
+/* One buffer as the driver holds it pinned and programmed into the card. */
+struct ga_pinned {
+	enum ga_dir dir;
+	unsigned int index;
+	uint64_t gpu_address; /* the address the buffer was registered with */
+	uint64_t bus_address; /* address programmed into the card */
+	size_t size;          /* bytes registered */
+	unsigned int pages;   /* 64 KiB GPU pages pinned */
+	int owner;            /* thread group (process id) that registered it */
+	bool invalidated;     /* the GPU memory went away under the pin */
+};
+
+/*
+ * Read back the driver's table of pinned buffers: write buffers first, then
+ * read buffers, each by index.  Up to @cap entries are copied to @out (NULL
+ * is allowed when @cap is 0) and *@count is set to how many exist, which
+ * may exceed @cap: call again with a bigger array to see them all.  The
+ * table is the driver's, so it also lists buffers other processes
+ * registered (see owner).  A buffer of this handle that an entry reports
+ * invalidated is marked: its state becomes GA_BUF_ERROR.  -ENOTSUP, with
+ * an explanation, when the driver keeps no such table (upstream datadev:
+ * see GA_CAP_BUFFER_TABLE); -EINVAL when @count is NULL or @out is NULL
+ * with @cap > 0.  Thread-safe (takes the device lock).
+ */
+int ga_dev_pinned(struct ga_dev *dev, struct ga_pinned *out, unsigned int cap,
+		  unsigned int *count);
+
 #ifdef __cplusplus
 }
 #endif
