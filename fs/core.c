@@ -23,6 +23,17 @@
  * one line, the file to open and the byte offset to mmap GA_CORE_SIZE bytes
  * at, separated by the last space (hex, so a BAR offset reads as one).  It is
  * absent when the driver does not let the block be mapped.
+ *
+ * device/pinned is the exception that changes: the driver's table of pinned
+ * buffers (gpuasync.ko, the simulated card; absent on upstream datadev),
+ * read at every open, a header line and one line per buffer:
+ *
+ *   $ cat /mnt/gpuasync/device/pinned
+ *   dir index gpu_address bus_address size pages owner state
+ *   write 0 0x7f3a40000000 0xdead000000000000 131072 2 4242 pinned
+ *
+ * state is "invalidated" once the GPU memory went away under the pin; that
+ * buffer's status then reads ERROR.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +113,46 @@ static bool has_registers_path(struct fs *fs, const struct fs_node *n, unsigned 
 	return ga_dev_reg_path(fs->dev, path, sizeof(path), &off) == 0;
 }
 
+/* The driver's table of pinned buffers, one line each under a header. */
+static int show_pinned(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_pinned *p = NULL;
+	unsigned int n = 0, cap = 0;
+	int ret;
+
+	/* The table may grow between asking its size and reading it. */
+	for (;;) {
+		ret = ga_dev_pinned(c->fs->dev, p, cap, &n);
+		if (ret < 0 || n <= cap)
+			break;
+		free(p);
+		cap = n + 4;
+		p = calloc(cap, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+	}
+	if (ret < 0) {
+		free(p);
+		return ret;
+	}
+	sb_printf(sb, "dir index gpu_address bus_address size pages owner state\n");
+	for (unsigned int i = 0; i < n; i++)
+		sb_printf(sb, "%s %u 0x%llx 0x%llx %zu %u %d %s\n",
+			  p[i].dir == GA_DIR_WRITE ? "write" : "read", p[i].index,
+			  (unsigned long long)p[i].gpu_address,
+			  (unsigned long long)p[i].bus_address, p[i].size, p[i].pages, p[i].owner,
+			  p[i].invalidated ? "invalidated" : "pinned");
+	free(p);
+	return sb->oom ? -ENOMEM : 0;
+}
+
+static bool has_pinned(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	(void)n;
+	(void)idx;
+	return ga_dev_has(fs->dev, GA_CAP_BUFFER_TABLE);
+}
+
 /* clang-format off */
 #define DIR_ROW(nm, par, d, ...) { .name = nm, .parent = par, .dir = d, .mode = 0555, .reg = -1, __VA_ARGS__ }
 #define DEV_ROW(nm, docstr) \
@@ -126,7 +177,8 @@ const struct fs_node fs_core_rows[] = {
 		.doc = "point node_exporter's textfile collector here"),
 	{ .name = "gpuasync.prom", .parent = FS_D_PROMETHEUS, .dir = FS_D_NONE, .mode = 0444,
 	  .show = fs_show_metrics, .reg = -1, .doc = "the metrics file again, under a name node_exporter reads" },
-	DIR_ROW("device", FS_D_ROOT, FS_D_DEVICE, .doc = "identity of the card, read at mount"),
+	DIR_ROW("device", FS_D_ROOT, FS_D_DEVICE,
+		.doc = "identity of the card, read at mount, and its pinned buffers"),
 	DEV_ROW(backend, "driver in use: sim or datadev"),
 	DEV_ROW(path, "device path or simulated-card spec"),
 	DEV_ROW(supported, "1 when the card has GpuAsync firmware enabled"),
@@ -142,6 +194,9 @@ const struct fs_node fs_core_rows[] = {
 	{ .name = "registers_path", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
 	  .show = show_registers_path, .visible = has_registers_path, .reg = -1,
 	  .doc = "'FILE 0xOFFSET': mmap 0x8000 bytes of FILE at OFFSET to reach the registers" },
+	{ .name = "pinned", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
+	  .show = show_pinned, .visible = has_pinned, .reg = -1,
+	  .doc = "the driver's pinned buffers: dir index gpu_address bus_address size pages owner state" },
 	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,
 		.doc = "one file per register field of the running firmware"),
 	DIR_ROW("buffers", FS_D_ROOT, FS_D_BUFFERS,

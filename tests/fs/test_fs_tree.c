@@ -3,7 +3,8 @@
  * The tree (DESIGN §3) on a real mount: device/, registers/ generated from
  * the register table (one file per scalar field of the running version,
  * modes by access, absent fields absent), registers/raw,
- * device/registers_path mapped from this process, config, README listing
+ * device/registers_path mapped from this process, device/pinned following
+ * mkdir/rmdir, config, README listing
  * exactly what readdir finds, for V1 and V4 firmware; ipc_handle exactly
  * when device/memory says gpu.
  */
@@ -37,6 +38,93 @@ START_TEST(device_files)
 	ck_assert_int_eq(sh("test \"$(cat $M/device/layout)\" = v4"), 0);
 	/* Identity is read-only, even for root. */
 	expect_refused("device/version", "5\n", EACCES);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* Line @n (0 = header) of device/pinned as its eight fields; false when
+ * there is no such line or it does not parse. */
+struct pin_line {
+	char dir[16], state[16];
+	unsigned int index, pages;
+	unsigned long long gpu, bus, size;
+	int owner;
+};
+
+static bool pinned_line(const char *text, unsigned int n, struct pin_line *l)
+{
+	const char *p = text;
+
+	for (unsigned int i = 0; i < n && p; i++) {
+		p = strchr(p, '\n');
+		p = p && p[1] ? p + 1 : NULL;
+	}
+	return p && sscanf(p, "%15s %u 0x%llx 0x%llx %llu %u %d %15s", l->dir, &l->index, &l->gpu,
+			   &l->bus, &l->size, &l->pages, &l->owner, l->state) == 8;
+}
+
+static unsigned int lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* device/pinned: the table of pinned buffers, following mkdir and rmdir,
+ * one line per buffer whose fields match the buffer's own files. */
+START_TEST(device_pinned)
+{
+	struct pin_line l;
+	char *s, *gpu;
+
+	mnt_start("-o version=4");
+	s = readf("device/pinned");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "dir index gpu_address bus_address size pages owner state\n");
+	free(s);
+	ck_assert_int_eq(sh("echo 128K > $M/buffers/alloc_size && mkdir $M/buffers/0 $M/buffers/1 "
+			    "&& mkdir $M/read_buffers/0"),
+			 0);
+	s = readf("device/pinned");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(lines(s) == 4, "device/pinned:\n%s", s);
+	ck_assert(pinned_line(s, 1, &l));
+	ck_assert_str_eq(l.dir, "write");
+	ck_assert_uint_eq(l.index, 0);
+	ck_assert(pinned_line(s, 2, &l));
+	ck_assert_str_eq(l.dir, "write");
+	ck_assert_uint_eq(l.index, 1);
+	gpu = readf("buffers/1/gpu_address");
+	ck_assert_ptr_nonnull(gpu);
+	ck_assert_uint_eq(l.gpu, strtoull(gpu, NULL, 16));
+	free(gpu);
+	ck_assert_uint_eq(l.size, 131072);
+	ck_assert_uint_eq(l.pages, 2);
+	ck_assert_int_eq(l.owner, (int)M.pid);
+	ck_assert_str_eq(l.state, "pinned");
+	ck_assert_uint_eq(l.bus >> 48, 0xdead); /* the sim's bus addresses */
+	ck_assert(pinned_line(s, 3, &l));
+	ck_assert_str_eq(l.dir, "read");
+	ck_assert_uint_eq(l.index, 0);
+	ck_assert_uint_eq(l.pages, 1);
+	free(s);
+
+	ck_assert_int_eq(sh("rmdir $M/buffers/1"), 0);
+	s = readf("device/pinned");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(lines(s) == 3, "device/pinned:\n%s", s);
+	ck_assert(pinned_line(s, 2, &l));
+	ck_assert_str_eq(l.dir, "read");
+	free(s);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 $M/read_buffers/0"), 0);
+	ck_assert_uint_eq(readnum("device/version"), 4);
+	s = readf("device/pinned");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(lines(s), 1);
+	free(s);
+	expect_refused("device/pinned", "x\n", EACCES);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -376,6 +464,7 @@ int main(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, device_files);
+	tcase_add_test(tc, device_pinned);
 	tcase_add_test(tc, registers_path_maps);
 	tcase_add_test(tc, registers_from_table_v1);
 	tcase_add_test(tc, registers_from_table_v4);
