@@ -29,6 +29,13 @@ mkdir $M/buffers/0 && ok mkdir || bad mkdir
 [ "$(cat $CARD/buffers)" = "1 0" ] && ok kernel_sees_buffer || bad "kernel_sees_buffer ($(cat $CARD/buffers))"
 [ "$(cat $CARD/owner_tgid)" = "$fp" ] && ok owner_is_daemon || bad owner_is_daemon
 
+# device/pinned: the driver's table (GA_Get_Buffer_Table), one line per buffer.
+[ "$(wc -l < $M/device/pinned)" = 2 ] && ok pinned_lines || bad "pinned_lines ($(cat $M/device/pinned))"
+set -- $(sed -n 2p $M/device/pinned)
+size=$(cat $M/buffers/0/size)
+[ "$1 $2 $3 $5 $6 $7 $8" = "write 0 $(cat $M/buffers/0/gpu_address) $size $((size / 65536)) $fp pinned" ] &&
+	[ "$4" != 0x0 ] && ok pinned_fields || bad "pinned_fields ($*)"
+
 # Arm it, start the engine, let the card send one frame.
 echo 1 > $M/buffers/0/write_enable && ok arm || bad arm
 echo 1 > $M/registers/write_enable && ok enable || bad enable
@@ -45,6 +52,8 @@ echo bogus > $M/registers/write_enable 2>/dev/null && bad reject_bad_value || ok
 echo 0 > $M/registers/write_enable
 rmdir $M/buffers/0 && ok rmdir || bad rmdir
 [ "$(cat $CARD/buffers)" = "0 0" ] && ok kernel_released || bad "kernel_released ($(cat $CARD/buffers))"
+[ "$(cat $M/device/pinned)" = "dir index gpu_address bus_address size pages owner state" ] &&
+	ok pinned_empty || bad "pinned_empty ($(cat $M/device/pinned))"
 
 # A buffer left behind goes away with the daemon.
 mkdir $M/buffers/0 || bad mkdir_again

@@ -8,8 +8,9 @@
  * host-memory layer provides the buffers, which nv_p2p_stub pins as user
  * pages).  It must find gpuasync.ko's extensions, register and arm
  * buffers, see frames land (the emulated card's generator makes them),
- * send a GPU->FPGA frame, remove one buffer and then all, and leave
- * nothing pinned.  Prints KTEST lines; exit status = failures.
+ * send a GPU->FPGA frame, read the driver's table of pinned buffers (and
+ * see an invalidated buffer there and as ERROR), remove one buffer and
+ * then all, and leave nothing pinned.  Prints KTEST lines; exit status = failures.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +64,31 @@ static int wait_header(struct ga_buf *b, struct ga_header *h)
 	return -1;
 }
 
+/* Entry @at of the driver's table (of @count) is buffer @b, as its
+ * ga_buf_info says, owned by this process and not invalidated. */
+static void check_pinned(struct ga_dev *dev, struct ga_buf *b, unsigned int at, unsigned int count)
+{
+	struct ga_pinned pin[8];
+	struct ga_buf_info bi;
+	unsigned int n = 0;
+	const struct ga_pinned *p;
+
+	CHECK(ga_dev_pinned(dev, pin, 8, &n) == 0 && n == count, "count %u, want %u", n, count);
+	CHECK(ga_buf_info(b, &bi) == 0);
+	if (n != count || at >= n)
+		return;
+	p = &pin[at];
+	CHECK(p->dir == bi.dir && p->index == bi.index, "entry %u: %d %u", at, p->dir, p->index);
+	CHECK(p->gpu_address == bi.gpu_address, "entry %u: gpu 0x%llx", at,
+	      (unsigned long long)p->gpu_address);
+	CHECK(p->bus_address == bi.bus_address && p->bus_address != 0, "entry %u: bus 0x%llx", at,
+	      (unsigned long long)p->bus_address);
+	CHECK(p->size == bi.size && p->pages == bi.size / 0x10000, "entry %u: size %zu pages %u",
+	      at, p->size, p->pages);
+	CHECK(p->owner == (int)getpid(), "entry %u: owner %d", at, p->owner);
+	CHECK(!p->invalidated, "entry %u invalidated", at);
+}
+
 int main(int argc, char **argv)
 {
 	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
@@ -73,7 +99,9 @@ int main(int argc, char **argv)
 	struct ga_buf_info bi;
 	struct ga_dev *dev = NULL;
 	struct ga_header h;
-	unsigned int idx[2] = { 0, 1 };
+	unsigned int idx[2] = { 0, 1 }, n = 0;
+	struct nvstub_range range = { 0 };
+	struct ga_pinned pin[8];
 	uint8_t payload[64];
 	uint32_t v;
 	int rc, i, s;
@@ -138,10 +166,41 @@ int main(int argc, char **argv)
 	}
 	CHECK(bi.state == GA_BUF_READY, "read buffer state %s", ga_buf_state_name(bi.state));
 
+	/* The driver's table of pinned buffers, as the library reads it. */
+	check_pinned(dev, w0, 0, 3);
+	check_pinned(dev, w1, 1, 3);
+	check_pinned(dev, r0, 2, 3);
+	CHECK(ga_dev_pinned(dev, pin, 1, &n) == 0 && n == 3, "cap 1: count %u", n);
+	CHECK(ga_buf_info(w1, &bi) == 0 && bi.state == GA_BUF_READY, "w1 state %s",
+	      ga_buf_state_name(bi.state));
+
+	/* Write buffer 1's memory goes away (cudaFree): the table says so and
+	 * the library marks the buffer ERROR; the others are untouched. */
+	s = open("/dev/nv_p2p_stub", O_RDWR);
+	CHECK(s >= 0);
+	range.va = bi.gpu_address;
+	range.len = bi.size;
+	CHECK(s >= 0 && ioctl(s, NVSTUB_INVALIDATE, &range) == 1, "one callback expected");
+	if (s >= 0)
+		close(s);
+	n = 0;
+	CHECK(ga_dev_pinned(dev, pin, 8, &n) == 0 && n == 3, "count %u", n);
+	for (i = 0; i < (int)n && i < 8; i++)
+		CHECK(pin[i].invalidated == (pin[i].dir == GA_DIR_WRITE && pin[i].index == 1),
+		      "entry %d (%s %u) invalidated %d", i, pin[i].dir == GA_DIR_WRITE ? "w" : "r",
+		      pin[i].index, pin[i].invalidated);
+	CHECK(ga_buf_info(w1, &bi) == 0 && bi.state == GA_BUF_ERROR, "invalidated w1 state %s",
+	      ga_buf_state_name(bi.state));
+	CHECK(ga_buf_info(w0, &bi) == 0 && bi.state == GA_BUF_READY, "w0 state %s",
+	      ga_buf_state_name(bi.state));
+	CHECK(ga_buf_arm(w1) == -ENXIO);
+
 	/* Remove the last write buffer alone, then everything. */
 	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
 	CHECK(ga_buf_destroy(w1) == 0);
 	CHECK(ga_buf_count(dev, GA_DIR_WRITE) == 1);
+	CHECK(ga_dev_pinned(dev, pin, 8, &n) == 0 && n == 2, "after destroy: count %u", n);
+	check_pinned(dev, r0, 1, 2);
 	CHECK(ga_buf_destroy_all(dev) == 0);
 	ga_dev_close(dev);
 
