@@ -63,6 +63,13 @@ struct ga_mem_ops {
 	int (*sync)(void *ctx);
 	int (*host_alloc)(void *ctx, size_t size, void **p);
 	void (*host_free)(void *ctx, void *p);
+	/* Optional: read the same @len bytes at @off of each of @n blocks into
+	 * @dst (n * len bytes, block i at dst + i * len), seeing every write
+	 * queued before, as n calls of read would, but waiting once (the
+	 * library's batched header reads).  NULL: the caller loops read.
+	 * On failure nothing in @dst is to be trusted. */
+	int (*read_many)(void *ctx, const struct ga_mem_block *const *blks, unsigned int n,
+			 size_t off, void *dst, size_t len);
 };
 
 extern const struct ga_mem_ops ga_mem_host_ops;

@@ -22,7 +22,10 @@
  * the caller may reuse its buffer at once and the copy engine still runs
  * asynchronously.  Reads and plain writes wait for the stream, so the
  * library's callers (the filesystem's data file, ipc consumers) always see
- * completed bytes.
+ * completed bytes.  read_many reads the same few bytes of many buffers (the
+ * library's frame headers) with one batched copy (cuMemcpyBatchAsync, or
+ * single copies where the driver lacks it) into a pinned landing area and
+ * one wait, instead of a wait per buffer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,10 +96,21 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	X(cuStreamWriteValue32)                                                                    \
 	X(cuStreamWriteValue64)
 
+/* cuMemcpyBatchAsync (CUDA 12.8+; cuda.h 13 maps it to the _v2 symbol,
+ * without the failIdx argument): optional, for batched reads. */
+#if CUDA_VERSION >= 13000
+#define GA_HAVE_BATCH 1
+#else
+#define GA_HAVE_BATCH 0
+#endif
+
 struct cuda_fns {
 #define GA_CUDA_FN_PTR(name) __typeof__(name) *name;
 	GA_CUDA_FUNCS(GA_CUDA_FN_PTR)
 	GA_CUDA_OPTIONAL(GA_CUDA_FN_PTR)
+#if GA_HAVE_BATCH
+	GA_CUDA_FN_PTR(cuMemcpyBatchAsync)
+#endif
 #undef GA_CUDA_FN_PTR
 };
 
@@ -146,6 +160,19 @@ struct cuda_ctx {
 	struct stage_rec rec[STAGE_RECORDS];
 	unsigned int rec_first, rec_count;
 	struct pinned_region pinned[PINNED_MAX];
+	/*
+	 * Batched reads (read_many): @rd_lock guards the pinned landing area
+	 * and the batch argument arrays, grown on demand, and is held from
+	 * queueing the copies until they are copied out, so that it is never
+	 * taken under @lock nor held by a writer.
+	 */
+	pthread_mutex_t rd_lock;
+	char *rd_stage; /* rd_cap bytes pinned */
+	size_t rd_cap;
+	CUdeviceptr *rd_addr; /* 2 * rd_n: destinations, then sources */
+	size_t *rd_sizes;     /* rd_n */
+	unsigned int rd_n;
+	bool batch; /* cuMemcpyBatchAsync usable (so far) */
 };
 
 /* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" */
@@ -496,6 +523,117 @@ static int cuda_read(void *ctx, const struct ga_mem_block *blk, size_t off, void
 	return rc;
 }
 
+/* Grow the landing area to @bytes and the argument arrays to @n copies.
+ * Prerequisite: c->rd_lock held, context current. */
+static int rd_reserve_locked(struct cuda_ctx *c, size_t bytes, unsigned int n)
+{
+	if (bytes > c->rd_cap) {
+		size_t cap = (bytes + 0xFFFF) & ~(size_t)0xFFFF;
+		void *p = NULL;
+		CUresult res = c->f.cuMemHostAlloc(&p, cap, CU_MEMHOSTALLOC_PORTABLE);
+
+		if (res != CUDA_SUCCESS)
+			return cu_fail(c, res, "cuMemHostAlloc (read staging)");
+		if (c->rd_stage)
+			c->f.cuMemFreeHost(c->rd_stage);
+		c->rd_stage = p;
+		c->rd_cap = cap;
+	}
+	if (n > c->rd_n) {
+		CUdeviceptr *a = malloc(2 * (size_t)n * sizeof(*a));
+		size_t *sz = malloc((size_t)n * sizeof(*sz));
+
+		if (!a || !sz) {
+			free(a);
+			free(sz);
+			return ga_err(-ENOMEM, "out of memory for %u batched reads", n);
+		}
+		free(c->rd_addr);
+		free(c->rd_sizes);
+		c->rd_addr = a;
+		c->rd_sizes = sz;
+		c->rd_n = n;
+	}
+	return 0;
+}
+
+/*
+ * Queue the @n copies into the landing area on our stream: one
+ * cuMemcpyBatchAsync when the driver has it (sources read in stream order,
+ * so every write queued before is in), else one cuMemcpyDtoHAsync each.
+ * A batch the driver refuses is retried as single copies (copying the same
+ * bytes twice is harmless); "not supported" turns batches off for good.
+ * Prerequisite: c->rd_lock held, context current, rd_reserve_locked done.
+ */
+static int rd_queue_locked(struct cuda_ctx *c, const struct ga_mem_block *const *blks,
+			   unsigned int n, size_t off, size_t len)
+{
+	CUresult res;
+
+#if GA_HAVE_BATCH
+	if (c->batch) {
+		CUmemcpyAttributes attr;
+		size_t attr_idx = 0;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+		for (unsigned int i = 0; i < n; i++) {
+			c->rd_addr[i] = (CUdeviceptr)(uintptr_t)(c->rd_stage + (size_t)i * len);
+			c->rd_addr[n + i] = (CUdeviceptr)(blks[i]->dptr + off);
+			c->rd_sizes[i] = len;
+		}
+		res = c->f.cuMemcpyBatchAsync(c->rd_addr, c->rd_addr + n, c->rd_sizes, n, &attr,
+					      &attr_idx, 1, c->stream);
+		if (res == CUDA_SUCCESS)
+			return 0;
+		ga_log("cuda: cuMemcpyBatchAsync failed (%d), single copies%s", (int)res,
+		       res == CUDA_ERROR_NOT_SUPPORTED ? " from now on" : "");
+		if (res == CUDA_ERROR_NOT_SUPPORTED)
+			c->batch = false;
+	}
+#endif
+	for (unsigned int i = 0; i < n; i++) {
+		res = c->f.cuMemcpyDtoHAsync(c->rd_stage + (size_t)i * len,
+					     (CUdeviceptr)(blks[i]->dptr + off), len, c->stream);
+		if (res != CUDA_SUCCESS)
+			return cu_fail(c, res, "device-to-host copy");
+	}
+	return 0;
+}
+
+static int cuda_read_many(void *ctx, const struct ga_mem_block *const *blks, unsigned int n,
+			  size_t off, void *dst, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	CUresult res;
+	int rc = 0;
+
+	for (unsigned int i = 0; i < n && !rc; i++)
+		rc = check_range(blks[i], off, len);
+	if (rc || n == 0 || len == 0)
+		return rc;
+	if (len > SIZE_MAX / n)
+		return ga_err(-EOVERFLOW, "batched read of %u x %zu bytes", n, len);
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->rd_lock);
+	rc = rd_reserve_locked(c, (size_t)n * len, n);
+	if (!rc)
+		rc = rd_queue_locked(c, blks, n, off, len);
+	if (!rc) {
+		res = c->f.cuStreamSynchronize(c->stream);
+		if (res != CUDA_SUCCESS)
+			rc = cu_fail(c, res, "cuStreamSynchronize");
+	}
+	if (!rc)
+		memcpy(dst, c->rd_stage, (size_t)n * len);
+	pthread_mutex_unlock(&c->rd_lock);
+	cu_leave(c, pushed);
+	return rc;
+}
+
 static int cuda_write_async(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			    size_t len)
 {
@@ -610,6 +748,8 @@ static void cuda_close(void *ctx)
 				c->f.cuEventDestroy(c->rec[i].ev);
 		if (c->stage)
 			c->f.cuMemFreeHost(c->stage);
+		if (c->rd_stage)
+			c->f.cuMemFreeHost(c->rd_stage);
 		for (unsigned int i = 0; i < PINNED_MAX; i++)
 			if (c->pinned[i].p)
 				c->f.cuMemFreeHost(c->pinned[i].p);
@@ -625,6 +765,9 @@ static void cuda_close(void *ctx)
 		}
 		c->f.cuDevicePrimaryCtxRelease(c->dev);
 	}
+	free(c->rd_addr);
+	free(c->rd_sizes);
+	pthread_mutex_destroy(&c->rd_lock);
 	pthread_mutex_destroy(&c->lock);
 	/* libcuda stays loaded: unloading a driver library while other code
 	 * in the process (an application's own CUDA use) holds it is unsafe,
@@ -644,6 +787,7 @@ static const struct ga_mem_ops cuda_ops = {
 	.sync = cuda_sync,
 	.host_alloc = cuda_host_alloc,
 	.host_free = cuda_host_free,
+	.read_many = cuda_read_many,
 };
 
 /* ---- open --------------------------------------------------------------- */
@@ -666,6 +810,9 @@ static int load_driver(struct cuda_ctx *c, char *why, size_t why_len)
 #undef GA_CUDA_FN_LOAD
 #define GA_CUDA_FN_OPT(name) *(void **)&c->f.name = dlsym(c->lib, GA_STR(name));
 	GA_CUDA_OPTIONAL(GA_CUDA_FN_OPT)
+#if GA_HAVE_BATCH
+	GA_CUDA_FN_OPT(cuMemcpyBatchAsync)
+#endif
 #undef GA_CUDA_FN_OPT
 	return 0;
 }
@@ -691,6 +838,7 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 		return ga_err(-ENOMEM, "%s", why);
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->rd_lock, NULL);
 	rc = load_driver(c, why, why_len);
 	if (rc)
 		goto out_free;
@@ -762,6 +910,12 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 		return ga_err(rc, "%s", why);
 	}
 
+#if GA_HAVE_BATCH
+	/* GPUASYNC_CUDA_NO_BATCH (tests, comparisons): single copies. */
+	c->batch = c->f.cuMemcpyBatchAsync && !getenv("GPUASYNC_CUDA_NO_BATCH");
+#endif
+	ga_log("cuda: batched reads %s",
+	       c->batch ? "through cuMemcpyBatchAsync" : "as single copies");
 	snprintf(gpu_name, name_len, "%s", name);
 	*ops = &cuda_ops;
 	*ctxp = c;
@@ -771,6 +925,7 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 out_release:
 	c->f.cuDevicePrimaryCtxRelease(c->dev);
 out_free:
+	pthread_mutex_destroy(&c->rd_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return ga_err(rc, "%s", why);
