@@ -115,15 +115,29 @@ static int mem_write(struct ga_buf *b, size_t off, const void *src, size_t len)
 	return b->dev->mem->write(b->dev->mem_ctx, &b->mem, off, src, len);
 }
 
-/* dev->lock held.  Also notices a frame that landed in an armed buffer. */
-static enum ga_buf_state state_locked(struct ga_buf *b)
+/* Does the state of @b come from its header (else no read is needed)? */
+static bool state_needs_header(const struct ga_buf *b)
 {
-	uint8_t raw[8];
+	return !b->error && !b->gone && (b->dir == GA_DIR_WRITE || is_v4(b->dev));
+}
+
+/*
+ * The state of @b from its 8-byte header @raw, read with result @read_rc
+ * (unused when state_needs_header is false).  dev->lock held.  Also
+ * notices a frame that landed in an armed buffer, and a completed read.
+ */
+static enum ga_buf_state state_from_header_locked(struct ga_buf *b, const uint8_t raw[8],
+						  int read_rc)
+{
 	struct ga_header h;
 
 	if (b->error || b->gone)
 		return GA_BUF_ERROR;
-	if (mem_read(b, 0, raw, sizeof(raw)))
+	/* Read buffers: V4 writes a completion word of 1 at +0; V1 signals
+	 * nothing, so a queued read cannot be told from an idle buffer. */
+	if (b->dir == GA_DIR_READ && !is_v4(b->dev))
+		return GA_BUF_IDLE;
+	if (read_rc)
 		return GA_BUF_ERROR;
 	if (b->dir == GA_DIR_WRITE) {
 		ga_header_decode(raw, &h);
@@ -135,15 +149,22 @@ static enum ga_buf_state state_locked(struct ga_buf *b)
 			return GA_BUF_READY;
 		return b->armed ? GA_BUF_FREE : GA_BUF_IDLE;
 	}
-	/* Read buffers: V4 writes a completion word of 1 at +0; V1 signals
-	 * nothing, so a queued read cannot be told from an idle buffer. */
-	if (!is_v4(b->dev))
-		return GA_BUF_IDLE;
 	if (le32(raw) >= 1) {
 		b->send_busy = false;
 		return GA_BUF_READY;
 	}
 	return b->send_busy ? GA_BUF_BUSY : GA_BUF_IDLE;
+}
+
+/* dev->lock held. */
+static enum ga_buf_state state_locked(struct ga_buf *b)
+{
+	uint8_t raw[8] = {0};
+	int rc = 0;
+
+	if (state_needs_header(b))
+		rc = mem_read(b, 0, raw, sizeof(raw));
+	return state_from_header_locked(b, raw, rc);
 }
 
 /* ---- registration -------------------------------------------------------- */
@@ -619,14 +640,11 @@ unsigned int ga_buf_count(struct ga_dev *dev, enum ga_dir dir)
 	return n;
 }
 
-int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)
+/* Everything but the state.  dev->lock held. */
+static void info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 {
-	struct ga_dev *dev;
+	struct ga_dev *dev = b->dev;
 
-	if (!b || !info)
-		return ga_err(-EINVAL, "ga_buf_info: NULL argument");
-	dev = b->dev;
-	pthread_mutex_lock(&dev->lock);
 	memset(info, 0, sizeof(*info));
 	info->dir = b->dir;
 	info->index = b->index;
@@ -635,8 +653,104 @@ int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)
 	info->gpu_address = b->mem.dptr;
 	info->bus_address = b->bus_address;
 	info->gpu_memory = dev->mem != &ga_mem_host_ops;
+}
+
+int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)
+{
+	struct ga_dev *dev;
+
+	if (!b || !info)
+		return ga_err(-EINVAL, "ga_buf_info: NULL argument");
+	dev = b->dev;
+	pthread_mutex_lock(&dev->lock);
+	info_fill_locked(b, info);
 	info->state = state_locked(b);
 	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+/*
+ * The headers of the @n buffers in @bufs into @raw (8 bytes each) and
+ * each read's result into @rcs: one batched read where the memory layer
+ * has one.  When the batch fails as a whole, each header is read on its
+ * own, so one bad buffer reads as it would through ga_buf_info.
+ * dev->lock held.
+ */
+static void read_headers_locked(struct ga_dev *dev, struct ga_buf *const *bufs, unsigned int n,
+				uint8_t (*raw)[8], int *rcs)
+{
+	if (dev->mem->read_many) {
+		const struct ga_mem_block **blks = malloc((n ? n : 1) * sizeof(*blks));
+
+		if (blks) {
+			int rc;
+
+			for (unsigned int i = 0; i < n; i++)
+				blks[i] = &bufs[i]->mem;
+			rc = dev->mem->read_many(dev->mem_ctx, blks, n, 0, raw, 8);
+			free(blks);
+			if (rc == 0) {
+				memset(rcs, 0, n * sizeof(*rcs));
+				return;
+			}
+		}
+	}
+	for (unsigned int i = 0; i < n; i++)
+		rcs[i] = mem_read(bufs[i], 0, raw[i], 8);
+}
+
+int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out, unsigned int cap,
+		    unsigned int *count)
+{
+	struct ga_buf *rd[GA_MAX_BUFFERS];
+	unsigned int total, n, nrd = 0;
+	uint8_t(*raw)[8] = NULL;
+	int *rcs = NULL;
+
+	if (!dev || !count || (cap && !out))
+		return ga_err(-EINVAL, "ga_buf_info_all: NULL argument");
+	if (!dir_valid(dir))
+		return ga_err(-EINVAL, "ga_buf_info_all: bad direction %d", (int)dir);
+	pthread_mutex_lock(&dev->lock);
+	total = dev->nbufs[dir];
+	n = total < cap ? total : cap;
+	for (unsigned int i = 0; i < n; i++)
+		if (dev->bufs[dir][i] && state_needs_header(dev->bufs[dir][i]))
+			rd[nrd++] = dev->bufs[dir][i];
+	if (nrd) {
+		raw = calloc(nrd, sizeof(*raw));
+		rcs = calloc(nrd, sizeof(*rcs));
+		if (!raw || !rcs) {
+			pthread_mutex_unlock(&dev->lock);
+			free(raw);
+			free(rcs);
+			return ga_err(-ENOMEM, "ga_buf_info_all: out of memory");
+		}
+		read_headers_locked(dev, rd, nrd, raw, rcs);
+	}
+	for (unsigned int i = 0, k = 0; i < n; i++) {
+		struct ga_buf *b = dev->bufs[dir][i];
+		static const uint8_t none[8];
+
+		if (!b) { /* not expected: indices are dense under the lock */
+			memset(&out[i], 0, sizeof(out[i]));
+			out[i].dir = dir;
+			out[i].index = i;
+			out[i].state = GA_BUF_ERROR;
+			continue;
+		}
+		info_fill_locked(b, &out[i]);
+		if (k < nrd && rd[k] == b) {
+			out[i].state = state_from_header_locked(b, raw[k], rcs[k]);
+			k++;
+		} else {
+			out[i].state = state_from_header_locked(b, none, 0);
+		}
+	}
+	*count = total;
+	pthread_mutex_unlock(&dev->lock);
+	free(raw);
+	free(rcs);
 	return 0;
 }
 

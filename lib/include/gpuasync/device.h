@@ -210,6 +210,12 @@ struct ga_buf_info {
 	enum ga_buf_state state;
 };
 int ga_buf_info(struct ga_buf *buf, struct ga_buf_info *info);
+/* ga_buf_info of every buffer of @dir, by index, with one batched read of
+ * their headers (one wait for GPU memory instead of one per buffer): the
+ * first min(@cap, total) go to @out, and *@count is the total (so cap 0
+ * with @out NULL counts).  0 or a negative errno; thread-safe. */
+int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out, unsigned int cap,
+		    unsigned int *count);
 
 /* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
  * included) is cleared first, so a doorbell seen later is a new frame.
