@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -337,6 +338,79 @@ static int ipc_child(const char *hex, size_t size)
 	return 0;
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/*
+ * read_many on @o/@c: 8 bytes at +16 of 1024 blocks, each written just
+ * before with write_async (no wait: the batch must come after the queued
+ * writes), equal to what read gives block by block; ranges checked;
+ * n == 0 reads nothing.  Prints both times (the GPU machine's figures).
+ */
+static void read_many_case(const struct ga_mem_ops *o, void *c, const char *label)
+{
+	enum { N = 1024 };
+	static struct ga_mem_block b[N];
+	static const struct ga_mem_block *bp[N];
+	static uint8_t got[N * 8], want[N * 8];
+	uint8_t one[8];
+	double t0, t1, t2;
+
+	ck_assert_ptr_nonnull(o->read_many);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(o->alloc(c, 64 << 10, &b[i]), 0);
+		bp[i] = &b[i];
+	}
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < N; i++) {
+			fill(want + i * 8, 8, (uint32_t)(i * 7 + round * 100003));
+			ck_assert_int_eq(o->write_async(c, &b[i], 16, want + i * 8, 8), 0);
+		}
+		memset(got, 0, sizeof(got));
+		t0 = now_us();
+		ck_assert_int_eq(o->read_many(c, bp, N, 16, got, 8), 0);
+		t1 = now_us();
+		for (int i = 0; i < N; i++)
+			ck_assert_msg(memcmp(got + i * 8, want + i * 8, 8) == 0,
+				      "%s round %d: block %d differs", label, round, i);
+		for (int i = 0; i < N; i++) {
+			ck_assert_int_eq(o->read(c, &b[i], 16, one, 8), 0);
+			ck_assert_int_eq(memcmp(one, got + i * 8, 8), 0);
+		}
+		t2 = now_us();
+		printf("%s: %d headers: read_many %.0f us, one read each %.0f us\n", label, N,
+		       t1 - t0, t2 - t1);
+	}
+	/* A window outside one block refuses the whole batch. */
+	ck_assert_int_eq(o->read_many(c, bp, N, (64 << 10) - 4, got, 8), -ERANGE);
+	ck_assert_int_eq(o->read_many(c, bp, 0, 0, got, 8), 0);
+	for (int i = 0; i < N; i++)
+		o->free(c, &b[i]);
+}
+
+START_TEST(test_read_many)
+{
+	const struct ga_mem_ops *o2 = NULL;
+	void *c2 = NULL;
+	char n[128], w[256] = "";
+
+	if (!have_gpu())
+		return;
+	read_many_case(ops, mctx, "batch");
+	/* The single-copy fallback, forced. */
+	setenv("GPUASYNC_CUDA_NO_BATCH", "1", 1);
+	ck_assert_int_eq(ga_mem_cuda_open(0, &o2, &c2, n, sizeof(n), w, sizeof(w)), 0);
+	unsetenv("GPUASYNC_CUDA_NO_BATCH");
+	read_many_case(o2, c2, "single copies");
+	o2->close(c2);
+}
+END_TEST
+
 static Suite *mem_cuda_suite(void)
 {
 	Suite *s = suite_create("mem_cuda");
@@ -348,6 +422,7 @@ static Suite *mem_cuda_suite(void)
 	tcase_add_test(tc, test_async_order);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_ipc);
+	tcase_add_test(tc, test_read_many);
 	suite_add_tcase(s, tc);
 	return s;
 }

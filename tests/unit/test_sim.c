@@ -804,6 +804,134 @@ START_TEST(test_patterns)
 }
 END_TEST
 
+/* Header of a frame as the card would write it into write buffer @b. */
+static void put_header(struct ga_buf *b, uint32_t size, uint8_t result)
+{
+	struct ga_header h = {.size = size, .result = result};
+	uint8_t raw[8];
+
+	ga_header_encode(&h, raw);
+	ck_assert_int_eq(ga_buf_write(b, 0, raw, sizeof(raw)), 0);
+}
+
+static void info_eq(const struct ga_buf_info *a, const struct ga_buf_info *b)
+{
+	ck_assert_int_eq(a->dir, b->dir);
+	ck_assert_uint_eq(a->index, b->index);
+	ck_assert_uint_eq(a->size, b->size);
+	ck_assert_uint_eq(a->payload_max, b->payload_max);
+	ck_assert_uint_eq(a->gpu_address, b->gpu_address);
+	ck_assert_uint_eq(a->bus_address, b->bus_address);
+	ck_assert(a->gpu_memory == b->gpu_memory);
+	ck_assert_msg(a->state == b->state, "%s buffer %u: %s vs %s",
+		      a->dir == GA_DIR_WRITE ? "write" : "read", a->index,
+		      ga_buf_state_name(a->state), ga_buf_state_name(b->state));
+}
+
+/*
+ * ga_buf_info_all gives, buffer by buffer, what ga_buf_info gives, in
+ * every state (write: filled by the generator, armed, filled over an arm,
+ * errored, idle; read: completed, busy, idle), with one batched header
+ * read; cap below the total fills cap entries and counts them all; it
+ * notices a fill as ga_buf_info does (the arm is gone afterwards).  On GPU
+ * memory when @gpu and one is present (the CUDA layer's read_many).
+ */
+static void info_all_case(int flavour, bool gpu)
+{
+	enum ga_buf_state want_w[6] = {GA_BUF_READY, GA_BUF_FREE, GA_BUF_READY,
+				       GA_BUF_ERROR, GA_BUF_IDLE, GA_BUF_FREE};
+	enum ga_buf_state want_r[3] = {GA_BUF_IDLE, GA_BUF_IDLE, GA_BUF_IDLE};
+	struct ga_buf_info all[8], one;
+	struct ga_buf *w[6], *r[3];
+	unsigned int i, count = 99;
+
+	use_gpu = gpu;
+	open_flavour(flavour, NULL);
+	use_gpu = false;
+	for (i = 0; i < 6; i++)
+		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, i, BUF_SIZE, &w[i]), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_READ, i, BUF_SIZE, &r[i]), 0);
+	wb[0] = w[0];
+	ck_assert_int_eq(ga_buf_arm(w[0]), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	gen_start(64, GA_PATTERN_PRBS, 1);
+	wait_for(stats().delivered == 1);
+	ck_assert_int_eq(ga_buf_arm(w[1]), 0);
+	ck_assert_int_eq(ga_buf_arm(w[2]), 0);
+	put_header(w[2], 100, 0);
+	put_header(w[3], 100, 2);
+	ck_assert_int_eq(ga_buf_arm(w[5]), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	ck_assert_int_eq(ga_buf_send(r[0], 10), 0); /* done at once */
+	ck_assert_int_eq(ga_buf_send(r[2], 10), 0); /* waits for index 1 */
+	if (v4()) {
+		want_r[0] = GA_BUF_READY;
+		want_r[2] = GA_BUF_BUSY;
+	}
+
+	memset(all, 0xA5, sizeof(all));
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_WRITE, all, 8, &count), 0);
+	ck_assert_uint_eq(count, 6);
+	for (i = 0; i < 6; i++) {
+		ck_assert_uint_eq(all[i].index, i);
+		ck_assert_msg(all[i].state == want_w[i], "write %u: %s, want %s", i,
+			      ga_buf_state_name(all[i].state), ga_buf_state_name(want_w[i]));
+	}
+	ck_assert_uint_eq(all[6].index, 0xA5A5A5A5u); /* nothing past the total */
+	/* The fill over buffer 2's arm was noticed: cleared again, it is idle. */
+	put_header(w[2], 0, 0);
+	want_w[2] = GA_BUF_IDLE;
+	ck_assert_int_eq(ga_buf_info(w[2], &one), 0);
+	ck_assert_int_eq(one.state, GA_BUF_IDLE);
+
+	/* Same infos as one by one, both directions; cap below the total. */
+	memset(all, 0xA5, sizeof(all));
+	count = 0;
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_WRITE, all, 4, &count), 0);
+	ck_assert_uint_eq(count, 6);
+	ck_assert_uint_eq(all[4].index, 0xA5A5A5A5u);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(ga_buf_info(w[i], &one), 0);
+		ck_assert_int_eq(one.state, want_w[i]);
+		info_eq(&all[i], &one);
+	}
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_WRITE, all, 8, &count), 0);
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(ga_buf_info(w[i], &one), 0);
+		info_eq(&all[i], &one);
+		ck_assert(all[i].gpu_memory == ga_dev_has(dev, GA_CAP_GPU_MEMORY));
+	}
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_READ, all, 8, &count), 0);
+	ck_assert_uint_eq(count, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(ga_buf_info(r[i], &one), 0);
+		ck_assert_msg(one.state == want_r[i], "read %u: %s", i,
+			      ga_buf_state_name(one.state));
+		info_eq(&all[i], &one);
+	}
+	/* Counting only; bad arguments. */
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_READ, NULL, 0, &count), 0);
+	ck_assert_uint_eq(count, 3);
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_READ, NULL, 1, &count), -EINVAL);
+	ck_assert_int_eq(ga_buf_info_all(dev, GA_DIR_READ, all, 8, NULL), -EINVAL);
+	ck_assert_int_eq(ga_buf_info_all(NULL, GA_DIR_READ, all, 8, &count), -EINVAL);
+	ck_assert_int_eq(ga_buf_info_all(dev, (enum ga_dir)2, all, 8, &count), -EINVAL);
+	close_dev();
+}
+
+START_TEST(test_info_all)
+{
+	info_all_case(_i, false);
+}
+END_TEST
+
+START_TEST(test_info_all_gpu)
+{
+	info_all_case(_i, true);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -824,6 +952,8 @@ static Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_lifecycle, 0, NFLAV);
 	tcase_add_loop_test(tc, test_close_alive, 0, NFLAV);
 	tcase_add_loop_test(tc, test_concurrency, 0, NFLAV);
+	tcase_add_loop_test(tc, test_info_all, 0, NFLAV);
+	tcase_add_loop_test(tc, test_info_all_gpu, 0, NFLAV);
 	suite_add_tcase(s, tc);
 	tcase_add_test(one, test_bad_specs);
 	tcase_add_test(one, test_not_sim);
