@@ -3,8 +3,8 @@
  * Emulated GpuAsyncCore cards (emulate=N): a 16 MiB "BAR0" in kernel
  * memory holding an AxiVersion block (GPU enable bit, DMA clock) and the
  * core block at 0x28000, run by the same firmware model as libgpuasync's
- * simulated card (lib/model/ga_model.c, compiled into this module through
- * ga_model_k.c).  This file is the model's kernel host:
+ * simulated card (core/ga_model.c, a Kbuild object of this module).  This
+ * file is the model's kernel host:
  *  - register writes the driver sees go to ga_model_reg_write() at once;
  *    writes user space makes through mmap are picked up by a kthread that
  *    calls ga_model_poll() every emulate_poll_us;

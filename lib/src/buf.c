@@ -53,39 +53,6 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-/* ---- header -------------------------------------------------------------- */
-
-void ga_header_decode(const uint8_t raw[8], struct ga_header *h)
-{
-	uint32_t flags = le32(raw);
-
-	h->result = flags & GA_HDR_RESULT_MASK;
-	h->overflow = (flags & GA_HDR_OVERFLOW) != 0;
-	h->cont = (flags & GA_HDR_CONT) != 0;
-	h->last_user = (uint8_t)(flags >> GA_HDR_LAST_USER_SHIFT);
-	h->first_user = (uint8_t)(flags >> GA_HDR_FIRST_USER_SHIFT);
-	h->size = le32(raw + GA_HDR_SIZE_OFFSET);
-}
-
-void ga_header_encode(const struct ga_header *h, uint8_t raw[8])
-{
-	uint32_t flags = (h->result & GA_HDR_RESULT_MASK) | (h->overflow ? GA_HDR_OVERFLOW : 0) |
-			 (h->cont ? GA_HDR_CONT : 0) |
-			 (uint32_t)h->last_user << GA_HDR_LAST_USER_SHIFT |
-			 (uint32_t)h->first_user << GA_HDR_FIRST_USER_SHIFT;
-
-	put_le32(raw + GA_HDR_FLAGS_OFFSET, flags);
-	put_le32(raw + GA_HDR_SIZE_OFFSET, h->size);
-}
-
 const char *ga_buf_state_name(enum ga_buf_state s)
 {
 	switch (s) {

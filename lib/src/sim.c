@@ -12,7 +12,7 @@
  * enable) it does what the upstream pre-release datadev driver does:
  * indices in call order, sizes in 64 KiB multiples, address/size registers
  * programmed, counts written to 0x08 with the engines left off.  As the
- * *card* it runs the firmware model (lib/model/ga_model.c) in a thread
+ * *card* it runs the firmware model (core/ga_model.c) in a thread
  * that polls the register block, runs the frame generator and services
  * the read engine.
  *

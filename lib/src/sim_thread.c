@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The simulated card's card half: the thread that runs the firmware model
- * (lib/model/ga_model.c) over the shared register block, the model's
+ * (core/ga_model.c) over the shared register block, the model's
  * environment (DMA into registered buffers through the memory layer, the
  * clock, frames leaving the card) and the frame generator.
  *

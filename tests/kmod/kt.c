@@ -11,7 +11,7 @@
  * nv_p2p_stub (NVSTUB_ALLOC returns a fake GPU VA plus an mmap offset, so
  * the test reads what the card wrote, as cudaMemcpy would) or from plain
  * host memory.  Register offsets come from the shared register table
- * (lib/src/regs.c is linked in), never from numbers written here.
+ * (core/regs.c is linked in), never from numbers written here.
  * Waits for the emulated card's thread are bounded polls: they only decide
  * how long a broken driver may take to show it is broken.
  */

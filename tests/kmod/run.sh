@@ -65,10 +65,9 @@ done
 # Sources are copied so kbuild's outputs never land in the checkout and the
 # stock and debug builds cannot mix.
 prepare_src() { # DIR
-	rm -rf "$1" && mkdir -p "$1/lib/src"
+	rm -rf "$1" && mkdir -p "$1"
 	(cd "$ROOT" && tar cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-		kmod lib/include lib/model) | tar xf - -C "$1"
-	cp "$ROOT/lib/src/regs.c" "$1/lib/src/"
+		kmod core) | tar xf - -C "$1"
 }
 
 build_modules() { # KDIR DIR
@@ -80,14 +79,18 @@ build_modules() { # KDIR DIR
 	fi
 }
 
-CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
+CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/core/include -I$ROOT/core -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
+# libgpuasync's sources and include paths, for static guest builds.
+mapfile -t LIB_SRCS < <(find "$ROOT/lib/src" "$ROOT/core" -name '*.c' | sort)
+mapfile -t LIB_INCS < <(find "$ROOT/lib/src" -type d | sed 's/^/-I/')
+LIB_INCS=(-I"$ROOT/core/include" -I"$ROOT/core" -I"$ROOT/lib/include" "${LIB_INCS[@]}")
 build_tests() {
 	mkdir -p "$OUT/t"
-	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$ROOT/lib/src/regs.c" -lpthread
+	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$ROOT/core/regs.c" -lpthread
 	# libgpuasync, built for the guest: plain C11 + pthread + inih, static.
-	if gcc -static -O2 -w -I"$ROOT/lib/include" -I"$ROOT/lib/src" -I"$ROOT/lib/model" \
+	if gcc -static -O2 -w "${LIB_INCS[@]}" \
 		-I"$ROOT/kmod/nv_p2p_stub" -o "$OUT/t/t_lib" "$HERE/t_lib.c" \
-		"$ROOT"/lib/src/*.c "$ROOT"/lib/model/*.c -l:libinih.a -lpthread -ldl -lrt \
+		"${LIB_SRCS[@]}" -l:libinih.a -lpthread -ldl -lrt \
 		>"$OUT/t_lib.log" 2>&1; then
 		:
 	else
@@ -101,8 +104,8 @@ build_tests() {
 		FS_SKIP="fs/ daemon not written yet (no build/fs/gpuasyncfs)"
 	elif ! read -ra fuse_cflags <<<"$(pkg-config --cflags fuse3)" ||
 		! gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE "${fuse_cflags[@]}" \
-		-I"$ROOT/lib/include" -I"$ROOT/lib/src" -I"$ROOT/lib/model" -I"$ROOT/fs" \
-		-o "$OUT/t/gpuasyncfs" "$ROOT"/fs/*.c "$ROOT"/lib/src/*.c "$ROOT"/lib/model/*.c \
+		"${LIB_INCS[@]}" -I"$ROOT/fs" \
+		-o "$OUT/t/gpuasyncfs" "$ROOT"/fs/*.c "${LIB_SRCS[@]}" \
 		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt >"$OUT/fs.log" 2>&1; then
 		FS_SKIP="gpuasyncfs does not build statically (see $OUT/fs.log)"
 		rm -f "$OUT/t/gpuasyncfs"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The firmware model alone (lib/model/ga_model.c) over a host environment
+ * The firmware model alone (core/ga_model.c) over a host environment
  * made of plain arrays: "bus" memory is one byte array at a fake bus base,
  * the clock is a variable the test moves (each DMA also advances it by a
  * fixed step, so latencies come out exact), and frames the card sends are

@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuasync/frame.h"
 #include "gpuasync/regs.h"
 
 #ifdef __cplusplus
@@ -156,17 +157,8 @@ enum ga_buf_state {
 };
 const char *ga_buf_state_name(enum ga_buf_state s);
 
-/* Decoded 8-byte descriptor the firmware writes at buffer offset 0. */
-struct ga_header {
-	uint32_t size;        /* bytes at +4: the doorbell, 0 = nothing yet */
-	uint8_t result;       /* bits 1:0 */
-	bool overflow;        /* bit 2 */
-	bool cont;            /* bit 3 */
-	uint8_t last_user;    /* bits 23:16 */
-	uint8_t first_user;   /* bits 31:24 */
-};
-void ga_header_decode(const uint8_t raw[8], struct ga_header *h);
-void ga_header_encode(const struct ga_header *h, uint8_t raw[8]);
+/* The decoded 8-byte descriptor the firmware writes at buffer offset 0,
+ * struct ga_header, and its codec ga_header_encode/decode: gpuasync/frame.h. */
 
 /*
  * Create buffer @index in direction @dir of @size bytes in all (a multiple

@@ -6,8 +6,8 @@
  * a field is read and written with ga_reg_offset() + ga_reg_field_get/set,
  * so the same code serves the V1, V4 and V4-legacy layouts and every
  * version gate (a register absent from the running firmware is simply not
- * touched).  No libc, no kernel API: the kmod's emulated card compiles
- * this file unchanged with -D__KERNEL__.
+ * touched).  No libc, no kernel API (ga_base.h): part of core/, built into
+ * libgpuasync and, as a Kbuild object, into gpuasync.ko.
  *
  * The write engine (FPGA->GPU) runs inside ga_model_push*(), one frame per
  * call; the read engine (GPU->FPGA) runs from ga_model_poll() and after
@@ -15,6 +15,7 @@
  */
 #include "ga_model.h"
 #include "gpuasync/abi.h"
+#include "gpuasync/frame.h"
 
 #define GA_CORE_SIZE_WORDS (GA_CORE_SIZE / 4)
 
@@ -401,10 +402,14 @@ static int dma_out(struct ga_model *m, uint64_t bus, const void *src, uint32_t l
 static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint32_t size,
 			uint8_t fu, uint8_t lu)
 {
-	uint32_t w0 = (result & GA_HDR_RESULT_MASK) |
-		      ((result & WR_RES_OVERFLOW) ? GA_HDR_OVERFLOW : 0) |
-		      ((uint32_t)lu << GA_HDR_LAST_USER_SHIFT) |
-		      ((uint32_t)fu << GA_HDR_FIRST_USER_SHIFT);
+	const struct ga_header h = {
+		.size = size,
+		.result = result & GA_HDR_RESULT_MASK,
+		.overflow = (result & WR_RES_OVERFLOW) != 0,
+		.first_user = fu,
+		.last_user = lu,
+	};
+	uint32_t w0 = ga_header_flags(&h);
 	int rc;
 
 	/* Payload before descriptor: order the stores on weakly ordered CPUs

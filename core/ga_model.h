@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The GpuAsyncCore firmware model: plain C shared by libgpuasync's
- * simulated card (lib/src/sim.c) and gpuasync.ko's emulated card (kmod/).
+ * The GpuAsyncCore firmware model, part of core/: plain C built into
+ * libgpuasync, whose simulated card (lib/src/sim*.c) runs it, and into
+ * gpuasync.ko, whose emulated card (kmod/ga_emu.c) runs it.
  * It uses no libc and no kernel API; everything it needs from its host
  * comes through struct ga_model_env.  Offsets come only from the register
  * table (gpuasync/regs.h).
@@ -40,14 +41,8 @@
 #ifndef GA_MODEL_H
 #define GA_MODEL_H
 
+#include "ga_base.h"
 #include "gpuasync/regs.h"
-
-#ifdef __KERNEL__
-#include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <stdint.h>
-#endif
 
 /* Largest firmware ring (V4: 10-bit index). */
 #define GA_MODEL_MAX_BUFFERS 1024

@@ -250,7 +250,7 @@ struct ga_reg {
 	const char *doc;
 };
 
-/* The table, indexed by enum ga_reg_id (defined in lib/src/regs.c). */
+/* The table, indexed by enum ga_reg_id (defined in core/regs.c). */
 extern const struct ga_reg ga_regs[GA_REG_COUNT];
 
 /* Firmware version -> layout.  latency_legacy picks GA_LAYOUT_V4_LEGACY. */

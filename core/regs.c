@@ -9,22 +9,11 @@
  * masks) is computed from the rows: no offset or bit position is written
  * anywhere in this file.
  *
- * The file is shared with gpuasync.ko (kmod/ builds it as is), so it uses
- * no libc beyond strcmp, no allocation, no errno text and no logging.
+ * Part of core/: built into libgpuasync and, as a Kbuild object, into
+ * gpuasync.ko, so it uses nothing beyond ga_base.h: no allocation, no
+ * errno text and no logging.
  */
-#ifdef __KERNEL__
-#include <linux/build_bug.h>
-#include <linux/errno.h>
-#include <linux/string.h>
-#include <linux/types.h>
-#else
-#include <assert.h>
-#include <errno.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <string.h>
-#endif
-
+#include "ga_base.h"
 #include "gpuasync/regs.h"
 
 /*

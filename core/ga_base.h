@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What core/ takes from its host, and nothing more: fixed-width integers,
+ * bool, static_assert, errno values and strcmp.  The same sources build
+ * into libgpuasync (libc headers) and into gpuasync.ko (kernel headers);
+ * this is the only place that tells the two apart.
+ */
+#ifndef GA_BASE_H
+#define GA_BASE_H
+
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/types.h>
+#else
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#endif
+
+#endif
