@@ -199,20 +199,12 @@ int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char
 int fs_render_readme(struct fs *fs, struct strbuf *sb);
 
 /* ---- tree.c: the FUSE operations ------------------------------------------ */
-/* Render a text file's current value into @sb (reset first). */
-int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
 /* Reply to a failed request: errors line for @path, then the errno. */
 void fs_reply_fail(fuse_req_t req, struct fs *fs, const char *path, int err);
 void fs_reply_fail_node(fuse_req_t req, struct fs *fs, const struct fs_node *n, unsigned int idx,
 			int err);
 /* fuse_session_new() with the operations table (kept static in tree.c). */
 struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs);
-/* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold
- * fs->bufs_lock for reading and check the buffer is still the one @fo (if
- * any) was opened on (-ENODEV otherwise). */
-int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
-		 const struct fs_open *fo);
-void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
 /* Free open files the kernel never released (after the session ends). */
 void fs_opens_free_all(struct fs *fs);
 
@@ -254,7 +246,15 @@ int fs_sampler_start(struct fs *fs);
 void fs_sampler_stop(struct fs *fs);
 void fs_poll_forget(struct fs *fs, struct fs_open *fo);
 
-/* ---- shared value helpers (tree.c) --------------------------------------- */
+/* ---- values.c: parse written values, render current ones ------------------ */
+/* Render a text file's current value into @sb (reset first). */
+int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
+/* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold
+ * fs->bufs_lock for reading and check the buffer is still the one @fo (if
+ * any) was opened on (-ENODEV otherwise). */
+int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
+		 const struct fs_open *fo);
+void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
 /* Parse one unsigned value written to a file (text, "0x", suffixes when
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);

@@ -47,108 +47,12 @@ static struct fs *req_fs(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* ---- value parsing shared by the store handlers ---------------------------- */
-
-/* A printable excerpt of what was written, for the errors line. */
-static const char *excerpt(const char *buf, size_t len, char *out, size_t outlen)
-{
-	size_t n = 0;
-
-	while (len && (buf[len - 1] == '\n'))
-		len--;
-	for (size_t i = 0; i < len && n + 4 < outlen; i++)
-		out[n++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
-	if (len && n + 4 >= outlen) {
-		memcpy(out + n, "...", 3);
-		n += 3;
-	}
-	out[n] = '\0';
-	return out;
-}
-
-int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out)
-{
-	char ex[40];
-	int ret;
-
-	if (!len || (len == 1 && buf[0] == '\n'))
-		return fs_err(-EINVAL, "empty value: write one number");
-	ret = size ? ga_parse_size(buf, len, max, out) : ga_parse_u64(buf, len, max, out);
-	if (ret == -ERANGE)
-		return fs_err(-ERANGE, "'%s' is out of range: 0..%llu",
-			      excerpt(buf, len, ex, sizeof(ex)), (unsigned long long)max);
-	if (ret < 0)
-		return fs_err(-EINVAL, "'%s' is not a number (decimal, 0x hex%s)",
-			      excerpt(buf, len, ex, sizeof(ex)), size ? ", K/M/G suffix" : "");
-	return 0;
-}
-
-int fs_parse_bool(const char *buf, size_t len, bool *out)
-{
-	uint64_t v;
-	int ret = fs_parse_u64(buf, len, 1, false, &v);
-
-	if (ret == -EINVAL && len && ga_parse_bool(buf, len, out) == 0)
-		return 0; /* yes/no, on/off, true/false */
-	if (ret < 0) {
-		char ex[40];
-
-		return fs_err(ret, "'%s': write 1 or 0", excerpt(buf, len, ex, sizeof(ex)));
-	}
-	*out = v != 0;
-	return 0;
-}
-
 /* Seconds the kernel may keep a node's attributes: the skeleton is static,
  * but a write buffer's data changes size with every frame, and cmp -s
  * trusts st_size. */
 static double attr_timeout(const struct fs_node *n)
 {
 	return (n->flags & FS_VARSIZE) ? 0.0 : ENTRY_TIMEOUT;
-}
-
-/* ---- handler context ------------------------------------------------------------ */
-
-int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
-		 const struct fs_open *fo)
-{
-	enum ga_dir d;
-
-	*c = (struct fs_ctx){.fs = fs, .node = n, .idx = idx};
-	if (!fs_row_per_buffer(n, &d))
-		return 0;
-	pthread_rwlock_rdlock(&fs->bufs_lock);
-	c->buf = ga_buf_get(fs->dev, d, idx);
-	if (!c->buf || (fo && fo->gen != fs->slots[d][idx].gen)) {
-		pthread_rwlock_unlock(&fs->bufs_lock);
-		return fs_err(-ENODEV, "%s/%u was removed; this file belonged to it",
-			      d == GA_DIR_WRITE ? "buffers" : "read_buffers", idx);
-	}
-	c->locked = true;
-	return 0;
-}
-
-void fs_ctx_leave(struct fs *fs, struct fs_ctx *c)
-{
-	if (c->locked)
-		pthread_rwlock_unlock(&fs->bufs_lock);
-	c->locked = false;
-}
-
-int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
-{
-	struct fs_ctx c;
-	int ret;
-
-	sb_reset(sb);
-	ret = fs_ctx_enter(fs, &c, fo->node, fo->idx, fo);
-	if (ret < 0)
-		return ret;
-	ret = fo->node->show(&c, sb);
-	fs_ctx_leave(fs, &c);
-	if (ret == 0 && sb->oom)
-		ret = fs_err(-ENOMEM, "out of memory rendering the file");
-	return ret;
 }
 
 /* ---- replies ------------------------------------------------------------------------ */
