@@ -55,11 +55,11 @@ static int store_reg(struct fs_ctx *c, const char *buf, size_t len)
 			   r->flags & GA_F_BYTES, &v);
 	if (ret < 0)
 		return ret;
-	/* The engine enables may be ioctls on pre-release drivers: let the
-	 * library pick the mechanism. */
-	if (id == GA_REG_WRITE_ENABLE)
+	/* Engine enables may be ioctls (pre-release drivers): the library
+	 * picks the mechanism. */
+	if (r->flags & GA_F_ENGINE_WRITE)
 		return ga_dev_enable(c->fs->dev, GA_DIR_WRITE, v != 0);
-	if (id == GA_REG_READ_ENABLE)
+	if (r->flags & GA_F_ENGINE_READ)
 		return ga_dev_enable(c->fs->dev, GA_DIR_READ, v != 0);
 	return ga_reg_write(c->fs->dev, id, c->idx, (uint32_t)v);
 }

@@ -537,6 +537,31 @@ START_TEST(test_facts_access)
 }
 END_TEST
 
+/* §1.2/§2.3: the engines are the 0x08 enable bits, the ones upstream's
+ * pre-release switches with GPU_Enable_Tx (write) and GPU_Enable_Rx (read);
+ * exactly those rows carry the engine property, one per direction. */
+START_TEST(test_facts_engines)
+{
+	int w = ga_reg_find("write_enable"), r = ga_reg_find("read_enable");
+	unsigned int nw = 0, nr = 0;
+
+	ck_assert(w >= 0 && r >= 0);
+	ck_assert(ga_regs[w].flags & GA_F_ENGINE_WRITE);
+	ck_assert(ga_regs[r].flags & GA_F_ENGINE_READ);
+	ck_assert_uint_eq(ga_regs[w].loc[GA_LAYOUT_V4].offset, 0x08);
+	ck_assert_uint_eq(ga_regs[w].loc[GA_LAYOUT_V4].lsb, 15);
+	ck_assert_uint_eq(ga_regs[r].loc[GA_LAYOUT_V4].lsb, 31);
+	ck_assert_uint_eq(ga_regs[w].loc[GA_LAYOUT_V1].lsb, 8);
+	ck_assert_uint_eq(ga_regs[r].loc[GA_LAYOUT_V1].lsb, 24);
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		nw += !!(ga_regs[i].flags & GA_F_ENGINE_WRITE);
+		nr += !!(ga_regs[i].flags & GA_F_ENGINE_READ);
+	}
+	ck_assert_uint_eq(nw, 1);
+	ck_assert_uint_eq(nr, 1);
+}
+END_TEST
+
 static Suite *regs_suite(void)
 {
 	Suite *s = suite_create("regs");
@@ -560,6 +585,7 @@ static Suite *regs_suite(void)
 	tcase_add_test(t, test_facts_v4);
 	tcase_add_test(t, test_facts_v4_legacy);
 	tcase_add_test(t, test_facts_access);
+	tcase_add_test(t, test_facts_engines);
 	suite_add_tcase(s, t);
 	return s;
 }

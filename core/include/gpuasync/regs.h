@@ -63,6 +63,10 @@ enum ga_format {
 #define GA_F_BYTES 0x08    /* a size in bytes */
 #define GA_F_TRIGGER 0x10  /* RW, but every write also triggers an action */
 #define GA_F_WIDE_ID 0x20  /* identity/config, not live state */
+/* An engine enable: switched through ga_dev_enable(), which uses the
+ * driver's enable ioctl where it has one, not a raw field write. */
+#define GA_F_ENGINE_WRITE 0x40 /* FPGA->GPU (firmware write engine) */
+#define GA_F_ENGINE_READ 0x80  /* GPU->FPGA (firmware read engine) */
 
 enum ga_array {
 	GA_ARRAY_NONE,  /* a scalar: registers/<name> */
@@ -97,13 +101,13 @@ struct ga_reg_loc {
  X(WRITE_COUNT, "write_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
    GA_LOC(0x08, 0, 7, 0), GA_LOC(0x08, 0, 14, 0), GA_LOC(0x08, 0, 14, 0), 1, "", \
    "index of the last write buffer in the ring (buffers in use - 1)") \
- X(WRITE_ENABLE, "write_enable", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+ X(WRITE_ENABLE, "write_enable", GA_RW, GA_FMT_BOOL, GA_F_ENGINE_WRITE, GA_ARRAY_NONE, \
    GA_LOC(0x08, 8, 8, 0), GA_LOC(0x08, 15, 15, 0), GA_LOC(0x08, 15, 15, 0), 1, "", \
    "FPGA->GPU write engine on; off drops frames (header still goes to buffer 0's address)") \
  X(READ_COUNT, "read_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
    GA_LOC(0x08, 16, 23, 0), GA_LOC(0x08, 16, 30, 0), GA_LOC(0x08, 16, 30, 0), 1, "", \
    "index of the last read buffer in the ring (buffers in use - 1)") \
- X(READ_ENABLE, "read_enable", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+ X(READ_ENABLE, "read_enable", GA_RW, GA_FMT_BOOL, GA_F_ENGINE_READ, GA_ARRAY_NONE, \
    GA_LOC(0x08, 24, 24, 0), GA_LOC(0x08, 31, 31, 0), GA_LOC(0x08, 31, 31, 0), 1, "", \
    "GPU->FPGA read engine on; off discards pending read requests") \
  X(RX_FRAME_COUNT, "rx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
