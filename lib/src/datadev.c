@@ -16,8 +16,10 @@
  * The upstream driver reports many failures as a bare -1, which user space
  * sees as EPERM whatever went wrong, and "no GPU support" as the kernel's
  * private 524.  ga_datadev_error() is the one place that turns those into
- * an errno that means something plus an explanation, per command.
+ * an errno that means something plus an explanation, per command, from one
+ * table (dd_errno_policy).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -91,115 +93,96 @@ const char *ga_datadev_cmd_name(unsigned int cmd)
 }
 
 /*
- * The one errno mapping.  @err is the positive errno an ioctl left behind.
- * Returns a negative errno with ga_err() set.  EPERM is the upstream
- * driver's bare -1: what it means depends on the command.
+ * The one errno policy, as data.  @err is the positive errno an ioctl left
+ * behind; EPERM is the upstream driver's bare -1, so what it means depends
+ * on the command.  The first row whose command (ANY_CMD: every command)
+ * and errno match decides; rows for one command come before the ANY_CMD
+ * catch-alls at the end.  Unmatched: the errno as it is, with strerror.
  */
+#define ANY_CMD		0u
+#define OWNED_ELSEWHERE "the GpuAsyncCore is owned by another process"
+#define NOT_IMPLEMENTED "not implemented by this driver"
+#define NO_GPU_STATE	"driver has no GPU state for this card"
+
+static const struct dd_errno_row {
+	unsigned int cmd;
+	int err;
+	int ret;	 /* negative errno the library reports */
+	const char *why; /* the explanation, after "<command>: " */
+} dd_errno_policy[] = {
+	{ANY_CMD, GA_KERNEL_ENOTSUPP, -ENOTSUP,
+	 "driver built without GPU support or card has GpuAsync disabled"},
+	{ANY_CMD, ENOTTY, -ENOTTY,
+	 "the device does not implement this ioctl (not a datadev device, or an older driver)"},
+
+	{GPU_Add_Nvidia_Memory, EPERM, -EFAULT,
+	 "driver refused the buffer (pinning failed or index limit): is it CUDA device memory, "
+	 "and is GPUDirect RDMA (nvidia p2p) available?"},
+	{GPU_Add_Nvidia_Memory, EINVAL, -EINVAL,
+	 "driver rejected the buffer: size not a multiple of 64 KiB, too many buffers, or (V4) "
+	 "a size different from the other write buffers"},
+	{GPU_Add_Nvidia_Memory, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+
+	{GPU_Set_Write_Enable, ENXIO, -ENXIO,
+	 "the buffer's GPU memory went away (invalidated): destroy it and create it again"},
+	{GPU_Set_Write_Enable, EPERM, -ERANGE,
+	 "buffer index out of range (not a registered write buffer)"},
+	{GPU_Set_Write_Enable, EINVAL, -ERANGE,
+	 "buffer index out of range (not a registered write buffer)"},
+	{GPU_Set_Write_Enable, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	{GA_Arm_Buffers, ENXIO, -ENXIO,
+	 "the buffer's GPU memory went away (invalidated): destroy it and create it again"},
+	{GA_Arm_Buffers, EPERM, -ERANGE,
+	 "buffer index out of range (not a registered write buffer)"},
+	{GA_Arm_Buffers, EINVAL, -ERANGE,
+	 "buffer index out of range (not a registered write buffer)"},
+	{GA_Arm_Buffers, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+
+	{GPU_Rem_Nvidia_Memory, EPERM, -ENODEV, NO_GPU_STATE},
+	{GPU_Rem_Nvidia_Memory, EBUSY, -EBUSY,
+	 OWNED_ELSEWHERE " (or no longer owned after an invalidation): only the owner can remove "
+			 "buffers"},
+
+	{GA_Rem_Buffer, EINVAL, -EINVAL, "only the last buffer of a direction can be removed"},
+	{GA_Rem_Buffer, EBUSY, -EBUSY,
+	 "the driver removes no buffer while that direction's engine runs (or another process "
+	 "owns the core): set write_enable/read_enable to 0 first"},
+	{GA_Rem_Buffer, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+
+	{DMA_Read_Register, EPERM, -ERANGE,
+	 "offset outside the driver's register window (BAR0 0x10000..0xfffffc)"},
+	{DMA_Write_Register, EPERM, -ERANGE,
+	 "offset outside the driver's register window (BAR0 0x10000..0xfffffc)"},
+
+	{GPU_Is_Gpu_Async_Supp, EPERM, -ENODEV, NO_GPU_STATE},
+	{GPU_Get_Gpu_Async_Ver, EPERM, -ENODEV, NO_GPU_STATE},
+	{GPU_Get_Max_Buffers, EPERM, -ENODEV, NO_GPU_STATE},
+
+	{GPU_Enable_Tx, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	{GPU_Enable_Rx, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	/* upstream main does not know these codes: bare -1 */
+	{GPU_Enable_Tx, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GPU_Enable_Rx, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GA_Get_Abi_Version, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GA_Get_Buffer_Table, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+
+	{ANY_CMD, EPERM, -EIO, "driver reported a failure (bare -1)"},
+};
+
+/* The window in the register rows' text is the ABI's. */
+static_assert(DMA_REG_WINDOW_START == 0x10000u && DMA_REG_WINDOW_END - 4 == 0xfffffcu,
+	      "update the register-window text in dd_errno_policy");
+
+/* Returns a negative errno with ga_err() set, by dd_errno_policy. */
 int ga_datadev_error(unsigned int cmd, int err)
 {
 	const char *name = ga_datadev_cmd_name(cmd);
 
-	if (err == GA_KERNEL_ENOTSUPP)
-		return ga_err(-ENOTSUP,
-			      "%s: driver built without GPU support or card has GpuAsync "
-			      "disabled",
-			      name);
-	if (err == ENOTTY)
-		return ga_err(-ENOTTY,
-			      "%s: the device does not implement this ioctl (not a datadev "
-			      "device, or an older driver)",
-			      name);
+	for (size_t i = 0; i < sizeof(dd_errno_policy) / sizeof(dd_errno_policy[0]); i++) {
+		const struct dd_errno_row *r = &dd_errno_policy[i];
 
-	switch (cmd) {
-	case GPU_Add_Nvidia_Memory:
-		if (err == EPERM)
-			return ga_err(-EFAULT,
-				      "%s: driver refused the buffer (pinning failed or index "
-				      "limit): is it CUDA device memory, and is GPUDirect "
-				      "RDMA (nvidia p2p) available?",
-				      name);
-		if (err == EINVAL)
-			return ga_err(-EINVAL,
-				      "%s: driver rejected the buffer: size not a multiple of "
-				      "64 KiB, too many buffers, or (V4) a size different "
-				      "from the other write buffers",
-				      name);
-		if (err == EBUSY)
-			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
-				      name);
-		break;
-	case GPU_Set_Write_Enable:
-	case GA_Arm_Buffers:
-		if (err == ENXIO)
-			return ga_err(-ENXIO,
-				      "%s: the buffer's GPU memory went away (invalidated): "
-				      "destroy it and create it again",
-				      name);
-		if (err == EPERM || err == EINVAL)
-			return ga_err(-ERANGE,
-				      "%s: buffer index out of range (not a registered write "
-				      "buffer)",
-				      name);
-		if (err == EBUSY)
-			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
-				      name);
-		break;
-	case GPU_Rem_Nvidia_Memory:
-		if (err == EPERM)
-			return ga_err(-ENODEV, "%s: driver has no GPU state for this card", name);
-		if (err == EBUSY)
-			return ga_err(-EBUSY,
-				      "%s: the GpuAsyncCore is owned by another process (or no "
-				      "longer owned after an invalidation): only the owner can "
-				      "remove buffers",
-				      name);
-		break;
-	case GA_Rem_Buffer:
-		if (err == EINVAL)
-			return ga_err(-EINVAL,
-				      "%s: only the last buffer of a direction can be removed",
-				      name);
-		if (err == EBUSY)
-			return ga_err(-EBUSY,
-				      "%s: the driver removes no buffer while that direction's "
-				      "engine runs (or another process owns the core): set "
-				      "write_enable/read_enable to 0 first",
-				      name);
-		if (err == EPERM)
-			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
-		break;
-	case DMA_Read_Register:
-	case DMA_Write_Register:
-		if (err == EPERM)
-			return ga_err(-ERANGE,
-				      "%s: offset outside the driver's register window "
-				      "(BAR0 0x%x..0x%x)",
-				      name, DMA_REG_WINDOW_START, DMA_REG_WINDOW_END - 4);
-		break;
-	case GPU_Is_Gpu_Async_Supp:
-	case GPU_Get_Gpu_Async_Ver:
-	case GPU_Get_Max_Buffers:
-		if (err == EPERM)
-			return ga_err(-ENODEV, "%s: driver has no GPU state for this card", name);
-		break;
-	case GPU_Enable_Tx:
-	case GPU_Enable_Rx:
-		if (err == EBUSY)
-			return ga_err(-EBUSY, "%s: the GpuAsyncCore is owned by another process",
-				      name);
-		/* upstream main does not know these codes: bare -1 */
-		if (err == EPERM)
-			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
-		break;
-	case GA_Get_Abi_Version:
-	case GA_Get_Buffer_Table:
-		if (err == EPERM)
-			return ga_err(-ENOTTY, "%s: not implemented by this driver", name);
-		break;
-	default:
-		if (err == EPERM)
-			return ga_err(-EIO, "%s: driver reported a failure (bare -1)", name);
-		break;
+		if ((r->cmd == cmd || r->cmd == ANY_CMD) && r->err == err)
+			return ga_err(r->ret, "%s: %s", name, r->why);
 	}
 	return ga_err(-err, "%s: %s", name, strerror(err));
 }
