@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The GpuAsyncCore firmware model, part of core/: plain C built into
- * libgpuasync, whose simulated card (lib/src/sim*.c) runs it, and into
+ * libgpuasync, whose simulated card (lib/src/backends/sim*.c) runs it, and into
  * gpuasync.ko, whose emulated card (kmod/ga_emu.c) runs it.
  * It uses no libc and no kernel API; everything it needs from its host
  * comes through struct ga_model_env.  Offsets come only from the register

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The public device API (gpuasync/device.h): open/close, identity and
- * capabilities, register access and engine enables.  Buffers are in buf.c.
+ * capabilities, register access and engine enables.  Buffers are in buffers/.
  *
  * Opening picks two ops tables once: the backend from the spec string
  * ("sim..." -> the simulated card, anything else is a device path) and the

@@ -134,7 +134,7 @@ int ga_datadev_error(unsigned int cmd, int err);
 const char *ga_datadev_cmd_name(unsigned int cmd);
 extern const struct ga_backend_ops ga_backend_sim;
 
-/* ---- dev.c helpers shared with buf.c (dev->lock held) -------------------- */
+/* ---- dev.c helpers shared with buffers/ (dev->lock held) -------------- */
 
 /* Field @id (instance @index) through the table; errors explained. */
 int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
@@ -144,7 +144,7 @@ int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int ind
 int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 			  uint32_t val);
 int ga_enable_locked(struct ga_dev *dev, enum ga_dir dir, bool on);
-/* buf.c: remove every buffer (engines stopped first), free memory. */
+/* buffers/buf_register.c: remove every buffer (engines off first), free memory. */
 int ga_buf_destroy_all_locked(struct ga_dev *dev);
 
 struct ga_buf {

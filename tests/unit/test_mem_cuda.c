@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The CUDA memory layer (lib/src/mem_cuda.c).
+ * The CUDA memory layer (lib/src/memory/mem_cuda.c).
  *
  * Without a GPU (no libcuda.so.1, no device, or a build without cuda.h)
  * ga_mem_cuda_open must fail with a negative errno and a reason, and the

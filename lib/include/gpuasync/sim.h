@@ -95,7 +95,7 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
 int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got);
 
 /* Remove register files that simulated cards of killed processes left in
- * /dev/shm (default names only; lib/src/fs_support_sim.c).  Returns how
+ * /dev/shm (default names only; lib/src/backends/fs_support_sim.c).  Returns how
  * many were removed, or a negative errno. */
 int ga_sim_sweep_stale(void);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Private to the simulated card (lib/src/sim*.c): the state they share and
+ * Private to the simulated card (lib/src/backends/sim*.c): the state they share and
  * the calls between them.  sim.c is the backend (spec, open/close, the
  * driver half), sim_thread.c the card (model thread, DMA environment,
  * frame generator), sim_api.c the ga_sim_* controls of gpuasync/sim.h.

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Buffers created and destroyed: registration with the card (next index,
+ * payload limit, address registers cleared on the way out, the enable bits
+ * upstream main's add sets put back), removal of the last buffer, and
+ * removal of all with the engines stopped and idle first.
+ *
+ * The upstream driver's rules shape this file: indices are handed out in
+ * call order (so a create must name the next index), V4 write buffers share
+ * one size register, and main's add ioctl sets the engine enable bits as a
+ * side effect (so we put them back).  Each buffer also gets a payload limit
+ * of size - dma_data_bytes: the payload starts at +dma_data_bytes, and
+ * upstream's add would let a frame run past the end of the registered
+ * memory.  Everything here runs under dev->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf_internal.h"
+
+void buf_zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int index)
+{
+	enum ga_reg_id lo = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
+	enum ga_reg_id hi = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
+
+	/* Stale addresses let an idle core write headers into memory that is
+	 * no longer ours (upstream PR #284); upstream's remove-all also clears
+	 * the wrong read slots.  Clearing them ourselves costs nothing. */
+	if (ga_field_write_locked(dev, lo, index, 0) || ga_field_write_locked(dev, hi, index, 0))
+		ga_log("could not clear %s address %u: %s", dir_name(dir), index, ga_last_error());
+}
+
+int buf_read_enables(struct ga_dev *dev, uint32_t *wr, uint32_t *rd)
+{
+	int rc = ga_field_read_locked(dev, GA_REG_WRITE_ENABLE, 0, wr);
+
+	return rc ? rc : ga_field_read_locked(dev, GA_REG_READ_ENABLE, 0, rd);
+}
+
+/* Put the enable bits back where they were (upstream main's add sets them). */
+static int restore_enables(struct ga_dev *dev, uint32_t wr, uint32_t rd)
+{
+	uint32_t cw, cr;
+	int rc = buf_read_enables(dev, &cw, &cr);
+
+	if (rc)
+		return rc;
+	if (cw != wr && (rc = ga_field_write_locked(dev, GA_REG_WRITE_ENABLE, 0, wr)))
+		return rc;
+	if (cr != rd && (rc = ga_field_write_locked(dev, GA_REG_READ_ENABLE, 0, rd)))
+		return rc;
+	return 0;
+}
+
+/* Frame payload limit of write buffer @b (its index must be registered). */
+static int set_payload_limit(struct ga_dev *dev, struct ga_buf *b)
+{
+	uint32_t limit = (uint32_t)(b->mem.size - dev->info.dma_data_bytes);
+
+	if (b->dir != GA_DIR_WRITE)
+		return 0;
+	if (is_v4(dev))
+		return ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, limit);
+	return ga_field_write_locked(dev, GA_REG_WRITE_SIZE, b->index, limit);
+}
+
+/*
+ * Register @b with the card as the next index of its direction and make it
+ * the last element of the array.  On failure nothing stays registered.
+ */
+int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
+{
+	enum ga_dir dir = b->dir;
+	uint32_t wr = 0, rd = 0, old_max = 0;
+	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE;
+	int rc, rc2;
+
+	rc = buf_read_enables(dev, &wr, &rd);
+	if (rc)
+		return rc;
+	/* Upstream main refuses a size different from write_max_size when it
+	 * is > 1; ours is size - dma_data_bytes, so clear it for the add. */
+	if (v4w) {
+		rc = ga_field_read_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, &old_max);
+		if (!rc)
+			rc = ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, 0);
+		if (rc)
+			return rc;
+	}
+	b->index = dev->nbufs[dir];
+	rc = dev->be->add_buffer(dev, dir, &b->mem, (uint32_t)b->mem.size, &b->bus_address);
+	if (rc) {
+		if (v4w)
+			ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, old_max);
+		restore_enables(dev, wr, rd);
+		return rc;
+	}
+	dev->bufs[dir][b->index] = b;
+	dev->nbufs[dir]++;
+
+	rc = set_payload_limit(dev, b);
+	rc2 = restore_enables(dev, wr, rd);
+	return rc ? rc : rc2;
+}
+
+void buf_free(struct ga_dev *dev, struct ga_buf *b)
+{
+	dev->mem->free(dev->mem_ctx, &b->mem);
+	free(b);
+}
+
+/* Remove the last buffer of @dir from the card and free it. */
+static int remove_last_locked(struct ga_dev *dev, enum ga_dir dir)
+{
+	unsigned int last = dev->nbufs[dir] - 1;
+	struct ga_buf *b = dev->bufs[dir][last];
+	int rc = -ENOSYS;
+
+	if (!b->gone) {
+		if (dev->be->remove_last)
+			rc = dev->be->remove_last(dev, dir);
+		if (rc == -ENOSYS)
+			return buf_rebuild_without_last(dev, dir); /* frees b */
+		if (rc)
+			return rc;
+		buf_zero_addresses(dev, dir, last);
+	}
+	dev->bufs[dir][last] = NULL;
+	dev->nbufs[dir]--;
+	buf_free(dev, b);
+	return 0;
+}
+
+static bool any_gone(struct ga_dev *dev)
+{
+	unsigned int d, i;
+
+	for (d = 0; d < 2; d++)
+		for (i = 0; i < dev->nbufs[d]; i++)
+			if (dev->bufs[d][i]->gone)
+				return true;
+	return false;
+}
+
+int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
+		  struct ga_buf **out)
+{
+	struct ga_buf *b;
+	unsigned int n, dbytes;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (!dev)
+		return ga_err(-EINVAL, "ga_buf_create: NULL device");
+	if (!dir_valid(dir))
+		return ga_err(-EINVAL, "direction %d is neither write nor read", (int)dir);
+
+	pthread_mutex_lock(&dev->lock);
+	n = dev->nbufs[dir];
+	dbytes = dev->info.dma_data_bytes;
+	if (any_gone(dev)) {
+		rc = ga_err(-EIO, "buffers were lost after a failed re-registration: destroy them "
+				  "first");
+		goto out_unlock;
+	}
+	if (index != n) {
+		rc = ga_err(-EINVAL,
+			    "%s buffer %u: upstream assigns indices in call order: next "
+			    "index is %u",
+			    dir_name(dir), index, n);
+		goto out_unlock;
+	}
+	if (n >= dev->info.max_buffers) {
+		rc = ga_err(-ENOSPC, "all %u %s buffers the firmware supports are in use",
+			    dev->info.max_buffers, dir_name(dir));
+		goto out_unlock;
+	}
+	if (size == 0 || size % GA_GPU_PAGE_SIZE) {
+		rc = ga_err(-EINVAL,
+			    "buffer size %zu is not a multiple of 64 KiB (RDMA pins 64 KiB "
+			    "pages)",
+			    size);
+		goto out_unlock;
+	}
+	if (size > 0xffff0000u) {
+		rc = ga_err(-ERANGE,
+			    "buffer size %zu is too large (the driver takes at most "
+			    "4 GiB - 64 KiB)",
+			    size);
+		goto out_unlock;
+	}
+	if (size <= payload_offset(dev, dir)) {
+		rc = ga_err(-EINVAL, "buffer size %zu leaves no room after the %u-byte header area",
+			    size, dbytes);
+		goto out_unlock;
+	}
+	if (dir == GA_DIR_WRITE && is_v4(dev) && n > 0 &&
+	    dev->bufs[GA_DIR_WRITE][0]->mem.size != size) {
+		rc = ga_err(-EINVAL,
+			    "version %u write buffers share one size register: the others "
+			    "are %zu bytes, not %zu",
+			    dev->info.version, dev->bufs[GA_DIR_WRITE][0]->mem.size, size);
+		goto out_unlock;
+	}
+
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		rc = ga_err(-ENOMEM, "out of memory");
+		goto out_unlock;
+	}
+	b->dev = dev;
+	b->dir = dir;
+	b->index = index;
+	rc = dev->mem->alloc(dev->mem_ctx, size, &b->mem);
+	if (rc) {
+		free(b);
+		goto out_unlock;
+	}
+	rc = buf_register_locked(dev, b);
+	if (rc) {
+		int saved = rc;
+
+		if (dev->nbufs[dir] > index && dev->bufs[dir][index] == b) {
+			/* registered, but the payload limit or enables failed */
+			if (remove_last_locked(dev, dir))
+				ga_log("undo of buffer %u failed: %s", index, ga_last_error());
+		} else {
+			buf_free(dev, b);
+		}
+		rc = saved;
+		goto out_unlock;
+	}
+	if (out)
+		*out = b;
+out_unlock:
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+int ga_buf_destroy(struct ga_buf *b)
+{
+	struct ga_dev *dev;
+	enum ga_buf_state st;
+	uint32_t on = 0;
+	unsigned int n;
+	int rc = 0;
+
+	if (!b)
+		return ga_err(-EINVAL, "ga_buf_destroy: NULL buffer");
+	dev = b->dev;
+	pthread_mutex_lock(&dev->lock);
+	n = dev->nbufs[b->dir];
+	if (b->index + 1 != n) {
+		rc = ga_err(-EBUSY,
+			    "%s buffer %u: only the last one (%u) can be removed on its "
+			    "own, since the driver hands out indices in order; remove %u..%u "
+			    "first",
+			    dir_name(b->dir), b->index, n - 1, b->index + 1, n - 1);
+		goto out_unlock;
+	}
+	if (!b->gone) {
+		st = buf_state_locked(b);
+		rc = ga_field_read_locked(
+			dev, b->dir == GA_DIR_WRITE ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE, 0,
+			&on);
+		if (rc)
+			goto out_unlock;
+		if (on && st == GA_BUF_FREE) {
+			rc = ga_err(-EBUSY,
+				    "write buffer %u is armed and the write engine is "
+				    "running: set write_enable to 0 first",
+				    b->index);
+			goto out_unlock;
+		}
+		if (on && st == GA_BUF_BUSY) {
+			rc = ga_err(-EBUSY,
+				    "read buffer %u has a read queued and the read engine is "
+				    "running: wait for it or set read_enable to 0",
+				    b->index);
+			goto out_unlock;
+		}
+	}
+	rc = remove_last_locked(dev, b->dir);
+out_unlock:
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+/* Wait until the card has no RDMA in flight before memory goes away:
+ * V5 says so in write/read_active; V4 and older cannot, so allow the 50 ms
+ * the reference driver waits. */
+static void wait_idle(struct ga_dev *dev, bool was_on)
+{
+	struct timespec ms = {0, 1000000};
+	uint32_t wa = 0, ra = 0;
+	int i;
+
+	if (dev->info.version >= 5) {
+		for (i = 0; i < 1000; i++) {
+			if (ga_field_read_locked(dev, GA_REG_WRITE_ACTIVE, 0, &wa) ||
+			    ga_field_read_locked(dev, GA_REG_READ_ACTIVE, 0, &ra) || (!wa && !ra))
+				return;
+			nanosleep(&ms, NULL);
+		}
+		ga_log("engines still active after 1 s");
+	} else if (was_on && !ga_dev_has(dev, GA_CAP_SIM)) {
+		struct timespec t = {0, 50000000};
+
+		nanosleep(&t, NULL);
+	}
+}
+
+/* @force: ask the driver to remove everything even when we registered
+ * nothing, which clears buffers an earlier process left behind (closing
+ * the device file does not release them upstream).  Close does not force:
+ * it must not tear down another process's buffers. */
+static int destroy_all(struct ga_dev *dev, bool force)
+{
+	uint32_t wr = 0, rd = 0;
+	unsigned int d, i;
+	int rc;
+
+	if (!force && dev->nbufs[GA_DIR_WRITE] == 0 && dev->nbufs[GA_DIR_READ] == 0)
+		return 0;
+	/* Engines off first: the card must stop using the memory before it is
+	 * unpinned and freed. */
+	if (buf_read_enables(dev, &wr, &rd) == 0) {
+		if (wr)
+			ga_enable_locked(dev, GA_DIR_WRITE, false);
+		if (rd)
+			ga_enable_locked(dev, GA_DIR_READ, false);
+	}
+	wait_idle(dev, wr || rd);
+	rc = dev->be->remove_all(dev);
+	if (rc)
+		return rc;
+	for (d = 0; d < 2; d++) {
+		for (i = 0; i < dev->nbufs[d]; i++) {
+			buf_zero_addresses(dev, (enum ga_dir)d, i);
+			buf_free(dev, dev->bufs[d][i]);
+			dev->bufs[d][i] = NULL;
+		}
+		dev->nbufs[d] = 0;
+	}
+	return 0;
+}
+
+int ga_buf_destroy_all_locked(struct ga_dev *dev)
+{
+	return destroy_all(dev, false);
+}
+
+int ga_buf_destroy_all(struct ga_dev *dev)
+{
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_buf_destroy_all: NULL device");
+	pthread_mutex_lock(&dev->lock);
+	rc = destroy_all(dev, true);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}

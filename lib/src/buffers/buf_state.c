@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * What a buffer is doing (IDLE, FREE, READY, BUSY, ERROR), decoded from its
+ * header, and looking buffers up: ga_buf_get, ga_buf_count, ga_buf_info.
+ * ga_buf_info_all, the same for every buffer with one batched read, is in
+ * buf_info_all.c.  Everything here runs under dev->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf_internal.h"
+
+const char *ga_buf_state_name(enum ga_buf_state s)
+{
+	switch (s) {
+	case GA_BUF_IDLE:
+		return "IDLE";
+	case GA_BUF_FREE:
+		return "FREE";
+	case GA_BUF_READY:
+		return "READY";
+	case GA_BUF_BUSY:
+		return "BUSY";
+	case GA_BUF_ERROR:
+		return "ERROR";
+	}
+	return "UNKNOWN";
+}
+
+/* Does the state of @b come from its header (else no read is needed)? */
+bool buf_state_needs_header(const struct ga_buf *b)
+{
+	return !b->error && !b->gone && (b->dir == GA_DIR_WRITE || is_v4(b->dev));
+}
+
+/*
+ * The state of @b from its 8-byte header @raw, read with result @read_rc
+ * (unused when buf_state_needs_header is false).  dev->lock held.  Also
+ * notices a frame that landed in an armed buffer, and a completed read.
+ */
+enum ga_buf_state buf_state_from_header_locked(struct ga_buf *b, const uint8_t raw[8], int read_rc)
+{
+	struct ga_header h;
+
+	if (b->error || b->gone)
+		return GA_BUF_ERROR;
+	/* Read buffers: V4 writes a completion word of 1 at +0; V1 signals
+	 * nothing, so a queued read cannot be told from an idle buffer. */
+	if (b->dir == GA_DIR_READ && !is_v4(b->dev))
+		return GA_BUF_IDLE;
+	if (read_rc)
+		return GA_BUF_ERROR;
+	if (b->dir == GA_DIR_WRITE) {
+		ga_header_decode(raw, &h);
+		if (h.size != 0)
+			b->armed = false; /* the engine took it and filled it */
+		if (h.result != 0)
+			return GA_BUF_ERROR;
+		if (h.size != 0)
+			return GA_BUF_READY;
+		return b->armed ? GA_BUF_FREE : GA_BUF_IDLE;
+	}
+	if (le32(raw) >= 1) {
+		b->send_busy = false;
+		return GA_BUF_READY;
+	}
+	return b->send_busy ? GA_BUF_BUSY : GA_BUF_IDLE;
+}
+
+/* dev->lock held. */
+enum ga_buf_state buf_state_locked(struct ga_buf *b)
+{
+	uint8_t raw[8] = {0};
+	int rc = 0;
+
+	if (buf_state_needs_header(b))
+		rc = buf_mem_read(b, 0, raw, sizeof(raw));
+	return buf_state_from_header_locked(b, raw, rc);
+}
+
+struct ga_buf *ga_buf_get(struct ga_dev *dev, enum ga_dir dir, unsigned int index)
+{
+	struct ga_buf *b = NULL;
+
+	if (!dev || !dir_valid(dir))
+		return NULL;
+	pthread_mutex_lock(&dev->lock);
+	if (index < dev->nbufs[dir])
+		b = dev->bufs[dir][index];
+	pthread_mutex_unlock(&dev->lock);
+	return b;
+}
+
+unsigned int ga_buf_count(struct ga_dev *dev, enum ga_dir dir)
+{
+	unsigned int n;
+
+	if (!dev || !dir_valid(dir))
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	n = dev->nbufs[dir];
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
+/* Everything but the state.  dev->lock held. */
+void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
+{
+	struct ga_dev *dev = b->dev;
+
+	memset(info, 0, sizeof(*info));
+	info->dir = b->dir;
+	info->index = b->index;
+	info->size = b->mem.size;
+	info->payload_max = b->mem.size - payload_offset(dev, b->dir);
+	info->gpu_address = b->mem.dptr;
+	info->bus_address = b->bus_address;
+	info->gpu_memory = dev->mem != &ga_mem_host_ops;
+}
+
+int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)
+{
+	struct ga_dev *dev;
+
+	if (!b || !info)
+		return ga_err(-EINVAL, "ga_buf_info: NULL argument");
+	dev = b->dev;
+	pthread_mutex_lock(&dev->lock);
+	buf_info_fill_locked(b, info);
+	info->state = buf_state_locked(b);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
