@@ -409,21 +409,22 @@ static int write_header(struct ga_model *m, uint64_t base, uint32_t result, uint
 		.first_user = fu,
 		.last_user = lu,
 	};
-	uint32_t w0 = ga_header_flags(&h);
+	uint8_t desc[GA_HDR_BYTES];
 	int rc;
 
+	ga_header_encode(&h, desc);
 	/* Payload before descriptor: order the stores on weakly ordered CPUs
 	 * too (a no-op on x86). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (m->env.dma_write_desc) {
-		rc = m->env.dma_write_desc(m->env.ctx, base, w0, size);
+		rc = m->env.dma_write_desc(m->env.ctx, base, desc);
 		if (rc <= 0)
 			return rc;
 	}
-	rc = dma_out(m, base + GA_HDR_FLAGS_OFFSET, &w0, 4);
+	rc = dma_out(m, base + GA_HDR_FLAGS_OFFSET, desc + GA_HDR_FLAGS_OFFSET, 4);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!rc)
-		rc = dma_out(m, base + GA_HDR_SIZE_OFFSET, &size, 4);
+		rc = dma_out(m, base + GA_HDR_SIZE_OFFSET, desc + GA_HDR_SIZE_OFFSET, 4);
 	return rc;
 }
 

@@ -42,6 +42,7 @@
 #define GA_MODEL_H
 
 #include "ga_base.h"
+#include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
 
 /* Largest firmware ring (V4: 10-bit index). */
@@ -61,13 +62,14 @@ struct ga_model_env {
 	 * call (read-path staging, generated payloads); NULL when there is
 	 * none, which the model reports as an AXI error.  May be NULL. */
 	void *(*scratch)(void *ctx, uint32_t len);
-	/* Optional: write the 8-byte descriptor (@w0 at @bus, @size at
-	 * @bus + 4) as one transaction, as a DMA engine writing device memory
+	/* Optional: write the 8-byte descriptor @desc (encoded by
+	 * ga_header_encode: word 0 at @bus, the size at @bus + 4) as one
+	 * transaction, as a DMA engine writing device memory
 	 * does; 0 or a negative errno as dma_write, or 1 when it cannot, and
 	 * the model then writes word 0, a barrier, then the size.  One write
 	 * instead of two is what lets the simulated card reach real frame
 	 * rates when each write is a queued copy.  May be NULL. */
-	int (*dma_write_desc)(void *ctx, uint64_t bus, uint32_t w0, uint32_t size);
+	int (*dma_write_desc)(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR_BYTES]);
 };
 
 struct ga_model_params {

@@ -27,7 +27,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +37,8 @@
 
 #include <gpuasync/gpuasync.h>
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *n_ = NULL;                                                     \
-			cuGetErrorName(r_, &n_);                                                   \
-			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");            \
-		}                                                                                  \
-	} while (0)
+#include "cuda_check.h"
+
 
 #define GA(call)                                                                                   \
 	do {                                                                                       \
@@ -64,17 +56,6 @@ static const char *spec = "sim:version=4,max_buffers=64";
 static CUdevice cudev;
 static CUcontext cuctx;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("gpuasync-bench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
 static double now_s(void)
 {

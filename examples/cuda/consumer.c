@@ -35,7 +35,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,32 +47,14 @@
 
 #include <gpuasync/gpuasync.h>
 
+#include "cuda_check.h"
+
 #define MAX_BUFS 1024
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *n_ = NULL;                                                     \
-			cuGetErrorName(r_, &n_);                                                   \
-			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, n_ ? n_ : "?");            \
-		}                                                                                  \
-	} while (0)
 
 static const char *mnt;
 static int verbose;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("gpuasync-consumer: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
 /* ---- the filesystem side ------------------------------------------------ */
 

@@ -43,15 +43,21 @@ static struct sim_block *bus_resolve(struct sim *s, uint64_t bus, uint32_t len, 
 	return b;
 }
 
+/* The block a model DMA of @len bytes at @bus reaches, or NULL (no memory
+ * layer, or an address no buffer of ours holds: the card's AXI error). */
+static struct sim_block *env_block(struct sim *s, uint64_t bus, uint32_t len, size_t *off)
+{
+	return s->dev->mem ? bus_resolve(s, bus, len, off) : NULL;
+}
+
 static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 {
 	struct sim *s = ctx;
 	const struct ga_mem_ops *mem = s->dev->mem;
-	struct sim_block *b;
 	size_t off;
+	struct sim_block *b = env_block(s, bus, len, &off);
 
-	b = bus_resolve(s, bus, len, &off);
-	if (!b || !mem)
+	if (!b)
 		return -EFAULT;
 	/* Queued copies land in order (payload before header), see internal.h. */
 	if (mem->write_async)
@@ -63,33 +69,25 @@ static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
  * (CUDA): 8 aligned bytes land together, as the card's one 64-bit write
  * does, and it saves a copy per frame.  Host memory keeps the model's two
  * ordered stores (1 = not done here). */
-static int env_dma_write_desc(void *ctx, uint64_t bus, uint32_t w0, uint32_t size)
+static int env_dma_write_desc(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR_BYTES])
 {
 	struct sim *s = ctx;
 	const struct ga_mem_ops *mem = s->dev->mem;
-	uint8_t d[8];
 
 	if (!mem || !mem->write_async || (bus & 7))
 		return 1;
-	/* Little-endian, as the card writes it. */
-	for (int i = 0; i < 4; i++) {
-		d[i] = (uint8_t)(w0 >> (8 * i));
-		d[4 + i] = (uint8_t)(size >> (8 * i));
-	}
-	return env_dma_write(ctx, bus, d, 8);
+	return env_dma_write(ctx, bus, desc, GA_HDR_BYTES);
 }
 
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 {
 	struct sim *s = ctx;
-	const struct ga_mem_ops *mem = s->dev->mem;
-	struct sim_block *b;
 	size_t off;
+	struct sim_block *b = env_block(s, bus, len, &off);
 
-	b = bus_resolve(s, bus, len, &off);
-	if (!b || !mem)
+	if (!b)
 		return -EFAULT;
-	return mem->read(s->dev->mem_ctx, &b->blk, off, dst, len);
+	return s->dev->mem->read(s->dev->mem_ctx, &b->blk, off, dst, len);
 }
 
 static uint64_t env_now(void *ctx)
