@@ -80,7 +80,7 @@ DEVICE_SHOW(max_buffers, "%u", i->max_buffers)
 DEVICE_SHOW(dma_data_bytes, "%u", i->dma_data_bytes)
 DEVICE_SHOW(clock_hz, "%llu", (unsigned long long)i->clock_hz)
 DEVICE_SHOW(gpu, "%s", i->gpu)
-DEVICE_SHOW(memory, "%s", ga_dev_has(c->fs->dev, GA_CAP_GPU_MEMORY) ? "gpu" : "host")
+DEVICE_SHOW(memory, "%s", c->fs->info.memory)
 #undef DEVICE_SHOW
 
 static int show_memory_note(struct fs_ctx *c, struct strbuf *sb)
@@ -188,9 +188,9 @@ const struct fs_node fs_core_rows[] = {
 	DEV_ROW(dma_data_bytes, "payload offset inside each buffer (bytes)"),
 	DEV_ROW(clock_hz, "clock of the latency counters (Hz)"),
 	DEV_ROW(gpu, "GPU holding the buffers"),
-	DEV_ROW(memory, "gpu (CUDA device memory) or host (no GPU: host memory)"),
+	DEV_ROW(memory, "gpu (CUDA), stub (upstream p2p stub, emulator only) or host"),
 	{ .name = "memory_note", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
-	  .show = show_memory_note, .reg = -1, .doc = "why host memory is used, if it is" },
+	  .show = show_memory_note, .reg = -1, .doc = "why GPU memory is not used, and what is instead" },
 	{ .name = "registers_path", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
 	  .show = show_registers_path, .visible = has_registers_path, .reg = -1,
 	  .doc = "'FILE 0xOFFSET': mmap 0x8000 bytes of FILE at OFFSET to reach the registers" },

@@ -199,7 +199,7 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	put_escaped(sb, fs->info.backend, true);
 	sb_printf(sb, "\",version=\"%u\",layout=\"%s\",memory=\"%s\",gpu=\"", fs->info.version,
 		  ga_layout_name(fs->info.layout),
-		  ga_dev_has(fs->dev, GA_CAP_GPU_MEMORY) ? "gpu" : "host");
+		  fs->info.memory);
 	put_escaped(sb, fs->info.gpu, true);
 	sb_printf(sb, "\"} 1\n");
 	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);

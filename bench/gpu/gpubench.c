@@ -419,7 +419,7 @@ static int run_path(enum path p, size_t size, int reps, double *out, char *why, 
 	CK(cuCtxSetCurrent(cuctx));
 	ga_dev_info(dev, &info);
 	if (direct && !ga_dev_has(dev, GA_CAP_GPU_MEMORY)) {
-		snprintf(why, wlen, "no GPU memory: %s", info.memory_note);
+		snprintf(why, wlen, "no GPU memory: %.120s", info.memory_note);
 		rc = -ENOTSUP;
 		goto out;
 	}

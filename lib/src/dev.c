@@ -50,6 +50,7 @@ static void dev_mem_open(struct ga_dev *dev)
 			dev->mem_ctx = ctx;
 			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s",
 				 name[0] ? name : "CUDA device");
+			snprintf(dev->info.memory, sizeof(dev->info.memory), "gpu");
 			dev->info.memory_note[0] = '\0';
 			return;
 		}
@@ -57,11 +58,35 @@ static void dev_mem_open(struct ga_dev *dev)
 			snprintf(why, sizeof(why), "CUDA unavailable: %s",
 				 strerror(rc < 0 ? -rc : EIO));
 	}
+	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
+	/* No GPU in front of a driver: upstream's emulator pins only memory of
+	 * its p2p stub, a real NVIDIA driver only CUDA memory. */
+	if (dev->be == &ga_backend_datadev) {
+		char swhy[96];
+
+		if (ga_mem_stub_open(&ops, &ctx, swhy, sizeof(swhy)) == 0) {
+			dev->mem = ops;
+			dev->mem_ctx = ctx;
+			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (p2p stub memory)");
+			snprintf(dev->info.memory, sizeof(dev->info.memory), "stub");
+			snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
+				 "%s; %s present: buffers are upstream p2p stub memory "
+				 "(emulator testing only)",
+				 why, GA_STUB_MEM_PATH);
+			ga_log("p2p stub memory: %s", why);
+			return;
+		}
+		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
+			 "%s; host memory on a driver: only gpuasync.ko's stub pins it (a real "
+			 "NVIDIA driver refuses it, upstream's emulator never sees it)",
+			 why);
+	} else {
+		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
+	}
 	dev->mem = &ga_mem_host_ops;
 	dev->mem_ctx = NULL;
-	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
-	snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
-	ga_log("host memory: %s", why);
+	snprintf(dev->info.memory, sizeof(dev->info.memory), "host");
+	ga_log("host memory: %s", dev->info.memory_note);
 }
 
 int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct ga_dev **out)
@@ -161,7 +186,7 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_SIM:
 		return dev->be == &ga_backend_sim;
 	case GA_CAP_GPU_MEMORY:
-		return dev->mem != &ga_mem_host_ops;
+		return strcmp(dev->info.memory, "gpu") == 0;
 	default:
 		if (dev->be->has)
 			return dev->be->has(dev, cap);

@@ -73,6 +73,17 @@ struct ga_mem_ops {
 };
 
 extern const struct ga_mem_ops ga_mem_host_ops;
+/* Copies in and out of any block with a host mapping (blk->host), range
+ * checked (mem_host.c; the stub layer uses them too). */
+int ga_mem_host_check(const struct ga_mem_block *blk, size_t off, size_t len);
+int ga_mem_host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst,
+		     size_t len);
+int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+		      size_t len);
+/* Upstream's nvidia_p2p_stub memory (mem_stub.c): 0 and the ops when
+ * GA_STUB_MEM_PATH can be opened, else a negative errno and why in @why. */
+#define GA_STUB_MEM_PATH "/dev/nvidia_p2p_stub_mem"
+int ga_mem_stub_open(const struct ga_mem_ops **ops, void **ctx, char *why, size_t why_len);
 /* Try CUDA (libcuda.so.1 via dlopen, GPU @gpu_index).  On failure returns a
  * negative errno and writes why into @why (the caller falls back to host
  * memory and reports it in ga_dev_info.memory_note). */

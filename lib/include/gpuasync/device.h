@@ -105,7 +105,9 @@ struct ga_dev_info {
 	unsigned int dma_data_bytes;
 	uint64_t clock_hz;       /* latency counter clock */
 	char gpu[128];           /* GPU name, or "none (host memory)" */
-	char memory_note[128];   /* why host memory is used, if it is */
+	char memory[16];         /* buffers in: "gpu" (CUDA), "stub" (upstream's
+				  * nvidia_p2p_stub, emulator only) or "host" */
+	char memory_note[192];   /* why GPU memory is not used, if it is not */
 	char clock_note[96];     /* why clock_hz is an assumed default, if it is */
 };
 

@@ -7,9 +7,12 @@
  *
  * At open we ask the driver what it has: the GpuAsync support flag,
  * firmware version and max buffers (ioctls), DmaDataBytes (register), the
- * DMA clock (AxiVersion userValues[4]), gpuasync.ko's extension bits
- * (GA_Get_Abi_Version, unknown to upstream which then answers -1) and the
- * pre-release GPU_Enable_Tx/Rx.  Registers go through an mmap of the core
+ * DMA clock (AxiVersion userValues[4]).  Which driver it is comes from
+ * sysfs and /proc, never from probing: upstream logs every code it does not
+ * know, and an enable ioctl would touch the engine.  gpuasync.ko then tells
+ * its extension bits (GA_Get_Abi_Version); upstream 7.5 (an "Owning
+ * Process" in /proc) has GPU_Enable_Tx/Rx and owns the GPU state per thread,
+ * so its GPU-state ioctls go through one owner thread (datadev_owner.c).  Registers go through an mmap of the core
  * block when the driver allows it (one load/store per access, no syscall)
  * and through DMA_Read/Write_Register otherwise.
  *
@@ -27,12 +30,23 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "datadev_owner.h"
 #include "internal.h"
 
 #define DD_DEFAULT_CLOCK_HZ 250000000ull
+
+/* Which driver is behind the node, found without sending it anything it
+ * does not know (upstream logs unknown codes) and without changing state. */
+enum dd_driver {
+	DD_UPSTREAM,	   /* aes-stream-drivers without ownership (7.4) */
+	DD_UPSTREAM_OWNED, /* pre-release/7.5: enable ioctls, one owner */
+	DD_GPUASYNC,	   /* gpuasync.ko: extensions, owner by process */
+};
 
 struct dd_priv {
 	int fd;
@@ -41,8 +55,11 @@ struct dd_priv {
 	bool can_map;		 /* map_offset is known to reach the core block */
 	uint64_t map_offset;	 /* file offset of the core block */
 	uint32_t features;	 /* GA_FEAT_* from gpuasync.ko, 0 on upstream */
-	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx answered */
+	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx exist */
 	int api_version;	 /* DMA_Get_Version, -1 unknown */
+	enum dd_driver driver;
+	char proc[80];		 /* upstream's /proc/datadev_N, "" if none */
+	struct dd_owner *owner;	 /* GPU-state ioctls go through it, or NULL */
 };
 
 static struct dd_priv *dd(struct ga_dev *dev)
@@ -187,14 +204,67 @@ int ga_datadev_error(unsigned int cmd, int err)
 	return ga_err(-err, "%s: %s", name, strerror(err));
 }
 
-/* ioctl returning the driver's non-negative result or a mapped error. */
-static int dd_ioctl(int fd, unsigned int cmd, unsigned long arg)
+static const char *dd_driver_name(const struct dd_priv *p)
 {
-	int r = ioctl(fd, cmd, arg);
+	switch (p->driver) {
+	case DD_GPUASYNC:
+		return "gpuasync.ko";
+	case DD_UPSTREAM_OWNED:
+		return "datadev (upstream, one owner per card: GPU-state ioctls from one thread)";
+	default:
+		return "datadev (upstream)";
+	}
+}
 
-	if (r < 0)
-		return ga_datadev_error(cmd, errno);
-	return r;
+/* Upstream 7.5's /proc/datadev_N names the owner of the GPU state: say
+ * which process that is when the driver answers EBUSY. */
+static int dd_busy(struct dd_priv *p, int rc)
+{
+	char line[256], comm[64] = "", path[64];
+	long pid = -1;
+	FILE *f;
+
+	if (!p->proc[0] || !(f = fopen(p->proc, "r")))
+		return rc;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " Owning Process : %ld", &pid) == 1)
+			break;
+	fclose(f);
+	if (pid <= 0)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	return ga_err(rc, "%s (owner: process %ld%s%s%s, %s)", ga_last_error(), pid,
+		      comm[0] ? " \"" : "", comm, comm[0] ? "\"" : "", p->proc);
+}
+
+/* Commands the driver checks against the GPU state's owner. */
+static bool dd_owned_cmd(unsigned int cmd)
+{
+	return cmd == GPU_Add_Nvidia_Memory || cmd == GPU_Rem_Nvidia_Memory ||
+	       cmd == GPU_Set_Write_Enable || cmd == GPU_Enable_Tx || cmd == GPU_Enable_Rx;
+}
+
+/* ioctl returning the driver's non-negative result or a mapped error; the
+ * GPU-state commands go through the owner thread where there is one. */
+static int dd_ioctl(struct dd_priv *p, unsigned int cmd, unsigned long arg)
+{
+	int r, err = 0;
+
+	if (p->owner && dd_owned_cmd(cmd)) {
+		r = dd_owner_ioctl(p->owner, cmd, arg, &err);
+	} else {
+		r = ioctl(p->fd, cmd, arg);
+		err = errno;
+	}
+	if (r >= 0)
+		return r;
+	r = ga_datadev_error(cmd, err);
+	return err == EBUSY ? dd_busy(p, r) : r;
 }
 
 static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
@@ -207,7 +277,7 @@ static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 		*val = p->regs[off / 4];
 		return 0;
 	}
-	rc = dd_ioctl(p->fd, DMA_Read_Register, (unsigned long)&r);
+	rc = dd_ioctl(p, DMA_Read_Register, (unsigned long)&r);
 	if (rc < 0)
 		return rc;
 	*val = r.data;
@@ -224,7 +294,7 @@ static int dd_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 		p->regs[off / 4] = val;
 		return 0;
 	}
-	rc = dd_ioctl(p->fd, DMA_Write_Register, (unsigned long)&r);
+	rc = dd_ioctl(p, DMA_Write_Register, (unsigned long)&r);
 	return rc < 0 ? rc : 0;
 }
 
@@ -290,11 +360,55 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 
 static void dd_free(struct dd_priv *p)
 {
+	dd_owner_stop(p->owner);
 	if (p->regs)
 		munmap((void *)p->regs, GA_CORE_SIZE);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p);
+}
+
+/*
+ * Which driver is this?  gpuasync.ko's nodes belong to its "gpuasync" class
+ * (sysfs); upstream's /proc/datadev_N exists under the node's name and, from
+ * 7.5 on, has an "Owning Process" line: those releases have GPU_Enable_Tx/Rx
+ * and one owner per card.  Nothing is sent to the device.
+ */
+static void dd_identify(struct dd_priv *p, const struct stat *st)
+{
+	char path[PATH_MAX], link[PATH_MAX], line[256];
+	const char *name;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/subsystem", major(st->st_rdev),
+		 minor(st->st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		name = strrchr(link, '/');
+		if (strcmp(name ? name + 1 : link, "gpuasync") == 0) {
+			p->driver = DD_GPUASYNC;
+			return;
+		}
+	}
+	p->driver = DD_UPSTREAM;
+	if (!realpath(p->path, path))
+		return;
+	name = strrchr(path, '/');
+	name = name ? name + 1 : path;
+	if (strlen(name) + sizeof("/proc/") > sizeof(p->proc))
+		return;
+	snprintf(p->proc, sizeof(p->proc), "/proc/%.*s", (int)(sizeof(p->proc) - 7), name);
+	f = fopen(p->proc, "r");
+	if (!f) {
+		p->proc[0] = '\0';
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "Owning Process"))
+			p->driver = DD_UPSTREAM_OWNED;
+	fclose(f);
 }
 
 static int dd_open(struct ga_dev *dev, const char *spec)
@@ -304,7 +418,7 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	struct DmaRegisterData clk = {.address = GA_AXIVERSION_CLOCK_HZ};
 	int supp, ver, max, rc, abi;
 	enum ga_layout layout;
-	uint32_t ddb, word;
+	uint32_t ddb;
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -411,20 +525,22 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 			 "AxiVersion reports no DMA clock: assuming 250 MHz");
 	}
 
-	abi = ioctl(p->fd, GA_Get_Abi_Version, 0);
-	if (abi > 0 && (abi >> 16) >= 1)
-		p->features = (uint32_t)abi & 0xffffu;
-
-	/* GPU_Enable_Tx with the bit's current value changes nothing where it
-	 * exists (pre-release, gpuasync.ko) and fails with -1 on main. */
-	if (dd_field(dev, layout, GA_REG_WRITE_ENABLE, 0, &word) == 0) {
-		if (ioctl(p->fd, GPU_Enable_Tx, (unsigned long)word) >= 0 || errno == EBUSY)
-			p->enable_ioctl = true;
+	dd_identify(p, &st);
+	if (p->driver == DD_GPUASYNC) {
+		abi = ioctl(p->fd, GA_Get_Abi_Version, 0);
+		if (abi > 0 && (abi >> 16) >= 1)
+			p->features = (uint32_t)abi & 0xffffu;
+	}
+	p->enable_ioctl = p->driver != DD_UPSTREAM;
+	if (p->driver == DD_UPSTREAM_OWNED) {
+		rc = dd_owner_start(p->fd, &p->owner);
+		if (rc)
+			goto out_priv;
 	}
 	ga_err_clear();
-	ga_log("datadev %s: version %d, %d buffers, DmaDataBytes %u, %s registers, features 0x%x, "
-	       "enable ioctls %s",
-	       spec, ver, max, ddb, p->regs ? "mapped" : "ioctl", p->features,
+	ga_log("datadev %s: %s, version %d, %d buffers, DmaDataBytes %u, %s registers, features "
+	       "0x%x, enable ioctls %s",
+	       spec, dd_driver_name(p), ver, max, ddb, p->regs ? "mapped" : "ioctl", p->features,
 	       p->enable_ioctl ? "yes" : "no");
 	return 0;
 
@@ -511,7 +627,7 @@ static int dd_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int *
 		e = ne;
 		memset(e, 0, (size_t)cap * sizeof(*e));
 		t = (struct ga_buffer_table){.entries = (uint64_t)(uintptr_t)e, .capacity = cap};
-		rc = dd_ioctl(p->fd, GA_Get_Buffer_Table, (unsigned long)&t);
+		rc = dd_ioctl(p, GA_Get_Buffer_Table, (unsigned long)&t);
 		if (rc < 0) {
 			free(e);
 			return rc;
@@ -589,7 +705,7 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 
 	uint32_t count;
 
-	rc = dd_ioctl(p->fd, GPU_Add_Nvidia_Memory, (unsigned long)&d);
+	rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
 	if (rc < 0)
 		return rc;
 	/* The driver numbers buffers by its own count, which includes any an
@@ -621,7 +737,7 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 
 static int dd_remove_all(struct ga_dev *dev)
 {
-	int rc = dd_ioctl(dd(dev)->fd, GPU_Rem_Nvidia_Memory, 0);
+	int rc = dd_ioctl(dd(dev), GPU_Rem_Nvidia_Memory, 0);
 
 	return rc < 0 ? rc : 0;
 }
@@ -637,7 +753,7 @@ static int dd_remove_last(struct ga_dev *dev, enum ga_dir dir)
 	if (dev->nbufs[dir] == 0)
 		return ga_err(-ENOENT, "no buffer to remove");
 	ref.index = dev->nbufs[dir] - 1;
-	rc = dd_ioctl(p->fd, GA_Rem_Buffer, (unsigned long)&ref);
+	rc = dd_ioctl(p, GA_Rem_Buffer, (unsigned long)&ref);
 	return rc < 0 ? rc : 0;
 }
 
@@ -650,13 +766,13 @@ static int dd_arm(struct ga_dev *dev, const uint32_t *indices, unsigned int n)
 	if ((p->features & GA_FEAT_ARM_MANY) && n > 1) {
 		struct ga_arm_many a = {.indices = (uint64_t)(uintptr_t)indices, .count = n};
 
-		rc = dd_ioctl(p->fd, GA_Arm_Buffers, (unsigned long)&a);
+		rc = dd_ioctl(p, GA_Arm_Buffers, (unsigned long)&a);
 		return rc < 0 ? rc : 0;
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t idx = indices[i];
 
-		rc = dd_ioctl(p->fd, GPU_Set_Write_Enable, (unsigned long)&idx);
+		rc = dd_ioctl(p, GPU_Set_Write_Enable, (unsigned long)&idx);
 		if (rc < 0)
 			return rc;
 	}
@@ -670,7 +786,7 @@ static int dd_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 
 	if (!p->enable_ioctl)
 		return -ENOSYS; /* dev.c does a read-modify-write of the bit */
-	rc = dd_ioctl(p->fd, dir == GA_DIR_WRITE ? GPU_Enable_Tx : GPU_Enable_Rx,
+	rc = dd_ioctl(p, dir == GA_DIR_WRITE ? GPU_Enable_Tx : GPU_Enable_Rx,
 		      (unsigned long)(on ? 1 : 0));
 	return rc < 0 ? rc : 0;
 }

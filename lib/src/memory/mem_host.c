@@ -44,7 +44,7 @@ static void host_free(void *ctx, struct ga_mem_block *blk)
 
 /* Bounds: the range must lie inside the block; -ERANGE otherwise (the
  * library-wide choice for a position outside an object). */
-static int host_check(const struct ga_mem_block *blk, size_t off, size_t len)
+int ga_mem_host_check(const struct ga_mem_block *blk, size_t off, size_t len)
 {
 	if (!blk->host)
 		return ga_err(-EINVAL, "host memory: block not allocated");
@@ -55,25 +55,25 @@ static int host_check(const struct ga_mem_block *blk, size_t off, size_t len)
 	return 0;
 }
 
-static int host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len)
+int ga_mem_host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len)
 {
 	int rc;
 
 	(void)ctx;
-	rc = host_check(blk, off, len);
+	rc = ga_mem_host_check(blk, off, len);
 	if (rc)
 		return rc;
 	memcpy(dst, (const uint8_t *)blk->host + off, len);
 	return 0;
 }
 
-static int host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 		      size_t len)
 {
 	int rc;
 
 	(void)ctx;
-	rc = host_check(blk, off, len);
+	rc = ga_mem_host_check(blk, off, len);
 	if (rc)
 		return rc;
 	memcpy((uint8_t *)blk->host + off, src, len);
@@ -99,8 +99,8 @@ const struct ga_mem_ops ga_mem_host_ops = {
 	.name = "host",
 	.alloc = host_alloc,
 	.free = host_free,
-	.read = host_read,
-	.write = host_write,
+	.read = ga_mem_host_read,
+	.write = ga_mem_host_write,
 	.ipc_handle = host_ipc_handle,
 	.close = host_close,
 };
