@@ -70,6 +70,13 @@ struct ga_mem_ops {
 	 * On failure nothing in @dst is to be trusted. */
 	int (*read_many)(void *ctx, const struct ga_mem_block *const *blks, unsigned int n,
 			 size_t off, void *dst, size_t len);
+	/* Optional: make the memory's owner release every pin a driver holds
+	 * on @blk (its free callbacks fire), keeping address and contents.
+	 * Upstream 7.5's remove-all leaves page tables to those callbacks, so
+	 * a buffer registered again after one would otherwise keep the old
+	 * pin forever.  NULL where nothing can be done (CUDA: pins go with
+	 * cuMemFree, and each registration has its own callback). */
+	int (*drop_pins)(void *ctx, struct ga_mem_block *blk);
 };
 
 extern const struct ga_mem_ops ga_mem_host_ops;

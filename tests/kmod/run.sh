@@ -35,6 +35,8 @@ TIMEOUT=${GA_KMOD_TIMEOUT:-900}
 DEBUG=${GA_KMOD_DEBUG_KERNEL:-1}
 CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
+# shellcheck source=tests/kmod/qemu.sh
+. "$HERE/qemu.sh"
 
 # ---- packages -----------------------------------------------------------------
 PKGS="linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils"
@@ -53,13 +55,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 		>"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
 fi
 
-# The newest Debian kernel that has both its image and its headers (never
-# uname -r: the host kernel is not the one we boot).
-KVER=
-for k in $(ls /lib/modules | sort -V); do
-	[ -e "/lib/modules/$k/build/Makefile" ] && [ -f "/boot/vmlinuz-$k" ] && KVER=$k
-done
-[ -n "$KVER" ] || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
+KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
 
 # ---- build ----------------------------------------------------------------------
 # Sources are copied so kbuild's outputs never land in the checkout and the
@@ -80,17 +76,11 @@ build_modules() { # KDIR DIR
 }
 
 CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/core/include -I$ROOT/core -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
-# libgpuasync's sources and include paths, for static guest builds.
-mapfile -t LIB_SRCS < <(find "$ROOT/lib/src" "$ROOT/core" -name '*.c' | sort)
-mapfile -t LIB_INCS < <(find "$ROOT/lib/src" -type d | sed 's/^/-I/')
-LIB_INCS=(-I"$ROOT/core/include" -I"$ROOT/core" -I"$ROOT/lib/include" "${LIB_INCS[@]}")
 build_tests() {
 	mkdir -p "$OUT/t"
 	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$ROOT/core/regs.c" -lpthread
 	# libgpuasync, built for the guest: plain C11 + pthread + inih, static.
-	if gcc -static -O2 -w "${LIB_INCS[@]}" \
-		-I"$ROOT/kmod/nv_p2p_stub" -o "$OUT/t/t_lib" "$HERE/t_lib.c" \
-		"${LIB_SRCS[@]}" -l:libinih.a -lpthread -ldl -lrt \
+	if guest_lib_program "$OUT/t/t_lib" "$HERE/t_lib.c" -I"$ROOT/kmod/nv_p2p_stub" \
 		>"$OUT/t_lib.log" 2>&1; then
 		:
 	else
@@ -102,11 +92,7 @@ build_tests() {
 	FS_SKIP=
 	if [ ! -x "$ROOT/build/fs/gpuasyncfs" ] && [ ! -f "$ROOT/fs/main.c" ]; then
 		FS_SKIP="fs/ daemon not written yet (no build/fs/gpuasyncfs)"
-	elif ! read -ra fuse_cflags <<<"$(pkg-config --cflags fuse3)" ||
-		! gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE "${fuse_cflags[@]}" \
-		"${LIB_INCS[@]}" -I"$ROOT/fs" \
-		-o "$OUT/t/gpuasyncfs" "$ROOT"/fs/*.c "${LIB_SRCS[@]}" \
-		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt >"$OUT/fs.log" 2>&1; then
+	elif ! guest_gpuasyncfs "$OUT/t/gpuasyncfs" >"$OUT/fs.log" 2>&1; then
 		FS_SKIP="gpuasyncfs does not build statically (see $OUT/fs.log)"
 		rm -f "$OUT/t/gpuasyncfs"
 		log "note: $FS_SKIP"
@@ -118,11 +104,7 @@ build_tests() {
 # ---- initramfs + boot ----------------------------------------------------------
 make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	local R=$OUT/root
-	rm -rf "$R" && mkdir -p "$R"/{bin,proc,sys,dev,tmp,mnt,t,kmods}
-	cp /bin/busybox "$R/bin/"
-	for a in $(/bin/busybox --list); do
-		[ "$a" = busybox ] || ln -sf busybox "$R/bin/$a"
-	done
+	guest_root "$R"
 	cp "$OUT"/t/* "$R/t/"
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
 	: >"$R/kmods/order"
@@ -134,45 +116,6 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	cp "$HERE/init.sh" "$R/init"
 	chmod +x "$R/init"
 	(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$3"
-}
-
-# One boot; sets VERDICT_LOG.  Returns 0 on pass.
-boot() { # NAME KERNEL CPIO MEM
-	local name=$1 serial=$OUT/$1.serial.log txt=$OUT/$1.serial.txt t0 rc taint
-	t0=$(date +%s)
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -smp 2 -m "$4" \
-		-kernel "$2" -initrd "$3" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=0 loglevel=4" \
-		-display none -monitor none -serial stdio -nic none -no-reboot \
-		</dev/null >"$serial" 2>&1 || true
-	tr -d '\r' <"$serial" >"$txt"
-	log "$name: boot + suite took $(($(date +%s) - t0)) s, log $txt"
-	sed '/KTEST DMESG-BEGIN/,/KTEST DMESG-END/d' "$txt" | grep -E '^KTEST (ok|FAIL|skip)' |
-		sed "s/^/  [$name] /" || true
-	rc=$(sed -n 's/^KTEST EXIT //p' "$txt")
-	taint=$(sed -n 's/^KTEST TAINT //p' "$txt")
-	local ok=1
-	# Taint: B(32) bad page, D(128) oops, W(512) warning, L(16384) soft
-	# lockup; O(4096) and E(8192) are expected for an unsigned out-of-tree module.
-	[ "$rc" = 0 ] || { log "$name: exit marker '${rc:-missing}'"; ok=0; }
-	if [ -z "$taint" ] || [ $((taint & 17056)) != 0 ]; then
-		log "$name: taint '${taint:-missing}'"
-		ok=0
-	fi
-	if grep -q '^KTEST FAIL' "$txt"; then
-		ok=0
-	fi
-	if grep -nE 'BUG:|WARNING:|Oops|KASAN|Call Trace|circular locking|possible recursive locking|sleeping function called|inconsistent lock state|Kernel panic|general protection' "$txt" |
-		head -40; then
-		log "$name: kernel reported a problem (above)"
-		ok=0
-	fi
-	if [ $ok = 1 ]; then
-		log "$name: PASS ($(grep -c '^KTEST ok' "$txt") steps ok)"
-		return 0
-	fi
-	log "$name: FAIL"
-	return 1
 }
 
 status=0

@@ -81,6 +81,15 @@ int buf_rebuild_without_last(struct ga_dev *dev, enum ga_dir dir)
 		dev->nbufs[d] = 0;
 	}
 	buf_free(dev, victim);
+	/* Pins a driver left to the memory's free callbacks go first, before
+	 * any buffer is registered again (7.5's callback clears the card). */
+	for (d = 0; d < 2 && dev->mem->drop_pins; d++) {
+		for (i = 0; i < n[d]; i++) {
+			rc = dev->mem->drop_pins(dev->mem_ctx, &keep[d][i]->mem);
+			if (rc)
+				goto out_lost;
+		}
+	}
 
 	for (d = 0; d < 2; d++) {
 		for (i = 0; i < n[d]; i++) {

@@ -39,6 +39,7 @@ struct ga_stub_reserve {
 
 struct stub_block {
 	int fd;
+	uint32_t buf_id;
 };
 
 static int stub_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
@@ -88,6 +89,7 @@ static int stub_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		munmap(area, (size_t)(at - area));
 	if (at + size < area + span)
 		munmap(at + size, (size_t)(area + span - (at + size)));
+	sb->buf_id = req.buf_id;
 	memset(at, 0, size);
 	blk->dptr = (uint64_t)(uintptr_t)at;
 	blk->host = at;
@@ -116,6 +118,25 @@ static void stub_free(void *ctx, struct ga_mem_block *blk)
 	*blk = (struct ga_mem_block){0};
 }
 
+/* The stub fires a driver's free callback when the mapping it pinned goes
+ * away; the file keeps the pages, so mapping them again at the same place
+ * gives the same memory back, contents and all. */
+static int stub_drop_pins(void *ctx, struct ga_mem_block *blk)
+{
+	struct stub_block *sb = blk->priv;
+	long page = sysconf(_SC_PAGESIZE);
+
+	(void)ctx;
+	if (!sb || !blk->host || page <= 0)
+		return ga_err(-EINVAL, "p2p stub memory: block not allocated");
+	if (munmap(blk->host, blk->size) ||
+	    mmap(blk->host, blk->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+		 sb->fd, (off_t)sb->buf_id * page) != blk->host)
+		return ga_err(-errno, "%s: mapping buffer %u again: %s", GA_STUB_MEM_PATH,
+			      sb->buf_id, strerror(errno));
+	return 0;
+}
+
 static int stub_ipc_handle(void *ctx, const struct ga_mem_block *blk, char *hex, size_t len)
 {
 	(void)ctx;
@@ -139,6 +160,7 @@ static const struct ga_mem_ops ga_mem_stub_ops = {
 	.write = ga_mem_host_write,
 	.ipc_handle = stub_ipc_handle,
 	.close = stub_close,
+	.drop_pins = stub_drop_pins,
 };
 
 int ga_mem_stub_open(const struct ga_mem_ops **ops, void **ctx, char *why, size_t why_len)

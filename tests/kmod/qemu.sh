@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What the QEMU suites share (sourced by tests/kmod/run.sh and
+# tests/upstream/run.sh): the kernel to boot, static guest builds of
+# libgpuasync programs and of gpuasyncfs, and one boot judged from the
+# serial console.  The caller sets ROOT, OUT, TIMEOUT and defines log().
+
+# The newest Debian kernel that has both its image and its headers (never
+# uname -r: the host kernel is not the one we boot).
+guest_kver() {
+	local k kver=
+	for k in $(ls /lib/modules | sort -V); do
+		[ -e "/lib/modules/$k/build/Makefile" ] && [ -f "/boot/vmlinuz-$k" ] && kver=$k
+	done
+	[ -n "$kver" ] && echo "$kver"
+}
+
+# libgpuasync's sources and include paths, for static guest builds.
+mapfile -t LIB_SRCS < <(find "$ROOT/lib/src" "$ROOT/core" -name '*.c' | sort)
+mapfile -t LIB_INCS < <(find "$ROOT/lib/src" -type d | sed 's/^/-I/')
+LIB_INCS=(-I"$ROOT/core/include" -I"$ROOT/core" -I"$ROOT/lib/include" "${LIB_INCS[@]}")
+
+# guest_lib_program OUT SRC [CFLAGS...]: a static program on libgpuasync.
+guest_lib_program() {
+	local out=$1 src=$2
+	shift 2
+	gcc -static -O2 -w "${LIB_INCS[@]}" "$@" -o "$out" "$src" "${LIB_SRCS[@]}" \
+		-l:libinih.a -lpthread -ldl -lrt
+}
+
+# guest_gpuasyncfs OUT: the daemon, static.
+guest_gpuasyncfs() {
+	local fuse_cflags
+	read -ra fuse_cflags <<<"$(pkg-config --cflags fuse3)" || return 1
+	gcc -static -O2 -w -DFUSE_USE_VERSION=314 -D_GNU_SOURCE "${fuse_cflags[@]}" \
+		"${LIB_INCS[@]}" -I"$ROOT/fs" -o "$1" "$ROOT"/fs/*.c "${LIB_SRCS[@]}" \
+		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt
+}
+
+# guest_root DIR: a busybox root with the usual mount points.
+guest_root() {
+	local a
+	rm -rf "$1" && mkdir -p "$1"/{bin,proc,sys,dev,tmp,mnt,t,kmods}
+	cp /bin/busybox "$1/bin/"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$1/bin/$a"
+	done
+}
+
+# One boot; sets VERDICT_LOG.  Returns 0 on pass.
+boot() { # NAME KERNEL CPIO MEM
+	local name=$1 serial=$OUT/$1.serial.log txt=$OUT/$1.serial.txt t0 rc taint
+	t0=$(date +%s)
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -smp 2 -m "$4" \
+		-kernel "$2" -initrd "$3" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=0 loglevel=4" \
+		-display none -monitor none -serial stdio -nic none -no-reboot \
+		</dev/null >"$serial" 2>&1 || true
+	tr -d '\r' <"$serial" >"$txt"
+	log "$name: boot + suite took $(($(date +%s) - t0)) s, log $txt"
+	sed '/KTEST DMESG-BEGIN/,/KTEST DMESG-END/d' "$txt" | grep -E '^KTEST (ok|FAIL|skip)' |
+		sed "s/^/  [$name] /" || true
+	rc=$(sed -n 's/^KTEST EXIT //p' "$txt")
+	taint=$(sed -n 's/^KTEST TAINT //p' "$txt")
+	local ok=1
+	# Taint: B(32) bad page, D(128) oops, W(512) warning, L(16384) soft
+	# lockup; O(4096) and E(8192) are expected for an unsigned out-of-tree module.
+	[ "$rc" = 0 ] || { log "$name: exit marker '${rc:-missing}'"; ok=0; }
+	if [ -z "$taint" ] || [ $((taint & 17056)) != 0 ]; then
+		log "$name: taint '${taint:-missing}'"
+		ok=0
+	fi
+	if grep -q '^KTEST FAIL' "$txt"; then
+		ok=0
+	fi
+	if grep -nE 'BUG:|WARNING:|Oops|KASAN|Call Trace|circular locking|possible recursive locking|sleeping function called|inconsistent lock state|Kernel panic|general protection' "$txt" |
+		head -40; then
+		log "$name: kernel reported a problem (above)"
+		ok=0
+	fi
+	if [ $ok = 1 ]; then
+		log "$name: PASS ($(grep -c '^KTEST ok' "$txt") steps ok)"
+		return 0
+	fi
+	log "$name: FAIL"
+	return 1
+}
+

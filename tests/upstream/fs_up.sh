@@ -1,0 +1,57 @@
+#!/bin/sh
+# gpuasyncfs on upstream's datadev driver and emulated card, in the guest of
+# tests/upstream/run.sh, driven with cat/echo/mkdir/rmdir.  Served by four
+# FUSE threads: on 7.5 every GPU-state ioctl must still come from one owner.
+# Prints "KTEST ok|FAIL fs_<step>"; exit status 0 when all passed.
+M=/mnt/gpuasync
+rc=0
+ok() { echo "KTEST ok fs_$*"; }
+bad() { echo "KTEST FAIL fs_$*"; rc=1; }
+wait_file() { i=0; while [ ! -e "$1" ]; do i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+wait_ge() { i=0; while [ "$(cat "$1" 2>/dev/null || echo 0)" -lt "$2" ] 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+wait_grep() { i=0; while ! grep -q "$2" "$1" 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+
+mkdir -p $M
+/t/gpuasyncfs -f -o threads=4 /dev/datadev_0 $M >/tmp/fs.log 2>&1 &
+fp=$!
+if ! wait_file $M/README; then
+	bad mount; cat /tmp/fs.log; kill $fp 2>/dev/null; exit 1
+fi
+ok mount
+[ "$(cat $M/device/backend)" = datadev ] && ok backend || bad backend
+[ "$(cat $M/device/memory)" = stub ] && ok memory_stub || bad "memory_stub ($(cat $M/device/memory))"
+grep -q nvidia_p2p_stub_mem $M/device/memory_note && ok memory_note || bad "memory_note ($(cat $M/device/memory_note))"
+
+mkdir $M/buffers/0 && mkdir $M/buffers/1 && ok mkdir || bad mkdir
+echo 1 > $M/buffers/0/write_enable && echo 1 > $M/buffers/1/write_enable && ok arm || bad arm
+before=$(cat $M/registers/rx_frame_count)
+echo 1 > $M/registers/write_enable && ok enable || bad enable
+wait_ge $M/registers/rx_frame_count $((before + 2)) && ok frames_counted || bad frames_counted
+max=$(cat $M/registers/write_max_size)
+wait_grep $M/buffers/0/status READY && ok status_ready || bad "status ($(cat $M/buffers/0/status))"
+grep -q "size=$max " $M/buffers/0/header && ok header || bad "header ($(cat $M/buffers/0/header), max $max)"
+n=$(od -An -v -tx1 $M/buffers/0/data | tr -s ' \n' '\n\n' | grep -vc '^00$')
+[ "$(stat -c %s $M/buffers/0/data)" = "$max" ] && [ "$n" -gt $((max / 2)) ] &&
+	ok data || bad "data ($(stat -c %s $M/buffers/0/data) bytes, $n non-zero)"
+grep -q "^gpuasync_device_info{.*memory=\"stub\"" $M/metrics && ok metrics || bad metrics
+
+# The last buffer goes on its own (upstream: remove all, re-add the rest).
+echo 0 > $M/registers/write_enable
+rmdir $M/buffers/1 && ok rmdir_last || bad rmdir_last
+[ -d $M/buffers/0 ] && grep -qv ERROR $M/buffers/0/status && ok others_kept || bad others_kept
+before=$(cat $M/registers/rx_frame_count)
+echo 1 > $M/buffers/0/write_enable && echo 1 > $M/registers/write_enable || bad rearm
+wait_ge $M/registers/rx_frame_count $((before + 1)) && wait_grep $M/buffers/0/status READY &&
+	ok frame_after_rmdir || bad "frame_after_rmdir ($(cat $M/buffers/0/status))"
+echo 0 > $M/registers/write_enable
+rmdir $M/buffers/0 && ok rmdir || bad rmdir
+grep -q . $M/errors && { echo "--- errors"; cat $M/errors; }
+
+umount $M && ok umount || bad umount
+i=0; while kill -0 $fp 2>/dev/null; do i=$((i+1)); [ $i -gt 200 ] && break; sleep 0.05; done
+kill -0 $fp 2>/dev/null && { bad daemon_exit; kill -9 $fp; }
+wait $fp 2>/dev/null
+[ $rc = 0 ] || { echo "--- daemon log"; tail -20 /tmp/fs.log; }
+exit $rc

@@ -1,0 +1,43 @@
+#!/bin/sh
+# /init of the upstream conformance guest (tests/upstream/run.sh): loads
+# upstream's p2p stub, emulator and datadev driver, runs our library and
+# filesystem suites against /dev/datadev_0, unloads everything (upstream's
+# stub warns at unload when a page table leaked), then prints the kernel log,
+# the taint mask and "KTEST EXIT <rc>".
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+rc=0
+ok() { echo "KTEST ok $*"; }
+bad() { echo "KTEST FAIL $*"; rc=1; }
+run() { "$@" || rc=1; }
+
+echo "KTEST guest up: $(uname -r), upstream $(cat /t/upstream_name)"
+while read -r ko; do
+	[ -n "$ko" ] && { insmod "/kmods/$ko" || bad "insmod $ko"; }
+done < /kmods/order
+insmod /up/nvidia_p2p_stub.ko || bad insmod_stub
+insmod /up/datadev_emulator.ko emu_gpu_poll_interval_us=200 || bad insmod_emulator
+insmod /up/datadev.ko cfgTxCount=16 cfgRxCount=16 cfgSize=65536 cfgMode=2 || bad insmod_datadev
+[ -c /dev/datadev_0 ] && [ -c /dev/nvidia_p2p_stub_mem ] && ok device_nodes || bad device_nodes
+sed -n '/DataGPU State/,/^$/p' /proc/datadev_0
+
+run /t/t_up /dev/datadev_0
+if [ -x /t/gpuasyncfs ]; then run /t/fs_up.sh; else echo "KTEST skip fs: ${FS_SKIP:-no daemon}"; fi
+
+# Finding out what the driver is must not make upstream log unknown codes.
+dmesg | grep -q "Invalid command" && bad "quiet_probe ($(dmesg | grep -c 'Invalid command') unknown ioctls logged)" ||
+	ok quiet_probe
+
+rmmod datadev && ok unload_datadev || bad unload_datadev
+rmmod datadev_emulator && ok unload_emulator || bad unload_emulator
+rmmod nvidia_p2p_stub && ok unload_stub || bad unload_stub
+
+echo "KTEST DMESG-BEGIN"
+dmesg
+echo "KTEST DMESG-END"
+echo "KTEST TAINT $(cat /proc/sys/kernel/tainted)"
+echo "KTEST EXIT $rc"
+poweroff -f

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_up: libgpuasync on SLAC's upstream datadev driver and its emulated
+ * card, in the QEMU guest of tests/upstream/run.sh.
+ *
+ *   t_up DEVICE            the library's whole buffer life cycle
+ *   t_up wipe DEVICE       what another program (upstream's dmaGpuIoctlTest)
+ *                          does to the card: remove every buffer; prints the
+ *                          result, exit 0 if the driver accepted it
+ *
+ * With no GPU the library must pick upstream's p2p stub memory, and then
+ * frames the emulator generates land in our buffers (header, READY, a
+ * payload), a loopback send of that payload completes (the emulator checks
+ * its PRBS), one buffer can be removed while the others keep working, arms
+ * from another thread are accepted (7.5 owns the card per thread), and
+ * nothing stays registered.  KTEST lines; exit status = failures.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/device.h"
+
+#define SIZE 0x10000u
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("KTEST FAIL up:%d: (" #cond ") ", __LINE__);                        \
+			printf(" " __VA_ARGS__);                                                   \
+			printf(" [%s]\n", ga_last_error());                                        \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static void ok(const char *step)
+{
+	printf("KTEST ok up_%s\n", step);
+}
+
+/* Bounded wait (the emulator polls every 100-1000 us; TCG is slow). */
+static enum ga_buf_state wait_state(struct ga_buf *b, enum ga_buf_state want)
+{
+	struct ga_buf_info bi = {0};
+
+	for (int i = 0; i < 2000; i++) {
+		if (ga_buf_info(b, &bi) == 0 && bi.state == want)
+			return want;
+		usleep(5000);
+	}
+	return bi.state;
+}
+
+static void *arm_thread(void *arg)
+{
+	return (void *)(intptr_t)ga_buf_arm(arg);
+}
+
+/* Arm @b from a thread of its own: on 7.5.0/7.5.1 a thread that is not
+ * the owner gets EBUSY unless the library sends it through its owner. */
+static int arm_elsewhere(struct ga_buf *b)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, arm_thread, b))
+		return -EAGAIN;
+	pthread_join(t, &ret);
+	return (int)(intptr_t)ret;
+}
+
+/* A frame in write buffer @w: READY, the size the card was told
+ * (write_max_size), and a payload that is not all zeros. */
+static void check_frame(struct ga_dev *dev, struct ga_buf *w, const char *step, uint8_t *payload)
+{
+	struct ga_dev_info di;
+	struct ga_header h;
+	uint32_t max = 0;
+	size_t nz = 0;
+
+	ga_dev_info(dev, &di);
+	CHECK(wait_state(w, GA_BUF_READY) == GA_BUF_READY, "%s: no frame landed", step);
+	CHECK(ga_buf_header(w, &h) == 0 && h.size > 0, "%s: header size %u", step, h.size);
+	CHECK(ga_reg_read(dev, GA_REG_WRITE_MAX_SIZE, 0, &max) == 0);
+	CHECK(h.size == max, "%s: frame of %u bytes, write_max_size %u", step, h.size, max);
+	CHECK(h.result == 0 && !h.overflow, "%s: result %u overflow %d", step, h.result,
+	      h.overflow);
+	if (h.size == 0 || h.size > SIZE - di.dma_data_bytes)
+		return;
+	CHECK(ga_buf_read(w, di.dma_data_bytes, payload, h.size) == 0);
+	for (uint32_t i = 0; i < h.size; i++)
+		nz += payload[i] != 0;
+	CHECK(nz > h.size / 2, "%s: payload mostly zero (%zu of %u bytes set)", step, nz, h.size);
+	printf("KTEST ok up_%s (frame of %u bytes, %zu non-zero)\n", step, h.size, nz);
+}
+
+static int wipe(const char *path)
+{
+	int fd = open(path, O_RDWR), r;
+
+	if (fd < 0) {
+		printf("wipe: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	r = ioctl(fd, GPU_Rem_Nvidia_Memory, 0);
+	printf("wipe: GPU_Rem_Nvidia_Memory = %d (%s)\n", r, r < 0 ? strerror(errno) : "ok");
+	close(fd);
+	return r < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
+	struct ga_buf *w0, *w1, *r0;
+	struct ga_dev_info di;
+	struct ga_dev *dev;
+	struct ga_header h;
+	uint8_t *payload = calloc(1, SIZE);
+	uint32_t tx0 = 0, tx1 = 0, done = 0;
+	int rc;
+
+	if (argc > 2 && strcmp(argv[1], "wipe") == 0)
+		return wipe(argv[2]);
+	if (argc != 2 || !payload)
+		return 2;
+	rc = ga_dev_open_opts(argv[1], &opts, &dev);
+	CHECK(rc == 0, "open %s", argv[1]);
+	if (rc)
+		return 1;
+	ga_dev_info(dev, &di);
+	printf("KTEST info up: version %u, %u buffers, DmaDataBytes %u, memory %s (%s)\n",
+	       di.version, di.max_buffers, di.dma_data_bytes, di.memory, di.memory_note);
+	CHECK(strcmp(di.memory, "stub") == 0, "memory %s", di.memory);
+	CHECK(di.version == 4 || di.version == 5, "version %u", di.version);
+	ok("open");
+
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, SIZE, &w0) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 1, SIZE, &w1) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_READ, 0, SIZE, &r0) == 0);
+	if (failures)
+		goto out;
+	ok("create");
+
+	/* Frames from the emulator into our memory, round robin. */
+	CHECK(ga_buf_arm(w0) == 0);
+	CHECK(arm_elsewhere(w1) == 0, "arm from a second thread");
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, true) == 0);
+	check_frame(dev, w0, "frame_w0", payload);
+	check_frame(dev, w1, "frame_w1", payload);
+
+	/* Loopback: w0's payload back to the card (the emulator checks it). */
+	CHECK(ga_buf_header(w0, &h) == 0);
+	CHECK(ga_buf_read(w0, di.dma_data_bytes, payload, h.size) == 0);
+	CHECK(ga_buf_write(r0, di.dma_data_bytes, payload, h.size) == 0);
+	CHECK(ga_reg_read(dev, GA_REG_TX_FRAME_COUNT, 0, &tx0) == 0);
+	CHECK(ga_dev_enable(dev, GA_DIR_READ, true) == 0);
+	CHECK(ga_buf_send(r0, h.size) == 0);
+	CHECK(wait_state(r0, GA_BUF_READY) == GA_BUF_READY, "send did not complete");
+	CHECK(ga_reg_read(dev, GA_REG_TX_FRAME_COUNT, 0, &tx1) == 0 && tx1 == tx0 + 1,
+	      "tx_frame_count %u -> %u", tx0, tx1);
+	ok("send");
+
+	/* Remove the last write buffer; w0 and r0 keep working. */
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
+	CHECK(ga_dev_enable(dev, GA_DIR_READ, false) == 0);
+	CHECK(ga_buf_destroy(w1) == 0, "remove write buffer 1");
+	CHECK(ga_buf_count(dev, GA_DIR_WRITE) == 1 && ga_buf_count(dev, GA_DIR_READ) == 1);
+	CHECK(arm_elsewhere(w0) == 0);
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, true) == 0);
+	check_frame(dev, w0, "frame_after_remove", payload);
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
+
+	/* Everything goes. */
+	CHECK(ga_buf_destroy_all(dev) == 0);
+	CHECK(ga_buf_count(dev, GA_DIR_WRITE) == 0 && ga_buf_count(dev, GA_DIR_READ) == 0);
+	CHECK(ga_reg_read(dev, GA_REG_WRITE_COUNT, 0, &done) == 0);
+	ok("destroy_all");
+out:
+	ga_dev_close(dev);
+	free(payload);
+	printf("KTEST %s up_lib (%d failures)\n", failures ? "FAIL" : "ok", failures);
+	return failures;
+}
