@@ -161,6 +161,7 @@ struct fs {
 	pthread_cond_t sampler_cv;
 	atomic_bool poll_pending; /* some open file has a poll handle; written under poll_lock */
 	atomic_bool sampler_stop;
+	atomic_uint lost_seen; /* ga_dev_registrations_lost already in errors */
 	_Atomic uint64_t samples;
 	_Atomic uint64_t notifies;
 };
@@ -255,6 +256,8 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
 int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
 		 const struct fs_open *fo);
 void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
+/* An errors line when the card was found without our buffers (once). */
+void fs_note_lost(struct fs *fs);
 /* Parse one unsigned value written to a file (text, "0x", suffixes when
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);

@@ -162,6 +162,11 @@ static void buffer_states(struct fs *fs, struct strbuf *sb)
 		for (unsigned int s = 0; s < NSTATES; s++)
 			sb_printf(sb, "gpuasync_buffers{direction=\"%s\",state=\"%s\"} %u\n",
 				  dirname[d], state_names[s], per_state[d][s]);
+	family(sb, "gpuasync_registrations_lost_total", "counter",
+	       "times the card was found no longer holding our buffers (another program "
+	       "removed them, or the driver did)",
+	       NULL);
+	sb_printf(sb, "gpuasync_registrations_lost_total %u\n", ga_dev_registrations_lost(fs->dev));
 	free(bi);
 }
 

@@ -93,6 +93,21 @@ void fs_ctx_leave(struct fs *fs, struct fs_ctx *c)
 	c->locked = false;
 }
 
+/* The library found the card no longer holding our buffers (any read of a
+ * state may find it): say so once in errors, where an operator looks. */
+void fs_note_lost(struct fs *fs)
+{
+	unsigned int now = ga_dev_registrations_lost(fs->dev);
+	unsigned int seen = atomic_load(&fs->lost_seen);
+
+	if (now != seen && atomic_compare_exchange_strong(&fs->lost_seen, &seen, now))
+		fs_error_add(fs, "buffers", -EIO,
+			     "the card no longer holds our buffers (another program removed "
+			     "them, or the driver did when one buffer's memory went away): "
+			     "every buffer is ERROR; rmdir them (highest index first) and "
+			     "mkdir again");
+}
+
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 {
 	struct fs_ctx c;
@@ -104,6 +119,7 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 		return ret;
 	ret = fo->node->show(&c, sb);
 	fs_ctx_leave(fs, &c);
+	fs_note_lost(fs);
 	if (ret == 0 && sb->oom)
 		ret = fs_err(-ENOMEM, "out of memory rendering the file");
 	return ret;

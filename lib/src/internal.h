@@ -171,6 +171,7 @@ struct ga_buf {
 	unsigned int index;
 	struct ga_mem_block mem;
 	uint64_t bus_address;
+	uint32_t card_address_lo; /* the card's address register after the add */
 	bool armed;     /* we armed it and have not seen it fill */
 	bool send_busy; /* read queued, completion not seen */
 	bool error;     /* memory invalidated or last frame errored */
@@ -187,6 +188,9 @@ struct ga_dev {
 	struct ga_open_opts opts;
 	struct ga_buf *bufs[2][GA_MAX_BUFFERS]; /* [dir][index] */
 	unsigned int nbufs[2];
+	/* Times the card was found without our registration (buf_state.c);
+	 * written under lock, read without (a statistic). */
+	unsigned int lost;
 };
 
 #endif /* GA_INTERNAL_H */

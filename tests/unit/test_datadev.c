@@ -679,6 +679,51 @@ START_TEST(test_upstream_quiet_probe)
 }
 END_TEST
 
+/* Another program removes every buffer (upstream 7.4 lets it: no owner):
+ * ours turn ERROR and say why, the loss is counted once, arming is refused
+ * with an explanation, removing them still works and so does starting
+ * again.  With one write buffer the address register tells, with two the
+ * counts too. */
+START_TEST(test_upstream_wiped)
+{
+	for (unsigned int nw = 1; nw <= 2; nw++) {
+		struct ga_buf *w[2], *r0, *again;
+		struct ga_buf_info bi;
+		struct ga_dev *dev;
+
+		fk_init();
+		dev = fk_open();
+		for (unsigned int i = 0; i < nw; i++)
+			w[i] = fk_mk(dev, GA_DIR_WRITE, i);
+		r0 = fk_mk(dev, GA_DIR_READ, 0);
+		ck_assert_int_eq(ga_buf_info(w[0], &bi), 0);
+		ck_assert_int_ne(bi.state, GA_BUF_ERROR);
+		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 0);
+
+		fk_ioctl(GPU_Rem_Nvidia_Memory, 0); /* the other program */
+		ck_assert_int_eq(ga_buf_info(r0, &bi), 0);
+		ck_assert_int_eq(bi.state, GA_BUF_ERROR);
+		ck_assert_int_eq(ga_buf_info(w[nw - 1], &bi), 0);
+		ck_assert_int_eq(bi.state, GA_BUF_ERROR);
+		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 1);
+		ck_assert_int_eq(ga_buf_arm(w[0]), -EIO);
+		ck_assert_msg(strstr(ga_last_error(), "no longer registered"), "%s", ga_last_error());
+		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, nw, GA_GPU_PAGE_SIZE, &again),
+				 -EIO);
+		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 1);
+
+		ck_assert_int_eq(ga_buf_destroy(r0), 0);
+		for (unsigned int i = nw; i-- > 0;)
+			ck_assert_int_eq(ga_buf_destroy(w[i]), 0);
+		again = fk_mk(dev, GA_DIR_WRITE, 0);
+		ck_assert_int_eq(ga_buf_info(again, &bi), 0);
+		ck_assert_int_ne(bi.state, GA_BUF_ERROR);
+		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 1);
+		ga_dev_close(dev);
+	}
+}
+END_TEST
+
 START_TEST(test_upstream_no_table)
 {
 	struct ga_dev *dev;
@@ -774,6 +819,7 @@ static Suite *datadev_suite(void)
 	tcase_add_loop_test(tc, test_upstream_buffers, 0, 2);
 	tcase_add_test(tc, test_upstream_failures);
 	tcase_add_test(tc, test_upstream_quiet_probe);
+	tcase_add_test(tc, test_upstream_wiped);
 	tcase_add_test(tc, test_upstream_no_table);
 	tcase_add_test(tc, test_table);
 	suite_add_tcase(s, tc);

@@ -19,10 +19,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gpuasync/abi.h"
@@ -117,6 +119,89 @@ static int wipe(const char *path)
 	return r < 0 ? 1 : 0;
 }
 
+/* Does this driver own the card per process (7.5: "Owning Process")? */
+static bool owned_driver(void)
+{
+	char line[256];
+	bool owned = false;
+	FILE *f = fopen("/proc/datadev_0", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		owned = owned || strstr(line, "Owning Process");
+	if (f)
+		fclose(f);
+	return owned;
+}
+
+/*
+ * Another program at the card while we hold buffers.  7.5: its add is
+ * refused with EBUSY, and the library names us as the owner; its remove-all
+ * too, and ours keep working.  7.4 (no owner): its remove-all wipes ours,
+ * which must turn ERROR, be counted, refuse arming with a reason, still be
+ * removable, and a new buffer must work again.
+ */
+static void other_program(const char *path, bool owned)
+{
+	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
+	struct ga_buf *w[2], *again = NULL;
+	struct ga_buf_info bi;
+	struct ga_dev *dev;
+	char want[64];
+	int status = -1;
+	pid_t pid;
+
+	CHECK(ga_dev_open_opts(path, &opts, &dev) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, SIZE, &w[0]) == 0);
+	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 1, SIZE, &w[1]) == 0);
+	if (failures)
+		return;
+	if (owned) {
+		pid = fork();
+		if (pid == 0) {
+			struct ga_dev *d2;
+			struct ga_buf *b;
+			int rc = -1;
+
+			snprintf(want, sizeof(want), "owner: process %d", (int)getppid());
+			if (ga_dev_open_opts(path, &opts, &d2) == 0)
+				rc = ga_buf_create(d2, GA_DIR_WRITE, 0, SIZE, &b);
+			printf("other program: create = %d [%s]\n", rc, ga_last_error());
+			_exit(rc == -EBUSY && strstr(ga_last_error(), want) ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "another process's add: EBUSY naming us expected");
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(wipe(path));
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK(ga_buf_info(w[1], &bi) == 0);
+	if (owned) {
+		CHECK(WEXITSTATUS(status) == 1, "7.5 refuses another process's remove-all");
+		CHECK(bi.state != GA_BUF_ERROR && ga_dev_registrations_lost(dev) == 0);
+		CHECK(ga_buf_arm(w[0]) == 0);
+	} else {
+		CHECK(WEXITSTATUS(status) == 0, "7.4 lets another process remove all");
+		CHECK(bi.state == GA_BUF_ERROR, "state %d", bi.state);
+		CHECK(ga_dev_registrations_lost(dev) == 1);
+		CHECK(ga_buf_arm(w[0]) == -EIO && strstr(ga_last_error(), "no longer registered"));
+		CHECK(ga_buf_destroy(w[1]) == 0 && ga_buf_destroy(w[0]) == 0);
+		CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, SIZE, &again) == 0);
+		if (again) {
+			CHECK(ga_buf_arm(again) == 0);
+			CHECK(ga_dev_enable(dev, GA_DIR_WRITE, true) == 0);
+			CHECK(wait_state(again, GA_BUF_READY) == GA_BUF_READY,
+			      "no frame after wipe");
+			CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
+		}
+	}
+	ga_dev_close(dev);
+	printf("KTEST %s up_other_program (%s)\n", failures ? "FAIL" : "ok",
+	       owned ? "7.5: refused, ours kept" : "7.4: ours wiped, detected, recovered");
+}
+
 int main(int argc, char **argv)
 {
 	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
@@ -184,6 +269,11 @@ int main(int argc, char **argv)
 	CHECK(ga_buf_count(dev, GA_DIR_WRITE) == 0 && ga_buf_count(dev, GA_DIR_READ) == 0);
 	CHECK(ga_reg_read(dev, GA_REG_WRITE_COUNT, 0, &done) == 0);
 	ok("destroy_all");
+	ga_dev_close(dev);
+	other_program(argv[1], owned_driver());
+	free(payload);
+	printf("KTEST %s up_lib (%d failures)\n", failures ? "FAIL" : "ok", failures);
+	return failures;
 out:
 	ga_dev_close(dev);
 	free(payload);

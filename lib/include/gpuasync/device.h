@@ -211,6 +211,14 @@ int ga_buf_info(struct ga_buf *buf, struct ga_buf_info *info);
 int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out, unsigned int cap,
 		    unsigned int *count);
 
+/* How many times the card was found no longer holding our buffers: another
+ * program removed them all (upstream 7.4 has no owner), or the driver tore
+ * every buffer down when one buffer's memory went away (upstream 7.5).
+ * Checked on every state read, arm and send (the counts in 0x08 and write
+ * buffer 0's address); the buffers are then ERROR for good: destroy them
+ * (that works) before creating new ones. */
+unsigned int ga_dev_registrations_lost(struct ga_dev *dev);
+
 /* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
  * included) is cleared first, so a doorbell seen later is a new frame.
  * -EINVAL for a read buffer. */

@@ -12,9 +12,9 @@
  * know, and an enable ioctl would touch the engine.  gpuasync.ko then tells
  * its extension bits (GA_Get_Abi_Version); upstream 7.5 (an "Owning
  * Process" in /proc) has GPU_Enable_Tx/Rx and owns the GPU state per thread,
- * so its GPU-state ioctls go through one owner thread (datadev_owner.c).  Registers go through an mmap of the core
- * block when the driver allows it (one load/store per access, no syscall)
- * and through DMA_Read/Write_Register otherwise.
+ * so its GPU-state ioctls go through one owner thread (datadev_owner.c).  Registers go through an
+ * mmap of the core block when the driver allows it (one load/store per access, no syscall) and
+ * through DMA_Read/Write_Register otherwise.
  *
  * The upstream driver reports many failures as a bare -1, which user space
  * sees as EPERM whatever went wrong, and "no GPU support" as the kernel's
@@ -58,8 +58,8 @@ struct dd_priv {
 	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx exist */
 	int api_version;	 /* DMA_Get_Version, -1 unknown */
 	enum dd_driver driver;
-	char proc[80];		 /* upstream's /proc/datadev_N, "" if none */
-	struct dd_owner *owner;	 /* GPU-state ioctls go through it, or NULL */
+	char proc[80];		/* upstream's /proc/datadev_N, "" if none */
+	struct dd_owner *owner; /* GPU-state ioctls go through it, or NULL */
 };
 
 static struct dd_priv *dd(struct ga_dev *dev)
@@ -216,30 +216,35 @@ static const char *dd_driver_name(const struct dd_priv *p)
 	}
 }
 
-/* Upstream 7.5's /proc/datadev_N names the owner of the GPU state: say
- * which process that is when the driver answers EBUSY. */
+/* Upstream 7.5's /proc/datadev_N names the owner of the GPU state (a
+ * thread id on 7.5.0/7.5.1): say which process that is when the driver
+ * answers EBUSY. */
 static int dd_busy(struct dd_priv *p, int rc)
 {
-	char line[256], comm[64] = "", path[64];
-	long pid = -1;
+	char line[256], comm[64] = "", path[64], why[256];
+	long tid = -1, pid = -1;
 	FILE *f;
 
 	if (!p->proc[0] || !(f = fopen(p->proc, "r")))
 		return rc;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " Owning Process : %ld", &pid) == 1)
+		if (sscanf(line, " Owning Process : %ld", &tid) == 1)
 			break;
 	fclose(f);
-	if (pid <= 0)
+	if (tid <= 0)
 		return rc;
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	pid = tid;
+	snprintf(path, sizeof(path), "/proc/%ld/status", tid);
 	if ((f = fopen(path, "r"))) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Name: %63s", comm) == 1 ||
+			    sscanf(line, "Tgid: %ld", &pid) == 1)
+				continue;
 		fclose(f);
 	}
-	return ga_err(rc, "%s (owner: process %ld%s%s%s, %s)", ga_last_error(), pid,
-		      comm[0] ? " \"" : "", comm, comm[0] ? "\"" : "", p->proc);
+	snprintf(why, sizeof(why), "%s", ga_last_error()); /* ga_err writes over it */
+	return ga_err(rc, "%s (owner: process %ld%s%s%s, %s)", why, pid, comm[0] ? " \"" : "", comm,
+		      comm[0] ? "\"" : "", p->proc);
 }
 
 /* Commands the driver checks against the GPU state's owner. */

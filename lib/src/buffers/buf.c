@@ -25,6 +25,8 @@ static int arm_locked(struct ga_dev *dev, const uint32_t *idx, unsigned int n)
 	unsigned int i;
 	int rc;
 
+	buf_check_registration_locked(dev);
+
 	for (i = 0; i < n; i++) {
 		struct ga_buf *b;
 
@@ -33,7 +35,10 @@ static int arm_locked(struct ga_dev *dev, const uint32_t *idx, unsigned int n)
 				      idx[i], dev->nbufs[GA_DIR_WRITE]);
 		b = dev->bufs[GA_DIR_WRITE][idx[i]];
 		if (b->gone)
-			return ga_err(-EIO, "write buffer %u is no longer registered with the card",
+			return ga_err(-EIO,
+				      "write buffer %u is no longer registered with the card "
+				      "(removed by another program or by the driver): rmdir it "
+				      "and mkdir again",
 				      idx[i]);
 	}
 	/* Clear the header (doorbell at +4 included) before the card may fill
@@ -120,8 +125,12 @@ int ga_buf_send(struct ga_buf *b, uint32_t bytes)
 		return ga_err(-ERANGE, "read buffer %u: %u bytes exceed its payload of %zu bytes",
 			      b->index, bytes, max);
 	pthread_mutex_lock(&dev->lock);
+	buf_check_registration_locked(dev);
 	if (b->gone) {
-		rc = ga_err(-EIO, "read buffer %u is no longer registered with the card", b->index);
+		rc = ga_err(-EIO,
+			    "read buffer %u is no longer registered with the card (removed by "
+			    "another program or by the driver): rmdir it and mkdir again",
+			    b->index);
 		goto out_unlock;
 	}
 	/* V4 writes 1 at +0 when the read completes; clear it first.  On V1

@@ -54,6 +54,7 @@ int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out
 	if (!dir_valid(dir))
 		return ga_err(-EINVAL, "ga_buf_info_all: bad direction %d", (int)dir);
 	pthread_mutex_lock(&dev->lock);
+	buf_check_registration_locked(dev);
 	total = dev->nbufs[dir];
 	n = total < cap ? total : cap;
 	for (unsigned int i = 0; i < n; i++)

@@ -53,6 +53,7 @@ bool buf_state_needs_header(const struct ga_buf *b);
 enum ga_buf_state buf_state_from_header_locked(struct ga_buf *b, const uint8_t raw[8], int read_rc);
 enum ga_buf_state buf_state_locked(struct ga_buf *b);
 void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info);
+void buf_check_registration_locked(struct ga_dev *dev);
 
 /* buf_register.c */
 void buf_zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int index);

@@ -99,6 +99,11 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 	}
 	dev->bufs[dir][b->index] = b;
 	dev->nbufs[dir]++;
+	/* What the driver programmed, to tell later whether it still holds the
+	 * buffer (buf_check_registration_locked); 0 when unreadable. */
+	b->card_address_lo = 0;
+	ga_field_read_locked(dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO,
+			     b->index, &b->card_address_lo);
 
 	rc = set_payload_limit(dev, b);
 	rc2 = restore_enables(dev, wr, rd);
@@ -162,8 +167,10 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 	n = dev->nbufs[dir];
 	dbytes = dev->info.dma_data_bytes;
 	if (any_gone(dev)) {
-		rc = ga_err(-EIO, "buffers were lost after a failed re-registration: destroy them "
-				  "first");
+		rc = ga_err(-EIO,
+			    "the card no longer holds buffers listed here (removed by another "
+			    "program, by the driver, or a failed re-registration): remove "
+			    "them (rmdir, highest index first) before creating one");
 		goto out_unlock;
 	}
 	if (index != n) {

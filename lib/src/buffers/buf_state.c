@@ -105,6 +105,58 @@ unsigned int ga_buf_count(struct ga_dev *dev, enum ga_dir dir)
 	return n;
 }
 
+static bool reg_is(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t want)
+{
+	uint32_t v;
+
+	/* A register we cannot read proves nothing. */
+	return ga_field_read_locked(dev, id, index, &v) != 0 || v == want;
+}
+
+/*
+ * Does the card still hold what we registered?  A driver that removes
+ * every buffer at once (another program's remove-all on upstream 7.4,
+ * which has no owner; upstream 7.5 when one buffer's memory goes away)
+ * leaves the counts in 0x08 at 0 and the address registers cleared.  The
+ * counts (count - 1) are checked where that is not 0 anyway, and write
+ * buffer 0's address.  When they differ, every buffer is marked lost
+ * (ERROR; removing them still works, creating needs them removed first).
+ */
+void buf_check_registration_locked(struct ga_dev *dev)
+{
+	static const enum ga_reg_id count[2] = {
+		[GA_DIR_WRITE] = GA_REG_WRITE_COUNT, [GA_DIR_READ] = GA_REG_READ_COUNT};
+	bool held = true;
+	unsigned int d, i;
+
+	for (d = 0; d < 2; d++) {
+		if (dev->nbufs[d] == 0)
+			continue;
+		for (i = 0; i < dev->nbufs[d]; i++)
+			if (dev->bufs[d][i]->gone)
+				return; /* already known */
+		if (dev->nbufs[d] >= 2)
+			held = held && reg_is(dev, count[d], 0, dev->nbufs[d] - 1);
+	}
+	/* A remove-all clears the address registers; ours was not 0. */
+	if (held && dev->nbufs[GA_DIR_WRITE] && dev->bufs[GA_DIR_WRITE][0]->card_address_lo)
+		held = reg_is(dev, GA_REG_WRITE_ADDR_LO, 0,
+			      dev->bufs[GA_DIR_WRITE][0]->card_address_lo);
+	if (held)
+		return;
+	for (d = 0; d < 2; d++)
+		for (i = 0; i < dev->nbufs[d]; i++)
+			dev->bufs[d][i]->gone = dev->bufs[d][i]->error = true;
+	dev->lost++;
+	ga_log("the card no longer holds our buffers (removed by another program or by the "
+	       "driver): all marked lost");
+}
+
+unsigned int ga_dev_registrations_lost(struct ga_dev *dev)
+{
+	return dev ? __atomic_load_n(&dev->lost, __ATOMIC_RELAXED) : 0;
+}
+
 /* Everything but the state.  dev->lock held. */
 void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 {
@@ -128,6 +180,7 @@ int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)
 		return ga_err(-EINVAL, "ga_buf_info: NULL argument");
 	dev = b->dev;
 	pthread_mutex_lock(&dev->lock);
+	buf_check_registration_locked(dev);
 	buf_info_fill_locked(b, info);
 	info->state = buf_state_locked(b);
 	pthread_mutex_unlock(&dev->lock);

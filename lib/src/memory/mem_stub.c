@@ -12,7 +12,8 @@
  * block has its own file: the stub (7.5) fires the driver's free callback
  * when the mapping or the file goes away, which is how upstream 7.5 frees a
  * removed buffer's page table, so a block is unmapped and closed only after
- * the driver has removed it.  Mappings are placed at 64 KiB alignment
+ * the driver has removed it, and is not inherited by children (whose exit
+ * would fire it too).  Mappings are placed at 64 KiB alignment
  * because the driver programs the card with the stub's address of the
  * 64 KiB page plus the offset into it.
  *
@@ -89,6 +90,14 @@ static int stub_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		munmap(area, (size_t)(at - area));
 	if (at + size < area + span)
 		munmap(at + size, (size_t)(area + span - (at + size)));
+	/* A child must not inherit the mapping: the stub fires the driver's
+	 * free callback when any copy of it goes away (the child's exit), and
+	 * upstream 7.5 then clears every buffer of the card. */
+	if (madvise(at, size, MADV_DONTFORK) != 0) {
+		rc = ga_err(-errno, "p2p stub memory: madvise(MADV_DONTFORK): %s", strerror(errno));
+		munmap(at, size);
+		goto out_close;
+	}
 	sb->buf_id = req.buf_id;
 	memset(at, 0, size);
 	blk->dptr = (uint64_t)(uintptr_t)at;
@@ -131,7 +140,8 @@ static int stub_drop_pins(void *ctx, struct ga_mem_block *blk)
 		return ga_err(-EINVAL, "p2p stub memory: block not allocated");
 	if (munmap(blk->host, blk->size) ||
 	    mmap(blk->host, blk->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
-		 sb->fd, (off_t)sb->buf_id * page) != blk->host)
+		 sb->fd, (off_t)sb->buf_id * page) != blk->host ||
+	    madvise(blk->host, blk->size, MADV_DONTFORK) != 0)
 		return ga_err(-errno, "%s: mapping buffer %u again: %s", GA_STUB_MEM_PATH,
 			      sb->buf_id, strerror(errno));
 	return 0;
