@@ -69,6 +69,45 @@ else
 	skip "kmod tests" "no tests/kmod/run.sh"
 fi
 
+# Upstream conformance (tests/upstream): needs aes-stream-drivers' source.
+# GA_UPSTREAM_SRC names a checkout or git directory; otherwise the two
+# tested commits are fetched from GitHub when it can be reached.  Without
+# either the step says SKIP and why (the source is never part of this tree).
+UPSTREAM_URL=https://github.com/slaclab/aes-stream-drivers
+UPSTREAM_COMMITS="7685fa2e5510c9d8112004db50f75a74af38d9e6 a824d759a0131abd46cf96e8d1d1afd722c7f624"
+upstream_source() {
+	local dir=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}/aes-stream-drivers.git c
+	mkdir -p "$(dirname "$dir")" && git init -q --bare "$dir" 2>/dev/null || return 1
+	for c in $UPSTREAM_COMMITS; do
+		git --git-dir="$dir" cat-file -e "$c^{commit}" 2>/dev/null && continue
+		timeout 300 git --git-dir="$dir" fetch -q --depth 1 "$UPSTREAM_URL" "$c" >&2 || return 1
+	done
+	echo "$dir"
+}
+if [ -x tests/upstream/run.sh ]; then
+	src=${GA_UPSTREAM_SRC:-}
+	refs=${GA_UPSTREAM_REFS:-}
+	if [ -z "$src" ] && src=$(upstream_source); then
+		refs=$UPSTREAM_COMMITS
+	fi
+	if [ -n "$src" ]; then
+		printf '\n=== upstream conformance\n'
+		start=$SECONDS
+		GA_UPSTREAM_SRC=$src GA_UPSTREAM_REFS=$refs tests/upstream/run.sh
+		rc=$?
+		if [ $rc = 0 ]; then
+			results+=("PASS  upstream conformance ($((SECONDS - start))s)")
+		elif [ $rc = 77 ]; then
+			skip "upstream conformance" "see its output above"
+		else
+			results+=("FAIL  upstream conformance (exit $rc, $((SECONDS - start))s)")
+			failed=1
+		fi
+	else
+		skip "upstream conformance" "no aes-stream-drivers source: set GA_UPSTREAM_SRC (a checkout, or its git directory); $UPSTREAM_URL could not be fetched"
+	fi
+fi
+
 printf '\n=== summary\n'
 printf '%s\n' "${results[@]}"
 if [ $failed -ne 0 ]; then
