@@ -88,13 +88,12 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 		break;
 	case GEN_PATTERN: {
 		char word[32];
-		size_t n = len;
+		const char *p;
+		size_t n;
 
-		while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-			n--;
-		if (!n || n >= sizeof(word) || memchr(buf, '\0', n))
-			return fs_err(-EINVAL, "pattern: one of prbs, counter, zero");
-		memcpy(word, buf, n);
+		if (ga_parse_value(buf, len, &p, &n) < 0 || n >= sizeof(word))
+			return fs_err(-EINVAL, "pattern: one value, one of prbs, counter, zero");
+		memcpy(word, p, n);
 		word[n] = '\0';
 		ret = ga_pattern_parse(word, &pat);
 		if (ret < 0)

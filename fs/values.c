@@ -9,32 +9,39 @@
  * on).  Nothing here talks to FUSE.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fs.h"
 
 /* ---- value parsing shared by the store handlers ---------------------------- */
 
-/* A printable excerpt of what was written, for the errors line. */
+/* What was written, as written but escaped (\n, \t, \xNN), for the
+ * errors line; "..." when it does not fit. */
 static const char *excerpt(const char *buf, size_t len, char *out, size_t outlen)
 {
-	size_t n = 0;
+	size_t n = 0, i;
 
-	while (len && (buf[len - 1] == '\n'))
-		len--;
-	for (size_t i = 0; i < len && n + 4 < outlen; i++)
-		out[n++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
-	if (len && n + 4 >= outlen) {
-		memcpy(out + n, "...", 3);
-		n += 3;
+	for (i = 0; i < len && n + 8 < outlen; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\n' || c == '\t' || c == '\\')
+			n += (size_t)snprintf(out + n, outlen - n, "\\%c",
+					      c == '\n' ? 'n' : c == '\t' ? 't' : '\\');
+		else if (c >= 0x20 && c < 0x7f && c != '\'')
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, outlen - n, "\\x%02x", c);
 	}
+	if (i < len)
+		n += (size_t)snprintf(out + n, outlen - n, "...");
 	out[n] = '\0';
 	return out;
 }
 
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out)
 {
-	char ex[40];
+	char ex[64];
 	int ret;
 
 	if (!len || (len == 1 && buf[0] == '\n'))
@@ -57,7 +64,7 @@ int fs_parse_bool(const char *buf, size_t len, bool *out)
 	if (ret == -EINVAL && len && ga_parse_bool(buf, len, out) == 0)
 		return 0; /* yes/no, on/off, true/false */
 	if (ret < 0) {
-		char ex[40];
+		char ex[64];
 
 		return fs_err(ret, "'%s': write 1 or 0", excerpt(buf, len, ex, sizeof(ex)));
 	}

@@ -44,6 +44,35 @@ START_TEST(garbage_and_ranges)
 }
 END_TEST
 
+/* One value and at most one newline, in every kind of file: booleans and
+ * names were once trimmed twice.  The errors line shows what was written,
+ * escaped. */
+START_TEST(one_value_one_newline)
+{
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
+	expect_refused("buffers/0/write_enable", "1\n\n", EINVAL);
+	ck_assert_ptr_nonnull(strstr(err_last(), "'1\\n\\n'"));
+	s = readf("buffers/0/status");
+	ck_assert_ptr_nonnull(strstr(s, "IDLE")); /* not armed */
+	free(s);
+	expect_refused("sim/running", "1\n\n", EINVAL);
+	ck_assert_uint_eq(readnum("sim/running"), 0);
+	expect_refused("sim/pattern", "zero\n\n\n", EINVAL);
+	expect_refused("sim/pattern", "zero\nprbs\n", EINVAL);
+	expect_refused("registers/ar_cache", "1\n\n", EINVAL);
+	expect_refused("sim/size", "2K\n\n", EINVAL);
+	ck_assert_int_eq(writef("sim/pattern", "zero\n"), 0);
+	s = readf("sim/pattern");
+	ck_assert_str_eq(s, "zero\n");
+	free(s);
+	ck_assert_int_eq(writef("buffers/0/write_enable", "1\n"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(huge_writes)
 {
 	mnt_start(NULL);
@@ -224,6 +253,7 @@ int main(void)
 
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, garbage_and_ranges);
+	tcase_add_test(tc, one_value_one_newline);
 	tcase_add_test(tc, huge_writes);
 	tcase_add_test(tc, read_only_and_write_only);
 	tcase_add_test(tc, mkdir_names_and_limits);

@@ -172,6 +172,7 @@ START_TEST(test_bool)
 		{"no", 0, false},    {" on ", 0, true},	   {"OFF", 0, false},
 		{"2", -ERANGE, 0},   {"", -EINVAL, 0},	   {"\n", -EINVAL, 0},
 		{"y", -EINVAL, 0},   {"yess", -EINVAL, 0}, {"tru", -EINVAL, 0},
+		{"1\n\n", -EINVAL, 0}, {"on\n\n", -EINVAL, 0}, {"1\n0", -EINVAL, 0},
 		{"-1", -EINVAL, 0},  {"1 1", -EINVAL, 0},  {"on\n\n", -EINVAL, 0},
 		{"o n", -EINVAL, 0},
 	};

@@ -22,6 +22,9 @@ extern "C" {
 
 /* @s need not be NUL-terminated: @len bytes are parsed. */
 int ga_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* The one value in @s: blanks around it and one trailing newline dropped;
+ * -EINVAL when empty or when another newline follows (a second line). */
+int ga_parse_value(const char *s, size_t len, const char **start, size_t *n);
 int ga_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out);
 /* 1/0, true/false, yes/no, on/off (any case). */
 int ga_parse_bool(const char *s, size_t len, bool *out);

@@ -32,7 +32,8 @@ static char ga_lower(char c)
 
 /*
  * Find the value inside @s: blanks on both sides and one newline at the
- * end (echo adds it; a second one means a second line) are dropped.
+ * end (echo adds it) are dropped; any other newline means a second line,
+ * and the whole is refused.
  */
 static int ga_trim(const char *s, size_t len, const char **start, size_t *n)
 {
@@ -48,11 +49,16 @@ static int ga_trim(const char *s, size_t len, const char **start, size_t *n)
 		e--;
 	while (b < e && ga_blank(s[b]))
 		b++;
-	if (b == e)
+	if (b == e || memchr(s + b, '\n', e - b))
 		return -EINVAL;
 	*start = s + b;
 	*n = e - b;
 	return 0;
+}
+
+int ga_parse_value(const char *s, size_t len, const char **start, size_t *n)
+{
+	return ga_trim(s, len, start, n);
 }
 
 static int ga_digit(char c, unsigned int base)
