@@ -41,11 +41,15 @@
 
 #include "fs.h"
 
+/* More FUSE threads than this only wait on the device lock. */
+#define GA_FS_MAX_THREADS 256
+
 struct options {
 	int sim;
 	int help;
 	int version;
 	unsigned int threads;
+	char *threads_arg; /* -o threads= as given */
 	const char *config;
 	char *positional[3];
 	int npositional;
@@ -66,7 +70,7 @@ static const struct fuse_opt option_spec[] = {FUSE_OPT_KEY("--sim", KEY_SIM),
 					      FUSE_OPT_KEY("-V", KEY_VERSION),
 					      FUSE_OPT_KEY("--version", KEY_VERSION),
 					      {"config=%s", offsetof(struct options, config), 0},
-					      {"threads=%u", offsetof(struct options, threads), 0},
+					      {"threads=%s", offsetof(struct options, threads_arg), 0},
 					      FUSE_OPT_END};
 
 static void usage(const char *prog)
@@ -90,7 +94,7 @@ static void usage(const char *prog)
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
-	       "    -o threads=N           serve with N threads (default 1: one loop)\n"
+	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
@@ -395,6 +399,18 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "gpuasyncfs: too many arguments\n");
 		goto out_free_args;
 	}
+	o->threads = 1;
+	if (o->threads_arg) {
+		uint64_t t = 0;
+
+		if (ga_parse_u64(o->threads_arg, strlen(o->threads_arg), GA_FS_MAX_THREADS, &t) < 0 ||
+		    t == 0) {
+			fprintf(stderr, "gpuasyncfs: -o threads=%s: a number of threads, 1 to %d\n",
+				o->threads_arg, GA_FS_MAX_THREADS);
+			goto out_free_args;
+		}
+		o->threads = (unsigned int)t;
+	}
 	mnt = o->positional[o->npositional - 1];
 	if (o->npositional == 2)
 		device = o->positional[0];
@@ -488,6 +504,7 @@ out_free_args:
 		free(o->settings[i]);
 	free(o->settings);
 	free((void *)o->config);
+	free(o->threads_arg);
 	free(o);
 	return ret;
 }

@@ -223,14 +223,19 @@ static ssize_t push_write(struct fs_ctx *c, const char *src, size_t len, off_t o
 
 static ssize_t last_read_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 {
-	uint32_t got = 0;
-	size_t want = (size_t)off + len;
+	uint32_t got = 0, whole = 0;
+	size_t want;
 	char *frame;
 	int ret;
 
-	if (off < 0 || want > UINT32_MAX)
+	/* Allocate for what the frame holds, not for the offset asked. */
+	ret = ga_sim_last_read(c->fs->dev, NULL, 0, &whole);
+	if (ret < 0)
+		return ret;
+	if (off < 0 || (uint64_t)off >= whole || len == 0)
 		return 0;
-	frame = malloc(want ? want : 1);
+	want = (uint64_t)off + len < whole ? (size_t)off + len : whole;
+	frame = malloc(want);
 	if (!frame)
 		return -ENOMEM;
 	ret = ga_sim_last_read(c->fs->dev, frame, (uint32_t)want, &got);

@@ -165,6 +165,16 @@ START_TEST(read_buffer_send)
 	ck_assert_str_eq(s, "READY\n");
 	free(s);
 	ck_assert_int_eq(sh("test \"$(cat $M/sim/last_read)\" = 'FRAME to the FPGA'"), 0);
+	/* offsets: inside the frame, at its end, and 4 GiB away (once cost a
+	 * 4 GiB allocation; now what the frame holds, or nothing) */
+	ck_assert_int_eq(sh("test \"$(dd if=$M/sim/last_read bs=1 skip=6 count=2 2>/dev/null)\" = "
+			    "to"),
+			 0);
+	ck_assert_int_eq(sh("test $(dd if=$M/sim/last_read bs=1 skip=17 2>/dev/null | wc -c) -eq 0"),
+			 0);
+	ck_assert_int_eq(sh("test $(dd if=$M/sim/last_read bs=65536 skip=65535 count=1 2>/dev/null "
+			    "| wc -c) -eq 0"),
+			 0);
 	/* read buffer data is the whole payload area, at any offset */
 	ck_assert_int_eq(sh("test $(stat -c %%s $M/read_buffers/0/data) -eq %u", 65536 - 32), 0);
 	ck_assert_int_eq(sh("test $(wc -c < $M/read_buffers/0/data) -eq %u", 65536 - 32), 0);

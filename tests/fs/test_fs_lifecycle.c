@@ -212,6 +212,32 @@ START_TEST(datadev_missing)
 }
 END_TEST
 
+/* Bad start-up options: refused at once with a reason, nothing mounted.
+ * -o config=/dev/zero once hung start-up (inih read it forever); threads
+ * once took -1 as 4294967295.  The timeout only bounds a regression. */
+START_TEST(bad_startup_options)
+{
+	static const char *const bad[][2] = {
+		{"-o threads=-1", "threads=-1"},   {"-o threads=0", "threads=0"},
+		{"-o threads=100000", "1 to 256"}, {"-o threads=two", "threads=two"},
+		{"-o config=/dev/zero", "not a configuration file"},
+	};
+
+	setenv("GAFS", GAFS_BIN, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *out = sh_out("d=$(mktemp -d); timeout 60 \"$GAFS\" --sim %s $d 2>&1; "
+				   "echo rc=$?; mountpoint -q $d && echo MOUNTED && %s $d; rmdir $d",
+				   bad[i][0], umount_cmd(false));
+
+		ck_assert_msg(strstr(out, bad[i][1]), "%s: no explanation: %s", bad[i][0], out);
+		ck_assert_msg(!strstr(out, "rc=0") && !strstr(out, "rc=124"), "%s: %s", bad[i][0],
+			      out);
+		ck_assert_msg(!strstr(out, "MOUNTED"), "%s: mounted", bad[i][0]);
+		free(out);
+	}
+}
+END_TEST
+
 /* Stop with @sig (0: fusermount3 -u) with buffers allocated and armed. */
 static void clean_stop(int sig)
 {
@@ -253,6 +279,29 @@ END_TEST
 START_TEST(stop_on_fusermount)
 {
 	clean_stop(0);
+}
+END_TEST
+
+/* A killed daemon that nobody has reaped yet (a zombie) is dead too: the
+ * next start removes its register file (it once counted as alive). */
+START_TEST(killed_not_reaped)
+{
+	siginfo_t si;
+	pid_t pid;
+	int st;
+
+	mnt_start(NULL);
+	pid = M.pid;
+	ck_assert_int_eq(count_shm(pid), 1);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0); /* a zombie now */
+	M.pid = 0;
+	ck_assert_int_eq(sh("%s $M", umount_cmd(true)), 0);
+	mnt_stop();
+	mnt_start(NULL);
+	ck_assert_int_eq(count_shm(pid), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	mnt_stop();
 }
 END_TEST
 
@@ -330,6 +379,8 @@ int main(void)
 	tcase_add_test(tc, background_start_and_fusermount);
 	tcase_add_test(tc, leading_source_argument);
 	tcase_add_test(tc, datadev_missing);
+	tcase_add_test(tc, bad_startup_options);
+	tcase_add_test(tc, killed_not_reaped);
 	tcase_add_test(tc, stop_on_sigint);
 	tcase_add_test(tc, stop_on_sigterm);
 	tcase_add_test(tc, stop_on_fusermount);

@@ -91,7 +91,8 @@ struct ga_sim_stats {
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
 
 /* Copy up to @len bytes of the last GPU->FPGA frame the card received;
- * *got = bytes copied (0 when nothing was received yet). */
+ * *got = bytes copied (0 when nothing was received yet).  With @len 0,
+ * *got is the frame's whole length (how much a copy would need). */
 int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got);
 
 /* Remove register files that simulated cards of killed processes left in

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,28 @@ static long stale_pid(const char *rest)
 	return pid > 0 ? pid : 0;
 }
 
+/* Is process @pid gone for good: no such process, or a zombie (killed,
+ * not yet reaped: it will never run or map anything again)? */
+static bool process_dead(long pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false; /* cannot tell: keep the file */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
 int ga_sim_sweep_stale(void)
 {
 	DIR *d = opendir("/dev/shm");
@@ -56,7 +79,7 @@ int ga_sim_sweep_stale(void)
 		if (strncmp(e->d_name, SWEEP_PREFIX, strlen(SWEEP_PREFIX)) != 0)
 			continue;
 		pid = stale_pid(e->d_name + strlen(SWEEP_PREFIX));
-		if (!pid || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (!pid || !process_dead(pid))
 			continue;
 		snprintf(name, sizeof(name), "/%s", e->d_name);
 		if (shm_unlink(name) == 0) {

@@ -227,7 +227,7 @@ int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got)
 	if (n)
 		memcpy(dst, s->last_read, n);
 	if (got)
-		*got = n;
+		*got = len ? n : s->last_read_len;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }

@@ -393,6 +393,8 @@ static void ga_cfg_key_list(const char *section, char *buf, size_t len)
 
 /* ---- loading -------------------------------------------------------------- */
 
+#define GA_CFG_MAX_LINES 100000
+
 struct ga_cfg_ctx {
 	struct ga_config cfg; /* the file is applied to this copy */
 	FILE *f;
@@ -434,7 +436,13 @@ static char *ga_cfg_reader(char *str, int num, void *stream)
 
 	if (!fgets(str, num, c->f))
 		return NULL;
-	c->lineno++;
+	/* Something that never ends (-o config=/dev/zero) is not a config. */
+	if (++c->lineno > GA_CFG_MAX_LINES) {
+		if (!c->err_line)
+			ga_cfg_fail(c, -EFBIG, "more than %d lines: not a configuration file",
+				    GA_CFG_MAX_LINES);
+		return NULL;
+	}
 	c->indented = str[0] == ' ' || str[0] == '\t';
 	p = str;
 	while (*p == ' ' || *p == '\t')
@@ -524,6 +532,7 @@ int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t er
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		goto out_free;
 	}
+
 
 	r = ini_parse_stream(ga_cfg_reader, c, ga_cfg_handler, c);
 	if (r < 0) {
