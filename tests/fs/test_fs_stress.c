@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,27 +25,80 @@
 #include "harness.h"
 
 #define ROUNDS 400
+/* One operation of a worker taking longer than this means the control
+ * plane is starved (it takes milliseconds): fail and say where. */
+#define STUCK_S 60
 
-/* Each worker exits 0, or the round it failed in + 1. */
+/* Each worker reports what went wrong on a pipe (round, step, errno) and
+ * exits 1, or exits 0; exit codes never carry a count, so nothing wraps. */
+static int report_fd = -1;
+static const char *worker_name = "?";
+static const char *volatile step = "start";
+static volatile int round_no;
+
+static void worker_fail(const char *what, int err)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "%s, round %d: %s: %s\n", worker_name, round_no, what,
+			 err ? strerror(err) : "unexpected result");
+
+	if (write(report_fd, line, (size_t)n) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static void on_alarm(int sig)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "%s, round %d: '%s' took over %d s (control starved)\n", worker_name,
+			 round_no, step, STUCK_S);
+
+	(void)sig;
+	if (write(report_fd, line, (size_t)n) < 0)
+		_exit(3);
+	_exit(1);
+}
+
+static void begin(const char *name)
+{
+	worker_name = name;
+	signal(SIGALRM, on_alarm);
+}
+
+/* Start step @what of round @i: each step gets STUCK_S seconds. */
+static void at(int i, const char *what)
+{
+	round_no = i;
+	step = what;
+	alarm(STUCK_S);
+}
+
 static void reader(void)
 {
 	static const char *const files[] = {
 		"registers/rx_frame_count", "metrics",		"errors",
 		"buffers/0/status",	    "buffers/0/header", "README"};
 
+	begin("reader");
 	for (int i = 0; i < ROUNDS; i++) {
 		const char *rel = files[i % 6];
-		int fd = open(P(rel), O_RDONLY);
 		char buf[256];
+		ssize_t n;
+		int fd;
 
+		at(i, rel);
+		fd = open(P(rel), O_RDONLY);
 		if (fd < 0) {
 			if (errno == ENOENT && !strncmp(rel, "buffers/", 8))
 				continue; /* the buffer is between rmdir and mkdir */
-			_exit(i + 1);
+			worker_fail(rel, errno);
 		}
 		/* several small reads: offsets past 0 come from the snapshot */
-		while (read(fd, buf, sizeof(buf)) > 0)
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			;
+		if (n < 0)
+			worker_fail(rel, errno);
 		close(fd);
 	}
 	_exit(0);
@@ -51,34 +106,50 @@ static void reader(void)
 
 static void writer(void)
 {
+	begin("writer");
 	for (int i = 0; i < ROUNDS; i++) {
 		char v[8];
+		int r;
 
 		snprintf(v, sizeof(v), "%d", i % 16);
-		if (writef("registers/ar_cache", v) != 0 || writef("registers/aw_cache", v) != 0)
-			_exit(i + 1);
+		at(i, "write ar_cache/aw_cache");
+		if ((r = writef("registers/ar_cache", v)) != 0 ||
+		    (r = writef("registers/aw_cache", v)) != 0)
+			worker_fail("write ar_cache/aw_cache", -r);
+		at(i, "write junk");
 		if (writef("registers/ar_cache", "junk") != -EINVAL)
-			_exit(i + 1);
+			worker_fail("junk was not refused with EINVAL", 0);
 	}
 	_exit(0);
 }
 
 static void buffer_churn(void)
 {
-	for (int i = 0; i < ROUNDS; i++) {
-		int r = mkdir(P("buffers/1"), 0755);
+	int r;
 
+	begin("buffer_churn");
+	for (int i = 0; i < ROUNDS; i++) {
+		at(i, "mkdir buffers/1");
+		r = mkdir(P("buffers/1"), 0755);
 		if (r < 0 && errno != EEXIST)
-			_exit(i + 1);
-		writef("buffers/1/write_enable", "1");
+			worker_fail("mkdir buffers/1", errno);
+		at(i, "arm buffers/1");
+		r = writef("buffers/1/write_enable", "1");
+		if (r != 0)
+			worker_fail("arm buffers/1", -r);
+		at(i, "rmdir buffers/1");
 		r = rmdir(P("buffers/1"));
 		/* armed while the engine runs, or a file open elsewhere: EBUSY */
-		if (r < 0 && errno != EBUSY && errno != ENOENT)
-			_exit(i + 1);
-		if (r < 0 && errno == EBUSY) {
-			writef("registers/write_enable", "0");
-			rmdir(P("buffers/1"));
-			writef("registers/write_enable", "1");
+		if (r < 0 && errno != EBUSY)
+			worker_fail("rmdir buffers/1", errno);
+		if (r < 0) {
+			at(i, "engine off, rmdir, engine on");
+			if ((r = writef("registers/write_enable", "0")) != 0)
+				worker_fail("write_enable 0", -r);
+			if (rmdir(P("buffers/1")) < 0 && errno != EBUSY)
+				worker_fail("rmdir buffers/1 with the engine off", errno);
+			if ((r = writef("registers/write_enable", "1")) != 0)
+				worker_fail("write_enable 1", -r);
 		}
 	}
 	_exit(0);
@@ -86,15 +157,20 @@ static void buffer_churn(void)
 
 static void poller(void)
 {
+	begin("poller");
 	for (int i = 0; i < ROUNDS / 4; i++) {
-		int fd = open(P("registers/rx_frame_count"), O_RDONLY);
-		struct pollfd p = {.fd = fd, .events = POLLPRI};
+		int fd;
+		struct pollfd p = {.events = POLLPRI};
 		char buf[32];
 
+		at(i, "open+pread rx_frame_count");
+		fd = open(P("registers/rx_frame_count"), O_RDONLY);
 		if (fd < 0 || pread(fd, buf, sizeof(buf), 0) <= 0)
-			_exit(i + 1);
+			worker_fail("open+pread rx_frame_count", errno);
+		p.fd = fd;
+		at(i, "poll");
 		if (poll(&p, 1, 20) < 0)
-			_exit(i + 1);
+			worker_fail("poll", errno);
 		close(fd); /* with a poll handle pending half of the time */
 	}
 	_exit(0);
@@ -105,26 +181,38 @@ START_TEST(everything_at_once)
 	void (*const workers[])(void) = {reader, reader, writer, buffer_churn, poller};
 	enum { N = sizeof(workers) / sizeof(workers[0]) };
 	pid_t pids[N];
+	int pfd[2];
+	char report[4096] = "";
+	ssize_t got;
+	bool all_ok = true;
 
 	mnt_start("-o threads=4,interval_ms=1");
+	/* close-on-exec: only the forked workers may hold the write end, so
+	 * the read below ends when they have */
+	ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
 	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 && echo 1 > buffers/0/write_enable && "
 			    "echo 1 > registers/write_enable && echo 0 > sim/rate && "
 			    "echo 1 > sim/running"),
 			 0);
 	for (int i = 0; i < N; i++) {
 		pids[i] = fork();
-		if (pids[i] == 0)
+		if (pids[i] == 0) {
+			close(pfd[0]);
+			report_fd = pfd[1];
 			workers[i]();
+		}
 		ck_assert_int_gt(pids[i], 0);
 	}
+	close(pfd[1]);
 	for (int i = 0; i < N; i++) {
 		int st;
 
 		ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-			      "worker %d failed in round %d (status 0x%x)", i,
-			      WIFEXITED(st) ? WEXITSTATUS(st) - 1 : -1, st);
+		all_ok = all_ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	}
+	got = read(pfd[0], report, sizeof(report) - 1);
+	close(pfd[0]);
+	ck_assert_msg(all_ok && got <= 0, "workers failed:\n%s", got > 0 ? report : "(no report)");
 	ck_assert(is_mounted(M.dir));
 	ck_assert_int_eq(sh("cat $M/device/version >/dev/null"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);

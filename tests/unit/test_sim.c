@@ -941,7 +941,6 @@ static Suite *sim_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_open_info, 0, NFLAV);
 	tcase_add_loop_test(tc, test_stream, 0, NFLAV);
-	tcase_add_loop_test(tc, test_stream_gpu, 0, NFLAV);
 	tcase_add_loop_test(tc, test_push_drop_overflow, 0, NFLAV);
 	tcase_add_loop_test(tc, test_faults, 0, NFLAV);
 	tcase_add_loop_test(tc, test_count_reset, 0, NFLAV);
@@ -953,7 +952,6 @@ static Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_close_alive, 0, NFLAV);
 	tcase_add_loop_test(tc, test_concurrency, 0, NFLAV);
 	tcase_add_loop_test(tc, test_info_all, 0, NFLAV);
-	tcase_add_loop_test(tc, test_info_all_gpu, 0, NFLAV);
 	suite_add_tcase(s, tc);
 	tcase_add_test(one, test_bad_specs);
 	tcase_add_test(one, test_not_sim);
@@ -962,11 +960,44 @@ static Suite *sim_suite(void)
 	return s;
 }
 
-int main(void)
+/* The cases that need GPU memory: their own ctest (test_sim_gpu), which is
+ * skipped (77) where there is no GPU instead of running the host path. */
+static Suite *sim_gpu_suite(void)
 {
-	SRunner *sr = srunner_create(sim_suite());
+	Suite *s = suite_create("sim_gpu");
+	TCase *tc = tcase_create("flavours");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_stream_gpu, 0, NFLAV);
+	tcase_add_loop_test(tc, test_info_all_gpu, 0, NFLAV);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	bool gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
+	SRunner *sr;
 	int failed;
 
+	if (gpu) {
+		struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+		struct ga_dev_info info;
+		struct ga_dev *d;
+
+		o.use_gpu = true;
+		if (ga_dev_open_opts("sim", &o, &d) != 0) {
+			printf("cannot open the simulated card: %s\n", ga_last_error());
+			return EXIT_FAILURE;
+		}
+		ga_dev_info(d, &info);
+		ga_dev_close(d);
+		if (strcmp(info.memory, "gpu") != 0) {
+			printf("SKIP: no GPU memory: %s\n", info.memory_note);
+			return 77;
+		}
+	}
+	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
