@@ -162,6 +162,9 @@ void ga_dev_close(struct ga_dev *dev)
 	dev->be->close(dev);
 	if (dev->mem && dev->mem->close)
 		dev->mem->close(dev->mem_ctx);
+	/* Parked blocks left here are pinned by a driver that would not remove
+	 * them: leaked on purpose, never freed under the card. */
+	free(dev->parked);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

@@ -191,6 +191,13 @@ struct ga_dev {
 	/* Times the card was found without our registration (buf_state.c);
 	 * written under lock, read without (a statistic). */
 	unsigned int lost;
+	/* Memory the driver still holds although our add failed after its
+	 * ioctl succeeded (upstream cannot remove one buffer): freed only
+	 * after the next remove-all (buf_register.c).  add_kept is how a
+	 * backend's add_buffer says so. */
+	struct ga_mem_block *parked;
+	unsigned int nparked;
+	bool add_kept;
 };
 
 #endif /* GA_INTERNAL_H */

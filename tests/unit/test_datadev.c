@@ -724,6 +724,39 @@ START_TEST(test_upstream_wiped)
 }
 END_TEST
 
+/* A buffer left registered by an earlier process makes the driver place
+ * ours at the wrong index: the create fails with EEXIST, and since the
+ * driver keeps the registration, the card's address for that slot is
+ * cleared and the memory is not freed until a remove-all (the "card" below
+ * writes into it after the failure: under ASan a free would show). */
+START_TEST(test_upstream_add_undo)
+{
+	struct ga_buf *b = NULL;
+	struct ga_dev *dev;
+	uint8_t *mem;
+
+	fk_init();
+	dev = fk_open();
+	fk.count[1] = 1; /* a stale write buffer at index 0 */
+	fk.addr[1][0] = 0x1000;
+	fk_counts();
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b), -EEXIST);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(ga_last_error(), "index 1, not 0"), "%s", ga_last_error());
+	ck_assert_uint_eq(fk.count[1], 2);		  /* the driver still holds it */
+	ck_assert_uint_eq(*fk_reg(0x4000 + 8 * 1), 0); /* the card cannot reach it */
+	ck_assert_uint_eq(*fk_reg(0x4004 + 8 * 1), 0);
+	mem = (uint8_t *)(uintptr_t)fk.addr[1][1];
+	memset(mem, 0xAB, GA_GPU_PAGE_SIZE); /* still ours: not freed */
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+	/* a remove-all lets go of it (and of the stale one) */
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_uint_eq(fk.count[1], 0);
+	b = fk_mk(dev, GA_DIR_WRITE, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_upstream_no_table)
 {
 	struct ga_dev *dev;
@@ -820,6 +853,7 @@ static Suite *datadev_suite(void)
 	tcase_add_test(tc, test_upstream_failures);
 	tcase_add_test(tc, test_upstream_quiet_probe);
 	tcase_add_test(tc, test_upstream_wiped);
+	tcase_add_test(tc, test_upstream_add_undo);
 	tcase_add_test(tc, test_upstream_no_table);
 	tcase_add_test(tc, test_table);
 	suite_add_tcase(s, tc);

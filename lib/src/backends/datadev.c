@@ -697,22 +697,14 @@ static int dd_bus_address(struct ga_dev *dev, enum ga_dir dir, unsigned int inde
 	return 0;
 }
 
-static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
-			 uint32_t size, uint64_t *bus_address)
+/* After a successful add ioctl: is the buffer where we expect it, with an
+ * address the card can use? */
+static int dd_added_check(struct ga_dev *dev, enum ga_dir dir, uint64_t *bus_address)
 {
 	struct dd_priv *p = dd(dev);
-	struct GpuNvidiaData d = {
-		.write = dir == GA_DIR_WRITE ? 1 : 0,
-		.address = blk->dptr,
-		.size = size,
-	};
+	uint32_t count;
 	int rc;
 
-	uint32_t count;
-
-	rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
-	if (rc < 0)
-		return rc;
 	/* The driver numbers buffers by its own count, which includes any an
 	 * earlier process left registered (closing the file does not remove
 	 * them).  The count field (count - 1) tells us where ours went. */
@@ -738,6 +730,58 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 			      "address (DMA mapping failed; see the kernel log)",
 			      p->path);
 	return 0;
+}
+
+/*
+ * The add went through but the buffer cannot be used: take it back before
+ * its memory goes.  gpuasync.ko removes that one buffer; upstream can only
+ * remove all, so the slot's address is cleared (the card must not write
+ * there) and the memory is kept until the next remove-all (add_kept).
+ */
+static int dd_undo_add(struct ga_dev *dev, enum ga_dir dir, int rc)
+{
+	struct dd_priv *p = dd(dev);
+	enum ga_reg_id cnt = dir == GA_DIR_WRITE ? GA_REG_WRITE_COUNT : GA_REG_READ_COUNT;
+	enum ga_reg_id lo = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
+	enum ga_reg_id hi = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
+	struct ga_buffer_ref ref = {.write = dir == GA_DIR_WRITE ? 1 : 0};
+	uint32_t last = 0, off;
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", ga_last_error());
+	if (dd_field(dev, dev->info.layout, cnt, 0, &last) == 0) {
+		ref.index = last;
+		if ((p->features & GA_FEAT_REM_BUFFER) &&
+		    ioctl(p->fd, GA_Rem_Buffer, (unsigned long)&ref) == 0)
+			goto out;
+		if (ga_reg_offset(lo, dev->info.layout, dev->info.version, last,
+				  dev->info.max_buffers, &off) == 0)
+			dd_reg_write(dev, off, 0);
+		if (ga_reg_offset(hi, dev->info.layout, dev->info.version, last,
+				  dev->info.max_buffers, &off) == 0)
+			dd_reg_write(dev, off, 0);
+	}
+	dev->add_kept = true;
+out:
+	return ga_err(rc, "%s", why); /* the reason, not the undo's */
+}
+
+static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
+			 uint32_t size, uint64_t *bus_address)
+{
+	struct dd_priv *p = dd(dev);
+	struct GpuNvidiaData d = {
+		.write = dir == GA_DIR_WRITE ? 1 : 0,
+		.address = blk->dptr,
+		.size = size,
+	};
+	int rc;
+
+	rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
+	if (rc < 0)
+		return rc;
+	rc = dd_added_check(dev, dir, bus_address);
+	return rc ? dd_undo_add(dev, dir, rc) : 0;
 }
 
 static int dd_remove_all(struct ga_dev *dev)

@@ -149,6 +149,32 @@ static bool any_gone(struct ga_dev *dev)
 	return false;
 }
 
+/* Keep @b's memory (not @b) until the driver has let go of it: the next
+ * remove-all frees parked memory.  If even that cannot be recorded the
+ * memory is leaked, never freed under the card. */
+static void park(struct ga_dev *dev, struct ga_buf *b)
+{
+	struct ga_mem_block *p = realloc(dev->parked, (dev->nparked + 1) * sizeof(*p));
+
+	if (p) {
+		dev->parked = p;
+		dev->parked[dev->nparked++] = b->mem;
+	} else {
+		ga_log("no memory to remember a parked block: leaked");
+	}
+	free(b);
+	dev->add_kept = false;
+}
+
+static void free_parked(struct ga_dev *dev)
+{
+	for (unsigned int i = 0; i < dev->nparked; i++)
+		dev->mem->free(dev->mem_ctx, &dev->parked[i]);
+	free(dev->parked);
+	dev->parked = NULL;
+	dev->nparked = 0;
+}
+
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
 		  struct ga_buf **out)
 {
@@ -226,6 +252,7 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		free(b);
 		goto out_unlock;
 	}
+	dev->add_kept = false;
 	rc = buf_register_locked(dev, b);
 	if (rc) {
 		int saved = rc;
@@ -234,6 +261,8 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 			/* registered, but the payload limit or enables failed */
 			if (remove_last_locked(dev, dir))
 				ga_log("undo of buffer %u failed: %s", index, ga_last_error());
+		} else if (dev->add_kept) {
+			park(dev, b); /* the driver still holds it */
 		} else {
 			buf_free(dev, b);
 		}
@@ -330,7 +359,8 @@ static int destroy_all(struct ga_dev *dev, bool force)
 	unsigned int d, i;
 	int rc;
 
-	if (!force && dev->nbufs[GA_DIR_WRITE] == 0 && dev->nbufs[GA_DIR_READ] == 0)
+	if (!force && dev->nbufs[GA_DIR_WRITE] == 0 && dev->nbufs[GA_DIR_READ] == 0 &&
+	    dev->nparked == 0)
 		return 0;
 	/* Engines off first: the card must stop using the memory before it is
 	 * unpinned and freed. */
@@ -344,6 +374,7 @@ static int destroy_all(struct ga_dev *dev, bool force)
 	rc = dev->be->remove_all(dev);
 	if (rc)
 		return rc;
+	free_parked(dev);
 	for (d = 0; d < 2; d++) {
 		for (i = 0; i < dev->nbufs[d]; i++) {
 			buf_zero_addresses(dev, (enum ga_dir)d, i);
