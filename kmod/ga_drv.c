@@ -47,6 +47,13 @@
 
 /* ---- compat --------------------------------------------------------------- */
 
+/* vm_flags became read-only (vm_flags_clear) in 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define ga_vm_flags_clear(vma, f) vm_flags_clear(vma, f)
+#else
+#define ga_vm_flags_clear(vma, f) ((vma)->vm_flags &= ~(f))
+#endif
+
 /* class_create() lost its module argument in 6.4. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 #define ga_class_create(name) class_create(name)
@@ -76,6 +83,22 @@ MODULE_PARM_DESC(quiesce_ms,
 static unsigned int quiesce_timeout_ms = 1000;
 module_param(quiesce_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(quiesce_timeout_ms, "V5: longest wait for the engine active bits to clear (ms)");
+
+/*
+ * Who may do what (kmod/README.md "Permissions"): the node's mode and group
+ * decide who may open a card; among those, only the owner of the card's GPU
+ * state (the thread group holding its buffers) or CAP_SYS_RAWIO may write
+ * registers or map them writable, since those reach the DMA address and
+ * enable registers.  Reads and read-only mappings are for everyone who may
+ * open it.  Upstream's datadev makes its nodes 0666 and checks nothing.
+ */
+static unsigned int node_mode = 0660;
+module_param(node_mode, uint, 0444);
+MODULE_PARM_DESC(node_mode, "mode of the /dev nodes (default 0660; upstream datadev: 0666)");
+
+static unsigned int node_gid;
+module_param(node_gid, uint, 0444);
+MODULE_PARM_DESC(node_gid, "group of the /dev nodes (default 0)");
 
 /* ---- globals ------------------------------------------------------------- */
 
@@ -697,6 +720,20 @@ static int ga_reg_window_ok(struct ga_card *card, u64 address)
 	return 0;
 }
 
+/*
+ * May the caller change registers (write them, map them writable)?  The
+ * owner of the GPU state, or CAP_SYS_RAWIO; nobody else, not even while the
+ * card is unowned: a write to an address register aims the card's DMA.
+ */
+static int ga_may_write_regs(struct ga_card *card)
+{
+	pid_t owner = READ_ONCE(card->owner_tgid);
+
+	if (owner && owner == task_tgid_nr(current))
+		return 0;
+	return capable(CAP_SYS_RAWIO) ? 0 : -EPERM;
+}
+
 static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 {
 	struct ga_card *card = gf->card;
@@ -708,6 +745,11 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	ret = ga_reg_window_ok(card, r.address);
 	if (ret)
 		return ret;
+	if (write) {
+		ret = ga_may_write_regs(card);
+		if (ret)
+			return ret;
+	}
 	/* Shared words are read-modify-written by the driver under reg_lock;
 	 * a user's access takes the same lock, which also orders it against
 	 * the card going away (dead is set under it).
@@ -925,6 +967,15 @@ static int ga_mmap(struct file *file, struct vm_area_struct *vma)
 		return -ENODEV;
 	if (off < base + DMA_REG_WINDOW_START || off - base + len > card->bar_len)
 		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE) {
+		int ret = ga_may_write_regs(card);
+
+		if (ret)
+			return ret;
+	} else if (ga_may_write_regs(card)) {
+		/* read-only, and it stays so (no mprotect to writable) */
+		ga_vm_flags_clear(vma, VM_MAYWRITE);
+	}
 	return card->ops->mmap(card, vma, off - base);
 }
 
@@ -1131,15 +1182,28 @@ static void ga_card_identify(struct ga_card *card)
 	mutex_unlock(&card->reg_lock);
 }
 
+/* The node's mode and group, from node_mode and node_gid. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-static char *ga_devnode(const struct device *dev, umode_t *mode)
+static char *ga_devnode(const struct device *dev, umode_t *mode, kuid_t *uid, kgid_t *gid)
 #else
-static char *ga_devnode(struct device *dev, umode_t *mode)
+static char *ga_devnode(struct device *dev, umode_t *mode, kuid_t *uid, kgid_t *gid)
 #endif
 {
 	if (mode)
-		*mode = 0666; /* as upstream datadev */
+		*mode = node_mode;
+	if (gid)
+		*gid = make_kgid(&init_user_ns, node_gid);
 	return NULL;
+}
+
+static const struct device_type ga_card_type = {
+	.name = "gpuasync_card",
+	.devnode = ga_devnode,
+};
+
+static void ga_dev_release(struct device *dev)
+{
+	kfree(dev);
 }
 
 int ga_card_register(struct ga_card *card, struct device *parent)
@@ -1169,10 +1233,26 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	ret = cdev_add(card->cdev, MKDEV(MAJOR(ga_devt), card->minor), 1);
 	if (ret)
 		goto out_put_cdev;
-	card->dev = device_create_with_groups(ga_class, parent, MKDEV(MAJOR(ga_devt), card->minor),
-					      card, ga_card_groups, "%s", card->name);
-	if (IS_ERR(card->dev)) {
-		ret = PTR_ERR(card->dev);
+	/* By hand rather than device_create(): the type carries the node's
+	 * mode and group, and must be set before the node is made. */
+	card->dev = kzalloc(sizeof(*card->dev), GFP_KERNEL);
+	if (!card->dev) {
+		ret = -ENOMEM;
+		goto out_del_cdev;
+	}
+	device_initialize(card->dev);
+	card->dev->class = ga_class;
+	card->dev->parent = parent;
+	card->dev->devt = MKDEV(MAJOR(ga_devt), card->minor);
+	card->dev->type = &ga_card_type;
+	card->dev->groups = ga_card_groups;
+	card->dev->release = ga_dev_release;
+	dev_set_drvdata(card->dev, card);
+	ret = dev_set_name(card->dev, "%s", card->name);
+	if (!ret)
+		ret = device_add(card->dev);
+	if (ret) {
+		put_device(card->dev);
 		card->dev = NULL;
 		goto out_del_cdev;
 	}
@@ -1347,6 +1427,12 @@ static int __init ga_init(void)
 		pr_err("gpuasync: emulate=%d out of range 0..8\n", emulate);
 		return -EINVAL;
 	}
+	if (node_mode & ~0777u) {
+		pr_err("gpuasync: node_mode=0%o: permission bits only (0..0777)\n", node_mode);
+		return -EINVAL;
+	}
+	if (node_mode & 0002)
+		pr_warn("gpuasync: node_mode=0%o: every local user may open the cards\n", node_mode);
 	ret = alloc_chrdev_region(&ga_devt, 0, GA_MAX_CARDS, "gpuasync");
 	if (ret)
 		return ret;
@@ -1355,7 +1441,6 @@ static int __init ga_init(void)
 		ret = PTR_ERR(ga_class);
 		goto out_unregister_region;
 	}
-	ga_class->devnode = ga_devnode;
 	ret = ga_emu_create_all(emulate);
 	if (ret)
 		goto out_destroy_class;

@@ -28,7 +28,8 @@ insmod /t/nv_p2p_stub.ko || bad insmod_stub
 insmod /t/gpuasync.ko emulate=2 || bad insmod_gpuasync
 [ -c /dev/gpuasync_emu0 ] && [ -c /dev/gpuasync_emu1 ] && [ -c /dev/nv_p2p_stub ] &&
 	ok device_nodes || bad device_nodes
-[ "$(stat -c %a /dev/gpuasync_emu0)" = 666 ] && ok device_mode || bad device_mode
+[ "$(stat -c %a /dev/gpuasync_emu0)" = 660 ] && ok device_mode || bad device_mode
+run /t/kt perms_closed
 
 # The whole suite on V4 (the default), then the second card on its own.
 run /t/kt all
@@ -56,8 +57,26 @@ for cycle in 1 2 3; do
 	insmod /t/gpuasync.ko emulate=1 || bad "reload($cycle)"
 done
 
-# Parameters are checked.
+# The permission model as an unprivileged user (kmod/README.md), on a node
+# others may open; the node's mode and group from the parameters.
 rmmod gpuasync
+if insmod /t/gpuasync.ko emulate=1 node_mode=0666; then
+	run /t/kt perms
+	rmmod gpuasync || bad unload_perms
+else
+	bad load_perms
+fi
+if insmod /t/gpuasync.ko emulate=1 node_mode=0640 node_gid=1234; then
+	[ "$(stat -c '%a %g' /dev/gpuasync_emu0)" = "640 1234" ] && ok node_mode_gid ||
+		bad "node_mode_gid ($(stat -c '%a %g' /dev/gpuasync_emu0))"
+	rmmod gpuasync || bad unload_node_gid
+else
+	bad load_node_gid
+fi
+insmod /t/gpuasync.ko emulate=1 node_mode=01777 2>/dev/null && { bad node_mode_range; rmmod gpuasync; } ||
+	ok node_mode_range
+
+# Parameters are checked.
 insmod /t/gpuasync.ko emulate=99 2>/dev/null && { bad emulate_range; rmmod gpuasync; } || ok emulate_range
 insmod /t/gpuasync.ko emulate=1 emulate_version=2 emulate_buffers=17 2>/dev/null &&
 	{ bad emulate_v1_buffers; rmmod gpuasync; } || ok emulate_v1_buffers

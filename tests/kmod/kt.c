@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1145,8 +1146,103 @@ static const struct kcase cases[] = {
 	{ "fork", t_fork },
 };
 
+/*
+ * The permission model as an unprivileged user (uid/gid 65534, so no
+ * capabilities), in a child; exit 0 when every refusal and permission was
+ * as documented in kmod/README.md, else the step that was not.
+ */
+static int unprivileged(bool owned_elsewhere, bool node_open)
+{
+	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + reg_off(GA_REG_AR_CACHE, 0) };
+	uint32_t i = 0;
+	void *m;
+	int c;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 90;
+	c = open(dev_path, O_RDWR);
+	if (!node_open)
+		return c < 0 && errno == EACCES ? 0 : 91; /* default mode: not for others */
+	if (c < 0)
+		return 92;
+	if (ioctl(c, DMA_Read_Register, &r) != 0)
+		return 93; /* reads: everyone who may open */
+	if (ioctl(c, DMA_Write_Register, &r) != -1 || errno != EPERM)
+		return 94; /* writes: owner or CAP_SYS_RAWIO only, owned or not */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, GA_CORE_OFFSET);
+	if (m != MAP_FAILED || errno != EPERM)
+		return 95;
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c, GA_CORE_OFFSET);
+	if (m == MAP_FAILED)
+		return 96; /* read-only mappings: fine */
+	if (((volatile uint32_t *)m)[reg_off(GA_REG_VERSION, 0) / 4] == 0)
+		return 97;
+	if (mprotect(m, 4096, PROT_READ | PROT_WRITE) == 0 || errno != EACCES)
+		return 98; /* and it cannot be made writable */
+	munmap(m, 4096);
+	if (owned_elsewhere && (ioctl(c, GPU_Set_Write_Enable, &i) != -1 || errno != EBUSY))
+		return 99;
+	close(c);
+	return 0;
+}
+
+static int run_unprivileged(bool owned_elsewhere, bool node_open)
+{
+	pid_t pid = fork();
+	int st = -1;
+
+	if (pid == 0)
+		_exit(unprivileged(owned_elsewhere, node_open));
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
+/* Needs the card loaded with node_mode=0666 so that 65534 may open it. */
+static void t_perms(void)
+{
+	int fd = open_card(), s = open_stub(), rc;
+	struct gmem g = galloc(s, KB64);
+	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + reg_off(GA_REG_AR_CACHE, 0) };
+
+	rc = run_unprivileged(false, true);
+	CHECK(rc == 0, "unowned card, unprivileged: step %d", rc);
+	CHECK_OK(add_buf(fd, 1, g.va, KB64)); /* we own it now */
+	rc = run_unprivileged(true, true);
+	CHECK(rc == 0, "owned card, unprivileged: step %d", rc);
+	/* root in another process: not the owner, but CAP_SYS_RAWIO */
+	if (fork() == 0) {
+		int c = open(dev_path, O_RDWR);
+
+		_exit(c >= 0 && ioctl(c, DMA_Write_Register, &r) == 0 ? 0 : 1);
+	}
+	wait(&rc);
+	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "CAP_SYS_RAWIO may write");
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	gfree(s, &g);
+	close(s);
+	check_clean(fd, "after perms");
+	close(fd);
+}
+
+/* The default node (0660, group 0): others cannot even open it. */
+static void t_perms_closed(void)
+{
+	struct stat st;
+	int rc;
+
+	CHECK(stat(dev_path, &st) == 0 && (st.st_mode & 0777) == 0660 && st.st_gid == 0,
+	      "mode 0%o gid %u", st.st_mode & 0777, st.st_gid);
+	rc = run_unprivileged(false, false);
+	CHECK(rc == 0, "default node, unprivileged: step %d", rc);
+}
+
 /* Not part of "all": needs a card loaded with emulate_gpu_en=0. */
 static const struct kcase unsupported_case = { "unsupported", t_unsupported };
+/* Not part of "all" either: they need the node's mode set at load. */
+static const struct kcase perm_cases[] = {
+	{ "perms", t_perms },
+	{ "perms_closed", t_perms_closed },
+};
 
 static void identify(void)
 {
@@ -1215,6 +1311,15 @@ int main(int argc, char **argv)
 			case_failed = 0;
 			unsupported_case.fn();
 			printf("KTEST %s %s\n", case_failed ? "FAIL" : "ok", unsupported_case.name);
+			failed += case_failed;
+		}
+		for (c = 0; c < sizeof(perm_cases) / sizeof(perm_cases[0]); c++) {
+			if (strcmp(argv[i], perm_cases[c].name) != 0)
+				continue;
+			found = true;
+			case_failed = 0;
+			perm_cases[c].fn();
+			printf("KTEST %s %s\n", case_failed ? "FAIL" : "ok", perm_cases[c].name);
 			failed += case_failed;
 		}
 		if (!found) {

@@ -268,6 +268,12 @@ static int dd_ioctl(struct dd_priv *p, unsigned int cmd, unsigned long arg)
 	}
 	if (r >= 0)
 		return r;
+	/* gpuasync.ko's EPERM is a permission, not upstream's bare -1. */
+	if (err == EPERM && p->driver == DD_GPUASYNC && cmd == DMA_Write_Register)
+		return ga_err(-EPERM,
+			      "%s: register writes are for the owner of the card's GPU state (the "
+			      "process holding its buffers) or CAP_SYS_RAWIO (gpuasync.ko)",
+			      p->path);
 	r = ga_datadev_error(cmd, err);
 	return err == EBUSY ? dd_busy(p, r) : r;
 }

@@ -81,11 +81,18 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 	if (rc)
 		return rc;
 	/* Upstream main refuses a size different from write_max_size when it
-	 * is > 1; ours is size - dma_data_bytes, so clear it for the add. */
+	 * is > 1; ours is size - dma_data_bytes, so clear it for the add.
+	 * gpuasync.ko lets nobody but the owner (or CAP_SYS_RAWIO) write
+	 * registers, so before our first buffer the clear may be refused
+	 * (EPERM): it checks sizes only against buffers already there. */
 	if (v4w) {
 		rc = ga_field_read_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, &old_max);
 		if (!rc)
 			rc = ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, 0);
+		if (rc == -EPERM && dev->nbufs[dir] == 0) {
+			v4w = false;
+			rc = 0;
+		}
 		if (rc)
 			return rc;
 	}
