@@ -151,16 +151,22 @@ int ga_dev_open(const char *spec, struct ga_dev **out)
 
 void ga_dev_close(struct ga_dev *dev)
 {
+	bool kept;
+
 	if (!dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
-	if (ga_buf_destroy_all_locked(dev))
-		ga_log("close: %s", ga_last_error());
+	kept = ga_buf_destroy_all_locked(dev) != 0;
+	if (kept)
+		ga_log("close: buffers left registered, their memory is not freed: %s",
+		       ga_last_error());
 	pthread_mutex_unlock(&dev->lock);
 	/* Backend before memory: the card must forget the buffers before the
-	 * memory layer tears down its context. */
+	 * memory layer tears down its context.  When the driver would not
+	 * remove them, neither the buffers nor the memory layer go: the card
+	 * may still reach that memory (leaked on purpose). */
 	dev->be->close(dev);
-	if (dev->mem && dev->mem->close)
+	if (!kept && dev->mem && dev->mem->close)
 		dev->mem->close(dev->mem_ctx);
 	/* Parked blocks left here are pinned by a driver that would not remove
 	 * them: leaked on purpose, never freed under the card. */

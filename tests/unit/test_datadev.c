@@ -383,8 +383,12 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 	case GPU_Enable_Tx:
 	case GPU_Enable_Rx:
 		fk.enables++;
-		if (fk.table)
+		if (fk.table) { /* gpuasync.ko: the bit, by value (V4: 15 / 31) */
+			uint32_t bit = cmd == GPU_Enable_Tx ? 1u << 15 : 1u << 31;
+
+			*fk_reg(0x08) = arg ? *fk_reg(0x08) | bit : *fk_reg(0x08) & ~bit;
 			return 0;
+		}
 		fk.unknown++;
 		return fk_fail(EPERM);
 	default: /* GA_* and the rest: unknown to main */
@@ -675,6 +679,11 @@ START_TEST(test_upstream_quiet_probe)
 	ck_assert(ga_dev_has(dev, GA_CAP_ENABLE_IOCTL));
 	ck_assert(ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
 	ck_assert_uint_eq(fk.enables, 0); /* none at open */
+	/* the fake's add turns the engines on, as main's does: putting them
+	 * back off goes through the driver, not a write of the shared word */
+	fk_mk(dev, GA_DIR_WRITE, 0);
+	ck_assert_uint_eq(fk.enables, 1);
+	ck_assert_uint_eq(*fk_reg(0x08) & (1u << 15), 0);
 	ga_dev_close(dev);
 }
 END_TEST
@@ -707,7 +716,8 @@ START_TEST(test_upstream_wiped)
 		ck_assert_int_eq(bi.state, GA_BUF_ERROR);
 		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 1);
 		ck_assert_int_eq(ga_buf_arm(w[0]), -EIO);
-		ck_assert_msg(strstr(ga_last_error(), "no longer registered"), "%s", ga_last_error());
+		ck_assert_msg(strstr(ga_last_error(), "no longer registered"), "%s",
+			      ga_last_error());
 		ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, nw, GA_GPU_PAGE_SIZE, &again),
 				 -EIO);
 		ck_assert_uint_eq(ga_dev_registrations_lost(dev), 1);
@@ -743,7 +753,7 @@ START_TEST(test_upstream_add_undo)
 	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b), -EEXIST);
 	ck_assert_ptr_null(b);
 	ck_assert_msg(strstr(ga_last_error(), "index 1, not 0"), "%s", ga_last_error());
-	ck_assert_uint_eq(fk.count[1], 2);		  /* the driver still holds it */
+	ck_assert_uint_eq(fk.count[1], 2);	       /* the driver still holds it */
 	ck_assert_uint_eq(*fk_reg(0x4000 + 8 * 1), 0); /* the card cannot reach it */
 	ck_assert_uint_eq(*fk_reg(0x4004 + 8 * 1), 0);
 	mem = (uint8_t *)(uintptr_t)fk.addr[1][1];

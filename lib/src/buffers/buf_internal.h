@@ -60,6 +60,9 @@ void buf_zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int index)
 int buf_read_enables(struct ga_dev *dev, uint32_t *wr, uint32_t *rd);
 int buf_register_locked(struct ga_dev *dev, struct ga_buf *b);
 void buf_free(struct ga_dev *dev, struct ga_buf *b);
+/* Before memory goes: until no RDMA is in flight (V5 active bits; 50 ms
+ * before V5 when an engine was on). */
+void buf_wait_idle(struct ga_dev *dev, bool was_on);
 
 /* buf_remove_one.c: frees the last buffer of @dir */
 int buf_rebuild_without_last(struct ga_dev *dev, enum ga_dir dir);

@@ -47,9 +47,11 @@ static int restore_enables(struct ga_dev *dev, uint32_t wr, uint32_t rd)
 
 	if (rc)
 		return rc;
-	if (cw != wr && (rc = ga_field_write_locked(dev, GA_REG_WRITE_ENABLE, 0, wr)))
+	/* Through the driver where it has enable ioctls: 0x08 also holds the
+	 * counts the driver updates under its own lock. */
+	if (cw != wr && (rc = ga_enable_locked(dev, GA_DIR_WRITE, wr != 0)))
 		return rc;
-	if (cr != rd && (rc = ga_field_write_locked(dev, GA_REG_READ_ENABLE, 0, rd)))
+	if (cr != rd && (rc = ga_enable_locked(dev, GA_DIR_READ, rd != 0)))
 		return rc;
 	return 0;
 }
@@ -335,7 +337,7 @@ out_unlock:
 /* Wait until the card has no RDMA in flight before memory goes away:
  * V5 says so in write/read_active; V4 and older cannot, so allow the 50 ms
  * the reference driver waits. */
-static void wait_idle(struct ga_dev *dev, bool was_on)
+void buf_wait_idle(struct ga_dev *dev, bool was_on)
 {
 	struct timespec ms = {0, 1000000};
 	uint32_t wa = 0, ra = 0;
@@ -377,7 +379,7 @@ static int destroy_all(struct ga_dev *dev, bool force)
 		if (rd)
 			ga_enable_locked(dev, GA_DIR_READ, false);
 	}
-	wait_idle(dev, wr || rd);
+	buf_wait_idle(dev, wr || rd);
 	rc = dev->be->remove_all(dev);
 	if (rc)
 		return rc;

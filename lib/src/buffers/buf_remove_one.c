@@ -68,6 +68,10 @@ int buf_rebuild_without_last(struct ga_dev *dev, enum ga_dir dir)
 	for (i = 0; i < n[GA_DIR_WRITE]; i++)
 		rearm[i] = buf_state_locked(keep[GA_DIR_WRITE][i]) == GA_BUF_FREE;
 
+	/* The engines are off, but may have been switched off just now: the
+	 * victim's memory goes below, so let RDMA in flight finish first, as
+	 * a remove-all does. */
+	buf_wait_idle(dev, true);
 	rc = dev->be->remove_all(dev);
 	if (rc)
 		return rc;
