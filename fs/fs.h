@@ -247,6 +247,13 @@ int fs_sampler_start(struct fs *fs);
 void fs_sampler_stop(struct fs *fs);
 void fs_poll_forget(struct fs *fs, struct fs_open *fo);
 
+/* The largest write the kernel hands over in one piece (fs_op_init); it
+ * splits bigger ones, and unaligned ones at a page boundary up to a page
+ * earlier. */
+#define FS_MAX_WRITE (1024u * 1024u)
+/* So a write of at most this many bytes always arrives whole. */
+#define FS_WHOLE_WRITE (FS_MAX_WRITE - 4096u)
+
 /* ---- values.c: parse written values, render current ones ------------------ */
 /* Render a text file's current value into @sb (reset first). */
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);

@@ -214,9 +214,15 @@ static ssize_t push_write(struct fs_ctx *c, const char *src, size_t len, off_t o
 {
 	int ret;
 
-	(void)off;
-	if (!len || len > UINT32_MAX)
+	if (!len)
 		return fs_err(-EINVAL, "push: a frame has 1 byte or more");
+	/* One write, one frame: a bigger write reaches us in pieces, each of
+	 * which would become a frame of its own. */
+	if (off != 0 || len > FS_WHOLE_WRITE)
+		return fs_err(-EFBIG,
+			      "push: a frame must arrive in one write of at most %u bytes (the "
+			      "kernel splits larger writes into pieces)",
+			      FS_WHOLE_WRITE);
 	ret = ga_sim_push(c->fs->dev, src, (uint32_t)len, 0);
 	return ret < 0 ? ret : (ssize_t)len;
 }
@@ -301,7 +307,7 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_RW(last_user, "TUSER of a frame's last beat"),
 	{ .name = "push", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0200, .flags = FS_BINARY,
 	  .write_bin = push_write, .visible = is_sim, .reg = -1,
-	  .doc = "the bytes of one write become one frame (EAGAIN when no buffer is armed)" },
+	  .doc = "one write (up to 1020 KiB) is one frame (EAGAIN: no buffer armed; EFBIG: bigger)" },
 	SIM_WO(inject_write_error, "write N: the next N frames end with an AXI write error"),
 	SIM_WO(inject_write_timeout, "write N: the next N frames time out"),
 	SIM_WO(inject_read_error, "write N: the next N GPU->FPGA reads fail"),

@@ -99,6 +99,9 @@ static void fs_op_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~(unsigned int)FUSE_CAP_AUTO_INVAL_DATA;
+	/* A known size, so sim/push can tell a whole write from a piece. */
+	if (conn->max_write > FS_MAX_WRITE)
+		conn->max_write = FS_MAX_WRITE;
 }
 
 static void fs_op_destroy(void *userdata)

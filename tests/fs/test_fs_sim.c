@@ -143,6 +143,44 @@ START_TEST(push_without_buffer)
 }
 END_TEST
 
+/* One write is one frame, or refused (EFBIG) when the kernel would hand it
+ * over in pieces: 2 MiB once became 2 frames, and an unaligned 1 MiB write
+ * a frame of 65504 bytes plus a phantom one of 48. */
+START_TEST(push_one_write_one_frame)
+{
+	const size_t whole = 1044480; /* FS_WHOLE_WRITE: 1 MiB - 4 KiB */
+	char *big = malloc(2 * 1048576 + 1);
+	char *hdr;
+	int fd;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'p', 2 * 1048576 + 1);
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("cd $M && echo 2M > buffers/alloc_size && mkdir buffers/0 && "
+			    "echo 1 > buffers/0/write_enable && echo 1 > registers/write_enable"),
+			 0);
+	fd = open(P("sim/push"), O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, big, 2 * 1048576), -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_int_eq(write(fd, big + 1, 1048576), -1); /* unaligned */
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_int_eq(write(fd, big + 1, whole + 1), -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_uint_eq(readnum("sim/stats/delivered"), 0);
+	ck_assert_ptr_nonnull(strstr(err_last(), "sim/push: EFBIG"));
+	/* the largest whole write, from an unaligned buffer: one frame */
+	ck_assert_int_eq(write(fd, big + 1, whole), (ssize_t)whole);
+	close(fd);
+	ck_assert_uint_eq(readnum("sim/stats/delivered"), 1);
+	hdr = readf("buffers/0/header");
+	ck_assert_ptr_nonnull(strstr(hdr, "size=1044480 "));
+	free(hdr);
+	ck_assert_int_eq(mnt_stop(), 0);
+	free(big);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fs_sim");
@@ -153,6 +191,7 @@ int main(void)
 	tcase_add_test(tc, dropped_while_disabled);
 	tcase_add_test(tc, fault_injection);
 	tcase_add_test(tc, push_without_buffer);
+	tcase_add_test(tc, push_one_write_one_frame);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
