@@ -2,7 +2,8 @@
 /*
  * The file table and the inode scheme: fs_table_build() joins the modules'
  * rows once at mount, keeping what the running card has; inode numbers are
- * computed from (row, buffer index) and mapped back by fs_node_of(); modes,
+ * computed from (row, buffer index, generation) and mapped back by
+ * fs_node_of(); modes,
  * paths, stat and the README come from the rows.  Nothing here talks to
  * FUSE: tree.c's operations call these.  See fs.h for the row format.
  */
@@ -122,8 +123,13 @@ uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx)
 {
 	enum ga_dir d;
 
+	/* Per-buffer nodes: the buffer's generation is part of the number, so
+	 * a buffer made again never shares inode numbers with the removed one
+	 * (whose directory a shell may still be in: ENOENT there, not EIO). */
 	if (fs_row_per_buffer(&fs->rows[row], &d))
-		return 1 + row + (uint64_t)FS_ROWS_MAX * (idx + 1);
+		return 1 + row +
+		       (uint64_t)FS_ROWS_MAX *
+			       (idx + 1 + (uint64_t)(GA_MAX_BUFFERS + 1) * fs->slots[d][idx].gen);
 	return 1 + row;
 }
 
@@ -152,7 +158,7 @@ bool fs_node_visible(struct fs *fs, unsigned int r, unsigned int idx)
  * now (a removed buffer's files). */
 int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx)
 {
-	uint64_t v, slot;
+	uint64_t v, slot, gen;
 	enum ga_dir d;
 	bool per;
 
@@ -160,15 +166,17 @@ int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *i
 		return -ENOENT;
 	v = ino - 1;
 	*row = (unsigned int)(v % FS_ROWS_MAX);
-	slot = v / FS_ROWS_MAX;
+	slot = (v / FS_ROWS_MAX) % (GA_MAX_BUFFERS + 1);
+	gen = (v / FS_ROWS_MAX) / (GA_MAX_BUFFERS + 1);
 	if (*row >= fs->nrows)
 		return -ENOENT;
 	per = fs_row_per_buffer(&fs->rows[*row], &d);
-	if (per != (slot != 0) || slot > GA_MAX_BUFFERS)
+	if (per != (slot != 0) || (!per && gen))
 		return -ENOENT;
 	*idx = per ? (unsigned int)(slot - 1) : 0;
-	if (per && (!ga_buf_get(fs->dev, d, *idx) || !fs_node_visible(fs, *row, *idx)))
-		return -ENOENT;
+	if (per && (gen != fs->slots[d][*idx].gen || !ga_buf_get(fs->dev, d, *idx) ||
+		    !fs_node_visible(fs, *row, *idx)))
+		return -ENOENT; /* removed, or an earlier incarnation of it */
 	return 0;
 }
 
