@@ -20,15 +20,13 @@
 
 static bool have_setpriv(void)
 {
-	return sh("command -v setpriv >/dev/null") == 0;
+	return have_cmd("setpriv", "util-linux");
 }
 
 START_TEST(default_root_only)
 {
-	if (!have_setpriv()) {
-		printf("SKIP: setpriv (util-linux) not found\n");
+	if (!have_setpriv())
 		return;
-	}
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("cat $M/device/version >/dev/null"), 0);
 	ck_assert_int_ne(sh(AS_NOBODY "cat $M/device/version 2>/dev/null"), 0);
@@ -41,10 +39,8 @@ START_TEST(allow_other_reads_only)
 {
 	struct stat st;
 
-	if (!have_setpriv()) {
-		printf("SKIP: setpriv (util-linux) not found\n");
+	if (!have_setpriv())
 		return;
-	}
 	mnt_start("-o allow_other");
 	ck_assert_int_eq(sh(AS_NOBODY "cat $M/device/version >/dev/null"), 0);
 	ck_assert_int_eq(sh(AS_NOBODY "cat $M/metrics >/dev/null"), 0);
@@ -62,10 +58,8 @@ START_TEST(group_with_write_access)
 {
 	struct stat st;
 
-	if (!have_setpriv()) {
-		printf("SKIP: setpriv (util-linux) not found\n");
+	if (!have_setpriv())
 		return;
-	}
 	mnt_start("-o allow_other,gid=65534,mode=0664");
 	ck_assert_int_eq(stat(P("registers/ar_cache"), &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0664);

@@ -172,7 +172,7 @@ START_TEST(leading_source_argument)
 
 	/* mount.fuse3 itself, both fstab spellings (fuse3 package; some
 	 * machines have the library without it) */
-	if (!have_cmd("mount.fuse3"))
+	if (!have_cmd("mount.fuse3", "fuse3"))
 		return;
 	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(M.dir));
