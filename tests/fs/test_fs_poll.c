@@ -129,6 +129,48 @@ START_TEST(buffer_status_and_errors_wake)
 }
 END_TEST
 
+/* What the README promises for header, write_enable and sim/ files too:
+ * each wakes when its value changes, and says the new value. */
+START_TEST(header_write_enable_and_sim_wake)
+{
+	int hd, we, dl, rn;
+	char buf[128];
+
+	mnt_start("-o interval_ms=10");
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 1 > $M/registers/write_enable"), 0);
+	hd = open(P("buffers/0/header"), O_RDONLY);
+	we = open(P("buffers/0/write_enable"), O_RDONLY);
+	dl = open(P("sim/stats/delivered"), O_RDONLY);
+	rn = open(P("sim/running"), O_RDONLY);
+	ck_assert(hd >= 0 && we >= 0 && dl >= 0 && rn >= 0);
+	ck_assert_int_gt(pread(hd, buf, sizeof(buf), 0), 0);
+	ck_assert_uint_eq(read_at0(we), 0);
+	ck_assert_uint_eq(read_at0(dl), 0);
+	ck_assert_uint_eq(read_at0(rn), 0);
+
+	ck_assert_int_eq(writef("buffers/0/write_enable", "1"), 0); /* armed */
+	ck_assert(wait_pri(we, 10000) & POLLPRI);
+	ck_assert_uint_eq(read_at0(we), 1);
+	ck_assert_int_eq(sh("printf abc > $M/sim/push"), 0); /* filled */
+	ck_assert(wait_pri(hd, 10000) & POLLPRI);
+	ck_assert_int_gt(pread(hd, buf, sizeof(buf) - 1, 0), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "size=3 "));
+	ck_assert(wait_pri(we, 10000) & POLLPRI);
+	ck_assert_uint_eq(read_at0(we), 0);
+	ck_assert(wait_pri(dl, 10000) & POLLPRI);
+	ck_assert_uint_eq(read_at0(dl), 1);
+	ck_assert_int_eq(writef("sim/running", "1"), 0);
+	ck_assert(wait_pri(rn, 10000) & POLLPRI);
+	ck_assert_uint_eq(read_at0(rn), 1);
+	ck_assert_int_eq(writef("sim/running", "0"), 0);
+	close(hd);
+	close(we);
+	close(dl);
+	close(rn);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fs_poll");
@@ -139,6 +181,7 @@ int main(void)
 	tcase_add_test(tc, rx_frame_count_wakes_select);
 	tcase_add_test(tc, quiet_when_unchanged);
 	tcase_add_test(tc, buffer_status_and_errors_wake);
+	tcase_add_test(tc, header_write_enable_and_sim_wake);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
