@@ -51,7 +51,6 @@ END_TEST
 
 START_TEST(test_enum_and_lookup)
 {
-	ck_assert_uint_eq(sizeof(ga_regs) / sizeof(ga_regs[0]), GA_REG_COUNT);
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++)
 		ck_assert_int_eq(ga_reg_find(ga_regs[i].name), (int)i);
 	ck_assert_int_eq(ga_reg_find("no_such_register"), -ENOENT);
@@ -286,8 +285,7 @@ START_TEST(test_per_buffer_offsets)
 					ck_assert_int_eq(rc, -ERANGE);
 					continue;
 				}
-				ck_assert_int_eq(rc, 0);
-				ck_assert_uint_eq(off, loc->offset + idx[k] * loc->stride);
+				ck_assert_int_eq(rc, 0); /* where: per_buffer_facts below */
 			}
 			/* max_buffers bounds the instances; the layout bounds max_buffers. */
 			ck_assert_int_eq(ga_reg_offset(i, lay, v, 3, 4, &off), 0);
@@ -309,6 +307,54 @@ START_TEST(test_per_buffer_offsets)
 	ck_assert_uint_eq(off, 0x500 + 16 * 2);
 	ck_assert_int_eq(ga_reg_offset(GA_REG_TOTAL_LATENCY, GA_LAYOUT_V4, 4, 1, 4, &off), -ERANGE);
 	ck_assert_int_eq(ga_reg_offset(GA_REG_COUNT, GA_LAYOUT_V4, 4, 0, 4, &off), -EINVAL);
+}
+END_TEST
+
+/* Per-buffer registers at (base + index * stride) from the fact sheet's
+ * §2.3 (V1) and §2.4 (V4) tables, checked at several indices. */
+START_TEST(test_per_buffer_facts)
+{
+	static const struct {
+		const char *name;
+		enum ga_layout layout;
+		uint32_t base, stride;
+	} f[] = {
+		{"write_address_low", GA_LAYOUT_V1, 0x100, 16},
+		{"write_address_high", GA_LAYOUT_V1, 0x104, 16},
+		{"write_size", GA_LAYOUT_V1, 0x108, 16},
+		{"read_address_low", GA_LAYOUT_V1, 0x200, 16},
+		{"read_address_high", GA_LAYOUT_V1, 0x204, 16},
+		{"free_list", GA_LAYOUT_V1, 0x300, 4},
+		{"read_size", GA_LAYOUT_V1, 0x400, 4},
+		{"total_latency", GA_LAYOUT_V1, 0x500, 16},
+		{"gpu_latency", GA_LAYOUT_V1, 0x504, 16},
+		{"write_latency", GA_LAYOUT_V1, 0x508, 16},
+		{"free_list", GA_LAYOUT_V4, 0x2000, 4},
+		{"read_size", GA_LAYOUT_V4, 0x3000, 4},
+		{"write_address_low", GA_LAYOUT_V4, 0x4000, 8},
+		{"write_address_high", GA_LAYOUT_V4, 0x4004, 8},
+		{"read_address_low", GA_LAYOUT_V4, 0x6000, 8},
+		{"read_address_high", GA_LAYOUT_V4, 0x6004, 8},
+	};
+	static const unsigned int idx[] = {0, 1, 2, 7, 15, 255, 1023};
+
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		int id = ga_reg_find(f[k].name);
+		unsigned int v = f[k].layout == GA_LAYOUT_V1 ? 3 : 4;
+		unsigned int n = ga_layout_max_buffers(f[k].layout);
+
+		ck_assert_msg(id >= 0, "%s missing", f[k].name);
+		for (size_t j = 0; j < sizeof(idx) / sizeof(idx[0]); j++) {
+			uint32_t off = 0;
+
+			if (idx[j] >= n)
+				continue;
+			ck_assert_int_eq(ga_reg_offset(id, f[k].layout, v, idx[j], n, &off), 0);
+			ck_assert_msg(off == f[k].base + idx[j] * f[k].stride,
+				      "%s %u: 0x%x, facts 0x%x", f[k].name, idx[j], off,
+				      f[k].base + idx[j] * f[k].stride);
+		}
+	}
 }
 END_TEST
 
@@ -577,6 +623,7 @@ static Suite *regs_suite(void)
 	tcase_add_test(t, test_version_gating);
 	tcase_add_test(t, test_absent_enoent);
 	tcase_add_test(t, test_per_buffer_offsets);
+	tcase_add_test(t, test_per_buffer_facts);
 	tcase_add_test(t, test_fields);
 	suite_add_tcase(s, t);
 
