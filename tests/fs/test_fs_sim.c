@@ -41,7 +41,10 @@ START_TEST(generator)
 		   "echo counter > sim/pattern && echo 3 > sim/remaining && echo 1 > sim/running"),
 		0);
 	wait_num("sim/stats/delivered", 3);
-	usleep(50000);
+	/* the generator stops itself after the last one: then nothing more */
+	for (int i = 0; i < 1000 && readnum("sim/running") != 0; i++)
+		usleep(10000);
+	ck_assert_uint_eq(readnum("sim/running"), 0);
 	ck_assert_uint_eq(readnum("sim/stats/delivered"), 3);
 	ck_assert_uint_eq(readnum("sim/remaining"), 0);
 	ck_assert_uint_eq(readnum("sim/running"), 0);

@@ -792,8 +792,15 @@ static void t_invalidate_race(void)
 	pthread_create(&th, NULL, rearm_loop, &r);
 	for (k = 0; k < 4; k++) {
 		struct nvstub_range fr = { .va = g[k].va };
+		long d0 = sys_read("delivered");
+		int j;
 
-		usleep(20000);
+		/* The first free under traffic for sure: frames keep landing
+		 * (bounded wait).  It stops the engine (the driver's rule), so
+		 * the later frees race the re-armer alone. */
+		for (j = 0; k == 0 && j < 4000 && sys_read("delivered") < d0 + 8; j++)
+			usleep(1000);
+		CHECK(k > 0 || sys_read("delivered") >= d0 + 8, "no traffic before the first free");
 		/* cudaFree under traffic; the mapping stays for the re-armer */
 		CHECK_OK(ioctl(s, NVSTUB_FREE, &fr));
 	}
