@@ -37,8 +37,15 @@ bool buf_state_needs_header(const struct ga_buf *b)
 
 /*
  * The state of @b from its 8-byte header @raw, read with result @read_rc
- * (unused when buf_state_needs_header is false).  dev->lock held.  Also
- * notices a frame that landed in an armed buffer, and a completed read.
+ * (unused when buf_state_needs_header is false).  dev->lock held.
+ *
+ * A pure function of the header and of what the library itself did (arm,
+ * send): reading a state never changes one, so what one reader sees does
+ * not depend on whether another looked first.  A write buffer the library
+ * armed is FREE whenever its doorbell is 0: the free list cannot be read
+ * back, and a consumer that clears the doorbell re-arms the buffer (the
+ * GPU protocol); a read buffer is READY once the card wrote its completion
+ * word, which a send clears first.
  */
 enum ga_buf_state buf_state_from_header_locked(struct ga_buf *b, const uint8_t raw[8], int read_rc)
 {
@@ -54,18 +61,14 @@ enum ga_buf_state buf_state_from_header_locked(struct ga_buf *b, const uint8_t r
 		return GA_BUF_ERROR;
 	if (b->dir == GA_DIR_WRITE) {
 		ga_header_decode(raw, &h);
-		if (h.size != 0)
-			b->armed = false; /* the engine took it and filled it */
 		if (h.result != 0)
 			return GA_BUF_ERROR;
 		if (h.size != 0)
 			return GA_BUF_READY;
 		return b->armed ? GA_BUF_FREE : GA_BUF_IDLE;
 	}
-	if (le32(raw) >= 1) {
-		b->send_busy = false;
+	if (le32(raw) >= 1)
 		return GA_BUF_READY;
-	}
 	return b->send_busy ? GA_BUF_BUSY : GA_BUF_IDLE;
 }
 
