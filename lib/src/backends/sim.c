@@ -323,7 +323,7 @@ static void sim_close(struct ga_dev *dev)
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	s->stop = true;
 	pthread_cond_broadcast(&s->wake);
 	pthread_cond_broadcast(&s->changed);
@@ -339,7 +339,7 @@ static int sim_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 {
 	struct sim *s = dev_sim(dev);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	*val = ga_model_reg_read(&s->model, off);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -349,7 +349,7 @@ static int sim_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 {
 	struct sim *s = dev_sim(dev);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	ga_model_reg_write(&s->model, off, val);
 	ga_simdev_kick(s);
 	pthread_mutex_unlock(&s->lock);
@@ -418,7 +418,7 @@ static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_m
 		return ga_err(-EINVAL, "sim: registering %u bytes of a %zu-byte block", size,
 			      blk ? blk->size : (size_t)0);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	i = s->nbuf[dir];
 	if (i >= s->max_buffers) {
 		rc = ga_err(-ENOSPC, "sim: all %u %s buffers the firmware supports are in use",
@@ -468,7 +468,7 @@ static int sim_remove_all(struct ga_dev *dev)
 	struct sim *s = dev_sim(dev);
 	unsigned int d, i;
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	/* Disable both engines and zero the counts in one go, as upstream.
 	 * The model is idle whenever we hold its lock, so V5's active bits
 	 * are already 0 and there is nothing in flight to wait for. */
@@ -493,7 +493,7 @@ static int sim_remove_last(struct ga_dev *dev, enum ga_dir dir)
 	unsigned int i;
 	int rc = 0;
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	if (s->nbuf[dir] == 0) {
 		rc = ga_err(-ENOENT, "sim: no %s buffer to remove",
 			    dir == GA_DIR_WRITE ? "write" : "read");
@@ -523,7 +523,7 @@ static int sim_arm(struct ga_dev *dev, const uint32_t *indices, unsigned int n)
 	uint32_t off;
 	int rc = 0;
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	/* Validate all first: never half-apply. */
 	for (k = 0; k < n; k++) {
 		if (indices[k] >= s->nbuf[GA_DIR_WRITE]) {
@@ -545,7 +545,7 @@ static int sim_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 {
 	struct sim *s = dev_sim(dev);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	field_write(s, dir == GA_DIR_WRITE ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE, 0, on);
 	ga_simdev_kick(s);
 	pthread_mutex_unlock(&s->lock);
@@ -564,7 +564,7 @@ static int sim_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int 
 
 	*list = NULL;
 	*n = 0;
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	total = s->nbuf[GA_DIR_WRITE] + s->nbuf[GA_DIR_READ];
 	if (total) {
 		out = calloc(total, sizeof(*out));

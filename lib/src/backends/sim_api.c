@@ -41,7 +41,7 @@ int ga_sim_gen_get(struct ga_dev *dev, struct ga_sim_gen *gen)
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	*gen = s->gen;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -64,7 +64,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 	if ((unsigned int)gen->pattern > GA_PATTERN_ZERO)
 		return ga_err(-EINVAL, "sim: unknown pattern %d", (int)gen->pattern);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	t = sim_mono_ns();
 	if (gen->running && !s->gen.running) {
 		/* A new run: frame numbers (the pattern seed) restart at 0. */
@@ -100,7 +100,7 @@ int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeo
 	t0 = sim_mono_ns();
 	deadline = t0 + (timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ull : 0);
 
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	for (;;) {
 		uint64_t t, w;
 		struct timespec ts;
@@ -175,7 +175,7 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 	}
 	if (code == 0)
 		code = 2;
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	switch (fault) {
 	case GA_FAULT_WRITE_ERROR:
 		s->model.faults.write_error = count;
@@ -200,7 +200,7 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	if (s->crc_dirty) {
 		s->st.last_read_crc = ga_crc32(0, s->last_read, s->last_read_len);
 		s->crc_dirty = false;
@@ -222,7 +222,7 @@ int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got)
 		return rc;
 	if (!dst && len)
 		return ga_err(-EINVAL, "sim: NULL destination");
-	pthread_mutex_lock(&s->lock);
+	sim_lock(s);
 	n = s->last_read_len < len ? s->last_read_len : len;
 	if (n)
 		memcpy(dst, s->last_read, n);

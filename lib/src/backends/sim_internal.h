@@ -40,6 +40,7 @@
 #define SIM_SPIN_NS	    1000000ull /* a stalled generator watches for an arm this long */
 #define SIM_GEN_BURST	    256	       /* frames per loop before polling again */
 #define SIM_GEN_BURST_BYTES (8u << 20) /* ... or this many payload bytes */
+#define SIM_YIELD_MAX_NS    (10u * 1000u * 1000u) /* longest wait for API callers */
 #define SIM_MAX_FRAME	    (1u << 30)
 
 #define NSEC_PER_SEC_U64 1000000000ull
@@ -64,6 +65,9 @@ struct sim {
 	pthread_t thread;
 	bool thread_started;
 
+	/* API callers waiting for the model lock (sim_lock): the card thread
+	 * lets go of it between frames while there are any. */
+	unsigned int lock_waiters;
 	/* The model lock: guards everything below.  Taken after dev->lock. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;	/* the thread: state changed, look again */
@@ -126,6 +130,26 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
 }
 
 /* ---- sim_thread.c ---------------------------------------------------------- */
+
+/*
+ * The model lock, for everyone but the card thread.  A mutex is not fair:
+ * a generator running flat out would take it back between bursts before a
+ * waiting caller wakes, and with GPU memory a burst of frames can take
+ * seconds (each a queued copy), starving every register read and mkdir.
+ * Callers announce themselves; the card thread ends its burst and waits
+ * for them to have had their turn.
+ */
+static inline void sim_lock(struct sim *s)
+{
+	__atomic_add_fetch(&s->lock_waiters, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&s->lock);
+	__atomic_sub_fetch(&s->lock_waiters, 1, __ATOMIC_ACQ_REL);
+}
+
+static inline bool sim_lock_wanted(struct sim *s)
+{
+	return __atomic_load_n(&s->lock_waiters, __ATOMIC_ACQUIRE) != 0;
+}
 
 /* Tell the thread to look again, and pushers if the model moved.  s->lock held. */
 void ga_simdev_kick(struct sim *s);

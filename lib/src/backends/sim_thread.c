@@ -271,7 +271,8 @@ static void gen_run(struct sim *s)
 	uint64_t t = sim_mono_ns(), bytes = 0;
 	const void *frame;
 
-	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES;
+	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES &&
+			!sim_lock_wanted(s);
 	     burst++) {
 		enum ga_model_push r;
 
@@ -370,9 +371,14 @@ void *ga_simdev_thread(void *arg)
 			continue;
 		w = next_wake(s);
 		if (w <= sim_mono_ns()) {
-			/* Full speed: still let API callers in between bursts. */
+			/* Full speed: let API callers in between bursts, and wait
+			 * until those waiting have had the lock (sim_lock). */
+			uint64_t end = sim_mono_ns() + SIM_YIELD_MAX_NS;
+
 			pthread_mutex_unlock(&s->lock);
-			sched_yield();
+			do
+				sched_yield();
+			while (sim_lock_wanted(s) && sim_mono_ns() < end);
 			pthread_mutex_lock(&s->lock);
 		} else {
 			struct timespec ts = sim_abs_ts(w);
