@@ -87,6 +87,8 @@ int ga_mem_host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void
 		     size_t len);
 int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 		      size_t len);
+/* The ipc_handle of memory that has none: -ENOTSUP saying what @what is. */
+int ga_mem_no_ipc(char *hex, size_t len, const char *what);
 /* Upstream's nvidia_p2p_stub memory (mem_stub.c): 0 and the ops when
  * GA_STUB_MEM_PATH can be opened, else a negative errno and why in @why. */
 #define GA_STUB_MEM_PATH "/dev/nvidia_p2p_stub_mem"

@@ -4,13 +4,8 @@
 # Prints "KTEST ok|FAIL fs_<step>"; exit status 0 when all passed.
 M=/mnt/gpuasync
 CARD=/sys/class/gpuasync/gpuasync_emu0
-rc=0
-ok() { echo "KTEST ok fs_$*"; }
-bad() { echo "KTEST FAIL fs_$*"; rc=1; }
-# Bounded waits: a broken daemon must not hang the guest.
-wait_file() { i=0; while [ ! -e "$1" ]; do i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
-wait_ge() { i=0; while [ "$(cat "$1" 2>/dev/null || echo 0)" -lt "$2" ] 2>/dev/null; do
-	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+PREFIX=fs_
+. /t/guest.sh
 
 mkdir -p $M
 /t/gpuasyncfs -f /dev/gpuasync_emu0 $M >/tmp/fs.log 2>&1 &

@@ -3,26 +3,12 @@
 # Loads the modules, runs the suites, and prints one "KTEST ok|FAIL <step>"
 # line per step, then the kernel log, the taint mask and "KTEST EXIT <rc>".
 # /t/env (written by run.sh) says which optional parts are present.
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+. /t/guest.sh
+guest_up
 . /t/env
-rc=0
-ok() { echo "KTEST ok $*"; }
-bad() { echo "KTEST FAIL $*"; rc=1; }
-run() { "$@" || rc=1; }
-# Bounded wait for a file to contain a word (a broken driver must not hang us).
-wait_for() { i=0; while ! grep -q "$2" "$1" 2>/dev/null; do
-	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; return 0; }
 stubstat() { /t/kt stubstat; }
 
 echo "KTEST guest up: $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpu"
-while read -r ko; do
-	[ -n "$ko" ] && { insmod "/kmods/$ko" || bad "insmod $ko"; }
-done < /kmods/order
 
 insmod /t/nv_p2p_stub.ko || bad insmod_stub
 insmod /t/gpuasync.ko emulate=2 || bad insmod_gpuasync
@@ -129,9 +115,4 @@ rmmod gpuasync && ok unload_final || bad unload_final
 stubstat && ok stub_clean_final || bad stub_clean_final
 rmmod nv_p2p_stub && ok unload_stub || bad unload_stub
 
-echo "KTEST DMESG-BEGIN"
-dmesg
-echo "KTEST DMESG-END"
-echo "KTEST TAINT $(cat /proc/sys/kernel/tainted)"
-echo "KTEST EXIT $rc"
-poweroff -f
+guest_down

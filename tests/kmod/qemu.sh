@@ -38,6 +38,20 @@ guest_gpuasyncfs() {
 		-l:libfuse3.a -l:libinih.a -lpthread -ldl -lrt
 }
 
+# guest_initramfs ROOT KMODS OUT_CPIO: add the Debian modules KMODS (deps
+# first) and the shared guest helpers to ROOT, then pack it.
+guest_initramfs() {
+	local ko
+	: >"$1/kmods/order"
+	for ko in $2; do
+		cp "$ko" "$1/kmods/"
+		basename "$ko" >>"$1/kmods/order"
+	done
+	cp "$ROOT/tests/kmod/guest.sh" "$1/t/"
+	chmod +x "$1/init"
+	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$3"
+}
+
 # guest_root DIR: a busybox root with the usual mount points.
 guest_root() {
 	local a

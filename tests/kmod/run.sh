@@ -107,15 +107,9 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	guest_root "$R"
 	cp "$OUT"/t/* "$R/t/"
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
-	: >"$R/kmods/order"
-	for ko in $2; do
-		cp "$ko" "$R/kmods/"
-		basename "$ko" >>"$R/kmods/order"
-	done
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
 	cp "$HERE/init.sh" "$R/init"
-	chmod +x "$R/init"
-	(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$3"
+	guest_initramfs "$R" "$2" "$3"
 }
 
 status=0

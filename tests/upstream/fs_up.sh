@@ -4,14 +4,8 @@
 # FUSE threads: on 7.5 every GPU-state ioctl must still come from one owner.
 # Prints "KTEST ok|FAIL fs_<step>"; exit status 0 when all passed.
 M=/mnt/gpuasync
-rc=0
-ok() { echo "KTEST ok fs_$*"; }
-bad() { echo "KTEST FAIL fs_$*"; rc=1; }
-wait_file() { i=0; while [ ! -e "$1" ]; do i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
-wait_ge() { i=0; while [ "$(cat "$1" 2>/dev/null || echo 0)" -lt "$2" ] 2>/dev/null; do
-	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
-wait_grep() { i=0; while ! grep -q "$2" "$1" 2>/dev/null; do
-	i=$((i+1)); [ $i -gt 400 ] && return 1; sleep 0.05; done; }
+PREFIX=fs_
+. /t/guest.sh
 
 mkdir -p $M
 /t/gpuasyncfs -f -o threads=4 /dev/datadev_0 $M >/tmp/fs.log 2>&1 &
@@ -30,7 +24,7 @@ before=$(cat $M/registers/rx_frame_count)
 echo 1 > $M/registers/write_enable && ok enable || bad enable
 wait_ge $M/registers/rx_frame_count $((before + 2)) && ok frames_counted || bad frames_counted
 max=$(cat $M/registers/write_max_size)
-wait_grep $M/buffers/0/status READY && ok status_ready || bad "status ($(cat $M/buffers/0/status))"
+wait_for $M/buffers/0/status READY && ok status_ready || bad "status ($(cat $M/buffers/0/status))"
 grep -q "size=$max " $M/buffers/0/header && ok header || bad "header ($(cat $M/buffers/0/header), max $max)"
 n=$(od -An -v -tx1 $M/buffers/0/data | tr -s ' \n' '\n\n' | grep -vc '^00$')
 [ "$(stat -c %s $M/buffers/0/data)" = "$max" ] && [ "$n" -gt $((max / 2)) ] &&
@@ -43,7 +37,7 @@ rmdir $M/buffers/1 && ok rmdir_last || bad rmdir_last
 [ -d $M/buffers/0 ] && grep -qv ERROR $M/buffers/0/status && ok others_kept || bad others_kept
 before=$(cat $M/registers/rx_frame_count)
 echo 1 > $M/buffers/0/write_enable && echo 1 > $M/registers/write_enable || bad rearm
-wait_ge $M/registers/rx_frame_count $((before + 1)) && wait_grep $M/buffers/0/status READY &&
+wait_ge $M/registers/rx_frame_count $((before + 1)) && wait_for $M/buffers/0/status READY &&
 	ok frame_after_rmdir || bad "frame_after_rmdir ($(cat $M/buffers/0/status))"
 echo 0 > $M/registers/write_enable
 rmdir $M/buffers/0 && ok rmdir || bad rmdir

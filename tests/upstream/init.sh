@@ -4,20 +4,10 @@
 # filesystem suites against /dev/datadev_0, unloads everything (upstream's
 # stub warns at unload when a page table leaked), then prints the kernel log,
 # the taint mask and "KTEST EXIT <rc>".
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-rc=0
-ok() { echo "KTEST ok $*"; }
-bad() { echo "KTEST FAIL $*"; rc=1; }
-run() { "$@" || rc=1; }
+. /t/guest.sh
+guest_up
 
 echo "KTEST guest up: $(uname -r), upstream $(cat /t/upstream_name)"
-while read -r ko; do
-	[ -n "$ko" ] && { insmod "/kmods/$ko" || bad "insmod $ko"; }
-done < /kmods/order
 insmod /up/nvidia_p2p_stub.ko || bad insmod_stub
 insmod /up/datadev_emulator.ko emu_gpu_poll_interval_us=200 || bad insmod_emulator
 insmod /up/datadev.ko cfgTxCount=16 cfgRxCount=16 cfgSize=65536 cfgMode=2 || bad insmod_datadev
@@ -35,9 +25,4 @@ rmmod datadev && ok unload_datadev || bad unload_datadev
 rmmod datadev_emulator && ok unload_emulator || bad unload_emulator
 rmmod nvidia_p2p_stub && ok unload_stub || bad unload_stub
 
-echo "KTEST DMESG-BEGIN"
-dmesg
-echo "KTEST DMESG-END"
-echo "KTEST TAINT $(cat /proc/sys/kernel/tainted)"
-echo "KTEST EXIT $rc"
-poweroff -f
+guest_down

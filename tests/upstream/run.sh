@@ -99,17 +99,11 @@ for name in "${names[@]}"; do
 	cp "$tree/emulator/gpu_stub/nvidia_p2p_stub.ko" "$tree/emulator/driver/datadev_emulator.ko" \
 		"$tree/data_dev/driver/datadev.ko" "$R/up/"
 	cp "$OUT"/t/* "$R/t/"
-	: >"$R/kmods/order"
-	for ko in $FUSE; do
-		cp "$ko" "$R/kmods/"
-		basename "$ko" >>"$R/kmods/order"
-	done
 	echo "$name $(git --git-dir="${gitdir:-/nonexistent}" rev-parse --short "$name" 2>/dev/null || true)" \
 		>"$R/t/upstream_name"
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
 	cp "$HERE/init.sh" "$R/init"
-	chmod +x "$R/init"
-	(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT/$name.cpio.gz"
+	guest_initramfs "$R" "$FUSE" "$OUT/$name.cpio.gz"
 	boot "$name" "/boot/vmlinuz-$KVER" "$OUT/$name.cpio.gz" 1024 || status=1
 done
 

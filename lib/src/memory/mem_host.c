@@ -80,14 +80,19 @@ int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, con
 	return 0;
 }
 
+int ga_mem_no_ipc(char *hex, size_t len, const char *what)
+{
+	if (hex && len)
+		hex[0] = '\0';
+	return ga_err(-ENOTSUP, "buffer is %s: there is no CUDA IPC handle; see device/memory_note",
+		      what);
+}
+
 static int host_ipc_handle(void *ctx, const struct ga_mem_block *blk, char *hex, size_t len)
 {
 	(void)ctx;
 	(void)blk;
-	if (hex && len)
-		hex[0] = '\0';
-	return ga_err(-ENOTSUP, "buffer is in host memory (no GPU in use): there is no CUDA IPC "
-				"handle; see device/gpu for why");
+	return ga_mem_no_ipc(hex, len, "in host memory (no GPU in use)");
 }
 
 static void host_close(void *ctx)

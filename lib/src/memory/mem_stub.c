@@ -151,10 +151,7 @@ static int stub_ipc_handle(void *ctx, const struct ga_mem_block *blk, char *hex,
 {
 	(void)ctx;
 	(void)blk;
-	if (hex && len)
-		hex[0] = '\0';
-	return ga_err(-ENOTSUP, "buffer is p2p stub memory (upstream's emulator, no GPU): there is "
-				"no CUDA IPC handle");
+	return ga_mem_no_ipc(hex, len, "p2p stub memory (upstream's emulator, no GPU)");
 }
 
 static void stub_close(void *ctx)
