@@ -3,7 +3,9 @@
  * What core/ takes from its host, and nothing more: fixed-width integers,
  * bool, static_assert, errno values and strcmp.  The same sources build
  * into libgpuasync (libc headers) and into gpuasync.ko (kernel headers);
- * this is the only place that tells the two apart.
+ * this is the only place among core's sources that tells the two apart.
+ * The installed headers (include/gpuasync/) pick <linux/types.h> or
+ * <stdint.h> themselves: users include them without this file.
  */
 #ifndef GA_BASE_H
 #define GA_BASE_H
