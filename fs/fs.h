@@ -182,7 +182,15 @@ struct fs_open {
 };
 
 /* ---- table.c: the table and inode scheme --------------------------------- */
-int fs_table_build(struct fs *fs);
+/* One part of the tree for fs_table_build(): static rows, or rows generated
+ * for the running card (at most @max; the count or a negative errno). */
+struct fs_part {
+	const struct fs_node *rows;
+	unsigned int nrows;
+	int (*generate)(struct fs *fs, struct fs_node *rows, unsigned int max);
+};
+/* Join @parts, in order, into fs->rows, keeping what the running card has. */
+int fs_table_build(struct fs *fs, const struct fs_part *parts, unsigned int nparts);
 bool fs_dir_per_buffer(enum fs_dir d, enum ga_dir *dir);
 /* Is row @n one per buffer (inside buffers/<i>/ or read_buffers/<i>/)? */
 bool fs_row_per_buffer(const struct fs_node *n, enum ga_dir *dir);
@@ -193,7 +201,6 @@ uint64_t fs_ino(const struct fs *fs, unsigned int row, unsigned int idx);
 int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *idx);
 /* Is row @r there for buffer @idx (its visible() hook, or a non-empty directory)? */
 bool fs_node_visible(struct fs *fs, unsigned int r, unsigned int idx);
-void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st);
 unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
 /* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
 int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len);
@@ -263,6 +270,8 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
 int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsigned int idx,
 		 const struct fs_open *fo);
 void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
+/* stat of row @row for buffer @idx; a size handler runs in the node's context. */
+void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st);
 /* An errors line when the card was found without our buffers (once). */
 void fs_note_lost(struct fs *fs);
 /* Parse one unsigned value written to a file (text, "0x", suffixes when

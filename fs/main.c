@@ -324,7 +324,17 @@ static int fs_state_init(struct fs *fs)
 	ret = fs_errors_init(fs);
 	if (ret < 0)
 		return ret;
-	ret = fs_table_build(fs);
+	{
+		/* The tree's parts, in the order the table lists them. */
+		const struct fs_part parts[] = {
+			{.rows = fs_core_rows, .nrows = fs_core_nrows},
+			{.generate = fs_register_rows},
+			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
+			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
+		};
+
+		ret = fs_table_build(fs, parts, sizeof(parts) / sizeof(parts[0]));
+	}
 	if (ret < 0)
 		fs_errors_fini(fs);
 	return ret;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The file table and the inode scheme: fs_table_build() joins the modules'
- * rows once at mount, keeping what the running card has; inode numbers are
- * computed from (row, buffer index, generation) and mapped back by
- * fs_node_of(); modes,
- * paths, stat and the README come from the rows.  Nothing here talks to
- * FUSE: tree.c's operations call these.  See fs.h for the row format.
+ * The file table and the inode scheme: fs_table_build() joins the parts
+ * main.c lists, once at mount, keeping what the running card has; inode
+ * numbers are computed from (row, buffer index, generation) and mapped back
+ * by fs_node_of(); modes, paths and the README come from the rows.  Nothing
+ * here talks to FUSE or runs a handler: tree.c's operations call these, and
+ * values.c runs handlers.  See fs.h for the row format.
  */
 #include <errno.h>
 #include <limits.h>
@@ -52,25 +52,29 @@ static bool has_child(const struct fs_node *rows, unsigned int n, enum fs_dir d)
 	return false;
 }
 
-int fs_table_build(struct fs *fs)
+int fs_table_build(struct fs *fs, const struct fs_part *parts, unsigned int nparts)
 {
-	unsigned int cap = FS_ROWS_MAX * 2, n = 0, kept;
+	unsigned int cap = FS_ROWS_MAX * 2, n = 0, kept, fixed = 0;
 	struct fs_node *all = calloc(cap, sizeof(*all));
-	int ret;
+	int ret = 0;
 	bool dropped;
 
 	if (!all)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < fs_core_nrows; i++)
-		all[n++] = fs_core_rows[i];
-	ret = fs_register_rows(fs, all + n, cap - n - fs_buffer_nrows - fs_sim_nrows);
-	if (ret < 0)
-		goto out;
-	n += (unsigned int)ret;
-	for (unsigned int i = 0; i < fs_buffer_nrows; i++)
-		all[n++] = fs_buffer_rows[i];
-	for (unsigned int i = 0; i < fs_sim_nrows; i++)
-		all[n++] = fs_sim_rows[i];
+	for (unsigned int p = 0; p < nparts; p++)
+		fixed += parts[p].nrows;
+	/* Generated rows get the room the static ones leave. */
+	for (unsigned int p = 0; p < nparts; p++) {
+		if (parts[p].generate) {
+			ret = parts[p].generate(fs, all + n, cap - n - fixed);
+			if (ret < 0)
+				goto out;
+			n += (unsigned int)ret;
+		}
+		for (unsigned int i = 0; i < parts[p].nrows; i++)
+			all[n++] = parts[p].rows[i];
+		fixed -= parts[p].nrows;
+	}
 
 	/* Rows that exist once are kept or dropped now (is_visible); per-buffer
 	 * rows are checked again for each buffer at lookup. */
@@ -218,33 +222,6 @@ int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char
 	while (np-- > 0 && off < (int)len)
 		off += snprintf(buf + off, len - (size_t)off, "%s%s", parts[np], np ? "/" : "");
 	return off;
-}
-
-void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
-{
-	const struct fs_node *n = &fs->rows[row];
-
-	memset(st, 0, sizeof(*st));
-	st->st_ino = fs_ino(fs, row, idx);
-	st->st_mode = fs_mode(fs, n);
-	st->st_nlink = n->dir != FS_D_NONE ? 2 : 1;
-	st->st_uid = fs->uid;
-	st->st_gid = fs->gid;
-	st->st_blksize = 4096;
-	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
-	if (n->dir == FS_D_NONE) {
-		st->st_size = FS_TEXT_MAX;
-		if (n->size) {
-			struct fs_ctx c;
-
-			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
-				st->st_size = (off_t)n->size(&c);
-				fs_ctx_leave(fs, &c);
-			}
-		} else if (n->flags & FS_BINARY) {
-			st->st_size = 0;
-		}
-	}
 }
 
 /* ---- README ------------------------------------------------------------------------------ */

@@ -3,14 +3,16 @@
  * Values in and out of files, for every handler module (buffers.c,
  * registers.c, sim.c, core.c, poll.c) and for tree.c's read path: the
  * parsers a store handler calls on what was written (one value, with the
- * reason for a refusal recorded for the errors file) and fs_render(), which
+ * reason for a refusal recorded for the errors file); fs_render(), which
  * runs a node's show handler inside its handler context (the per-buffer
  * lock and the check that the buffer is still the one the file was opened
- * on).  Nothing here talks to FUSE.
+ * on); and fs_node_stat(), whose size comes from a node's size handler in
+ * the same context.  Nothing here talks to FUSE.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fs.h"
 
@@ -130,4 +132,31 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 	if (ret == 0 && sb->oom)
 		ret = fs_err(-ENOMEM, "out of memory rendering the file");
 	return ret;
+}
+
+void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
+{
+	const struct fs_node *n = &fs->rows[row];
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = fs_ino(fs, row, idx);
+	st->st_mode = fs_mode(fs, n);
+	st->st_nlink = n->dir != FS_D_NONE ? 2 : 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
+	if (n->dir == FS_D_NONE) {
+		st->st_size = FS_TEXT_MAX;
+		if (n->size) {
+			struct fs_ctx c;
+
+			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
+				st->st_size = (off_t)n->size(&c);
+				fs_ctx_leave(fs, &c);
+			}
+		} else if (n->flags & FS_BINARY) {
+			st->st_size = 0;
+		}
+	}
 }
