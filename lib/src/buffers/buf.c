@@ -3,8 +3,9 @@
  * Buffers at work: arming write buffers (one or many), queueing reads of
  * read buffers, and access to a buffer's memory and header.  Creation and
  * removal are in buf_register.c (and buf_remove_one.c for drivers that can
- * only remove all), state and lookup in buf_state.c, the batched state of
- * all buffers in buf_info_all.c; what they share is buf_internal.h.
+ * only remove all) over buf_card.c (one buffer and the card), state and
+ * lookup in buf_state.c, the batched state of all buffers in
+ * buf_info_all.c; what they share is buf_internal.h.
  *
  * Arming and sending run under dev->lock; the plain memory accessors
  * (ga_buf_read/write/header/ipc_handle) touch only the buffer's own memory

@@ -55,7 +55,7 @@ enum ga_buf_state buf_state_locked(struct ga_buf *b);
 void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info);
 void buf_check_registration_locked(struct ga_dev *dev);
 
-/* buf_register.c */
+/* buf_card.c */
 void buf_zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int index);
 int buf_read_enables(struct ga_dev *dev, uint32_t *wr, uint32_t *rd);
 int buf_register_locked(struct ga_dev *dev, struct ga_buf *b);

@@ -1,129 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Buffers created and destroyed: registration with the card (next index,
- * payload limit, address registers cleared on the way out, the enable bits
- * upstream main's add sets put back), removal of the last buffer, and
- * removal of all with the engines stopped and idle first.
+ * Buffers created and destroyed: the checks of what the driver allows
+ * before a create, undoing a create that failed half way, removal of the
+ * last buffer (the driver's own, or the rebuild in buf_remove_one.c), and
+ * removal of all with the engines stopped and idle first.  What the card is
+ * told about one buffer (registration, address registers, waiting for
+ * idle) is in buf_card.c.
  *
  * The upstream driver's rules shape this file: indices are handed out in
- * call order (so a create must name the next index), V4 write buffers share
- * one size register, and main's add ioctl sets the engine enable bits as a
- * side effect (so we put them back).  Each buffer also gets a payload limit
- * of size - dma_data_bytes: the payload starts at +dma_data_bytes, and
- * upstream's add would let a frame run past the end of the registered
- * memory.  Everything here runs under dev->lock.
+ * call order (so a create must name the next index) and V4 write buffers
+ * share one size register.  Everything here runs under dev->lock.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "buf_internal.h"
-
-void buf_zero_addresses(struct ga_dev *dev, enum ga_dir dir, unsigned int index)
-{
-	enum ga_reg_id lo = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
-	enum ga_reg_id hi = dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
-
-	/* Stale addresses let an idle core write headers into memory that is
-	 * no longer ours (upstream PR #284); upstream's remove-all also clears
-	 * the wrong read slots.  Clearing them ourselves costs nothing. */
-	if (ga_field_write_locked(dev, lo, index, 0) || ga_field_write_locked(dev, hi, index, 0))
-		ga_log("could not clear %s address %u: %s", dir_name(dir), index, ga_last_error());
-}
-
-int buf_read_enables(struct ga_dev *dev, uint32_t *wr, uint32_t *rd)
-{
-	int rc = ga_field_read_locked(dev, GA_REG_WRITE_ENABLE, 0, wr);
-
-	return rc ? rc : ga_field_read_locked(dev, GA_REG_READ_ENABLE, 0, rd);
-}
-
-/* Put the enable bits back where they were (upstream main's add sets them). */
-static int restore_enables(struct ga_dev *dev, uint32_t wr, uint32_t rd)
-{
-	uint32_t cw, cr;
-	int rc = buf_read_enables(dev, &cw, &cr);
-
-	if (rc)
-		return rc;
-	/* Through the driver where it has enable ioctls: 0x08 also holds the
-	 * counts the driver updates under its own lock. */
-	if (cw != wr && (rc = ga_enable_locked(dev, GA_DIR_WRITE, wr != 0)))
-		return rc;
-	if (cr != rd && (rc = ga_enable_locked(dev, GA_DIR_READ, rd != 0)))
-		return rc;
-	return 0;
-}
-
-/* Frame payload limit of write buffer @b (its index must be registered). */
-static int set_payload_limit(struct ga_dev *dev, struct ga_buf *b)
-{
-	uint32_t limit = (uint32_t)(b->mem.size - dev->info.dma_data_bytes);
-
-	if (b->dir != GA_DIR_WRITE)
-		return 0;
-	if (is_v4(dev))
-		return ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, limit);
-	return ga_field_write_locked(dev, GA_REG_WRITE_SIZE, b->index, limit);
-}
-
-/*
- * Register @b with the card as the next index of its direction and make it
- * the last element of the array.  On failure nothing stays registered.
- */
-int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
-{
-	enum ga_dir dir = b->dir;
-	uint32_t wr = 0, rd = 0, old_max = 0;
-	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE;
-	int rc, rc2;
-
-	rc = buf_read_enables(dev, &wr, &rd);
-	if (rc)
-		return rc;
-	/* Upstream main refuses a size different from write_max_size when it
-	 * is > 1; ours is size - dma_data_bytes, so clear it for the add.
-	 * gpuasync.ko lets nobody but the owner (or CAP_SYS_RAWIO) write
-	 * registers, so before our first buffer the clear may be refused
-	 * (EPERM): it checks sizes only against buffers already there. */
-	if (v4w) {
-		rc = ga_field_read_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, &old_max);
-		if (!rc)
-			rc = ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, 0);
-		if (rc == -EPERM && dev->nbufs[dir] == 0) {
-			v4w = false;
-			rc = 0;
-		}
-		if (rc)
-			return rc;
-	}
-	b->index = dev->nbufs[dir];
-	rc = dev->be->add_buffer(dev, dir, &b->mem, (uint32_t)b->mem.size, &b->bus_address);
-	if (rc) {
-		if (v4w)
-			ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, old_max);
-		restore_enables(dev, wr, rd);
-		return rc;
-	}
-	dev->bufs[dir][b->index] = b;
-	dev->nbufs[dir]++;
-	/* What the driver programmed, to tell later whether it still holds the
-	 * buffer (buf_check_registration_locked); 0 when unreadable. */
-	b->card_address_lo = 0;
-	ga_field_read_locked(dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO,
-			     b->index, &b->card_address_lo);
-
-	rc = set_payload_limit(dev, b);
-	rc2 = restore_enables(dev, wr, rd);
-	return rc ? rc : rc2;
-}
-
-void buf_free(struct ga_dev *dev, struct ga_buf *b)
-{
-	dev->mem->free(dev->mem_ctx, &b->mem);
-	free(b);
-}
 
 /* Remove the last buffer of @dir from the card and free it. */
 static int remove_last_locked(struct ga_dev *dev, enum ga_dir dir)
@@ -332,30 +224,6 @@ int ga_buf_destroy(struct ga_buf *b)
 out_unlock:
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
-}
-
-/* Wait until the card has no RDMA in flight before memory goes away:
- * V5 says so in write/read_active; V4 and older cannot, so allow the 50 ms
- * the reference driver waits. */
-void buf_wait_idle(struct ga_dev *dev, bool was_on)
-{
-	struct timespec ms = {0, 1000000};
-	uint32_t wa = 0, ra = 0;
-	int i;
-
-	if (dev->info.version >= 5) {
-		for (i = 0; i < 1000; i++) {
-			if (ga_field_read_locked(dev, GA_REG_WRITE_ACTIVE, 0, &wa) ||
-			    ga_field_read_locked(dev, GA_REG_READ_ACTIVE, 0, &ra) || (!wa && !ra))
-				return;
-			nanosleep(&ms, NULL);
-		}
-		ga_log("engines still active after 1 s");
-	} else if (was_on && !ga_dev_has(dev, GA_CAP_SIM)) {
-		struct timespec t = {0, 50000000};
-
-		nanosleep(&t, NULL);
-	}
 }
 
 /* @force: ask the driver to remove everything even when we registered
