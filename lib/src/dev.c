@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The public device API (gpuasync/device.h): open/close, identity and
- * capabilities, register access and engine enables.  Buffers are in buffers/.
- *
- * Opening picks two ops tables once: the backend from the spec string
- * ("sim..." -> the simulated card, anything else is a device path) and the
- * memory layer (CUDA when asked for and available, host memory otherwise,
- * with the reason kept in info.memory_note).  Everything after that goes
- * through the tables, never through per-backend branches.
+ * The public device API (gpuasync/device.h) on an open device: identity
+ * and capabilities, register access, engine enables and the driver's table
+ * of pinned buffers.  Opening and closing are in open.c, buffers in
+ * buffers/; both use the register access here.  Everything goes through
+ * the backend's ops table, never through per-backend branches.
  *
  * Register access is table driven: offsets only ever come from
  * ga_reg_offset() and bits from ga_reg_field_*(), so a register added to
@@ -16,164 +13,11 @@
  * what makes concurrent writers of different fields safe.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-/* ---- open / close -------------------------------------------------------- */
-
-static bool spec_is_sim(const char *spec)
-{
-	return strcmp(spec, "sim") == 0 || strncmp(spec, "sim:", 4) == 0;
-}
-
-static void dev_mem_open(struct ga_dev *dev)
-{
-	char why[sizeof(dev->info.memory_note)] = "";
-	char name[sizeof(dev->info.gpu)] = "";
-	const struct ga_mem_ops *ops = NULL;
-	void *ctx = NULL;
-	int rc;
-
-	if (!dev->opts.use_gpu || dev->opts.gpu_index < 0) {
-		snprintf(why, sizeof(why), "GPU memory not requested");
-	} else {
-		/* mem_cuda.c always defines it; built without cuda.h it only
-		 * says so in @why. */
-		rc = ga_mem_cuda_open(dev->opts.gpu_index, &ops, &ctx, name, sizeof(name), why,
-				      sizeof(why));
-		if (rc == 0 && ops) {
-			dev->mem = ops;
-			dev->mem_ctx = ctx;
-			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s",
-				 name[0] ? name : "CUDA device");
-			snprintf(dev->info.memory, sizeof(dev->info.memory), "gpu");
-			dev->info.memory_note[0] = '\0';
-			return;
-		}
-		if (!why[0])
-			snprintf(why, sizeof(why), "CUDA unavailable: %s",
-				 strerror(rc < 0 ? -rc : EIO));
-	}
-	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
-	/* No GPU in front of a driver: upstream's emulator pins only memory of
-	 * its p2p stub, a real NVIDIA driver only CUDA memory. */
-	if (dev->be == &ga_backend_datadev) {
-		char swhy[96];
-
-		if (ga_mem_stub_open(&ops, &ctx, swhy, sizeof(swhy)) == 0) {
-			dev->mem = ops;
-			dev->mem_ctx = ctx;
-			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (p2p stub memory)");
-			snprintf(dev->info.memory, sizeof(dev->info.memory), "stub");
-			snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
-				 "%s; %s present: buffers are upstream p2p stub memory "
-				 "(emulator testing only)",
-				 why, GA_STUB_MEM_PATH);
-			ga_log("p2p stub memory: %s", why);
-			return;
-		}
-		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
-			 "%s; host memory on a driver: only gpuasync.ko's stub pins it (a real "
-			 "NVIDIA driver refuses it, upstream's emulator never sees it)",
-			 why);
-	} else {
-		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
-	}
-	dev->mem = &ga_mem_host_ops;
-	dev->mem_ctx = NULL;
-	snprintf(dev->info.memory, sizeof(dev->info.memory), "host");
-	ga_log("host memory: %s", dev->info.memory_note);
-}
-
-int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct ga_dev **out)
-{
-	static const struct ga_open_opts defaults = GA_OPEN_OPTS_DEFAULT;
-	struct ga_dev *dev;
-	int rc;
-
-	if (!out)
-		return ga_err(-EINVAL, "ga_dev_open: no place for the handle");
-	*out = NULL;
-	if (!spec || !spec[0])
-		return ga_err(-EINVAL,
-			      "no device given: a path such as /dev/datadev_0, or \"sim\"");
-
-	dev = calloc(1, sizeof(*dev));
-	if (!dev)
-		return ga_err(-ENOMEM, "out of memory");
-	rc = pthread_mutex_init(&dev->lock, NULL);
-	if (rc) {
-		free(dev);
-		return ga_err(-rc, "pthread_mutex_init failed");
-	}
-	dev->opts = opts ? *opts : defaults;
-	dev->be = spec_is_sim(spec) ? &ga_backend_sim : &ga_backend_datadev;
-	dev->info.layout = GA_LAYOUT_COUNT;
-	snprintf(dev->info.backend, sizeof(dev->info.backend), "%s", dev->be->name);
-	snprintf(dev->info.path, sizeof(dev->info.path), "%s", spec);
-
-	rc = dev->be->open(dev, spec);
-	if (rc) {
-		if (rc > 0)
-			rc = ga_err(-EIO, "%s: backend open returned %d", spec, rc);
-		goto out_free;
-	}
-	/* The buffer arrays hold GA_MAX_BUFFERS per direction. */
-	if (dev->info.max_buffers == 0 || dev->info.max_buffers > GA_MAX_BUFFERS) {
-		rc = ga_err(-EPROTO, "%s: %u buffers per direction reported (1..%u supported)",
-			    spec, dev->info.max_buffers, GA_MAX_BUFFERS);
-		dev->be->close(dev);
-		goto out_free;
-	}
-	if (dev->info.layout >= GA_LAYOUT_COUNT)
-		dev->info.layout =
-			ga_layout_for_version(dev->info.version, dev->opts.latency_legacy);
-
-	dev_mem_open(dev);
-	ga_err_clear();
-	*out = dev;
-	return 0;
-
-out_free:
-	pthread_mutex_destroy(&dev->lock);
-	free(dev);
-	return rc;
-}
-
-int ga_dev_open(const char *spec, struct ga_dev **out)
-{
-	return ga_dev_open_opts(spec, NULL, out);
-}
-
-void ga_dev_close(struct ga_dev *dev)
-{
-	bool kept;
-
-	if (!dev)
-		return;
-	pthread_mutex_lock(&dev->lock);
-	kept = ga_buf_destroy_all_locked(dev) != 0;
-	if (kept)
-		ga_log("close: buffers left registered, their memory is not freed: %s",
-		       ga_last_error());
-	pthread_mutex_unlock(&dev->lock);
-	/* Backend before memory: the card must forget the buffers before the
-	 * memory layer tears down its context.  When the driver would not
-	 * remove them, neither the buffers nor the memory layer go: the card
-	 * may still reach that memory (leaked on purpose). */
-	dev->be->close(dev);
-	if (!kept && dev->mem && dev->mem->close)
-		dev->mem->close(dev->mem_ctx);
-	/* Parked blocks left here are pinned by a driver that would not remove
-	 * them: leaked on purpose, never freed under the card. */
-	free(dev->parked);
-	pthread_mutex_destroy(&dev->lock);
-	free(dev);
-}
 
 /* ---- identity ------------------------------------------------------------ */
 

@@ -111,7 +111,7 @@ struct ga_backend_ops {
 	/* Fill dev->info identity fields (version, max_buffers,
 	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string.
 	 * dev->opts is set before.  open may set dev->info.layout (the sim's
-	 * "latency=legacy"); left at GA_LAYOUT_COUNT, dev.c derives it from
+	 * "latency=legacy"); left at GA_LAYOUT_COUNT, open.c derives it from
 	 * the version and opts.latency_legacy. */
 	int (*open)(struct ga_dev *dev, const char *spec);
 	void (*close)(struct ga_dev *dev);
@@ -130,8 +130,8 @@ struct ga_backend_ops {
 	/* GPU_Rem_Nvidia_Memory: every buffer of both directions. */
 	int (*remove_all)(struct ga_dev *dev);
 	/* Remove the last buffer of @dir only; NULL when not available, or
-	 * -ENOSYS at run time when this device lacks it (dev.c then emulates
-	 * it with remove_all and re-adding the others). */
+	 * -ENOSYS at run time when this device lacks it (buffers/buf_remove_one.c
+	 * then emulates it with remove_all and re-adding the others). */
 	int (*remove_last)(struct ga_dev *dev, enum ga_dir dir);
 	/* Arm write buffers (free list); n may be 1. */
 	int (*arm)(struct ga_dev *dev, const uint32_t *indices, unsigned int n);
@@ -154,7 +154,7 @@ int ga_datadev_error(unsigned int cmd, int err);
 const char *ga_datadev_cmd_name(unsigned int cmd);
 extern const struct ga_backend_ops ga_backend_sim;
 
-/* ---- dev.c helpers shared with buffers/ (dev->lock held) -------------- */
+/* ---- between dev.c, open.c and buffers/ (dev->lock held) -------------- */
 
 /* Field @id (instance @index) through the table; errors explained. */
 int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,

@@ -804,7 +804,7 @@ static int dd_remove_last(struct ga_dev *dev, enum ga_dir dir)
 	int rc;
 
 	if (!(p->features & GA_FEAT_REM_BUFFER))
-		return -ENOSYS; /* dev.c emulates it */
+		return -ENOSYS; /* buffers/buf_remove_one.c emulates it */
 	if (dev->nbufs[dir] == 0)
 		return ga_err(-ENOENT, "no buffer to remove");
 	ref.index = dev->nbufs[dir] - 1;

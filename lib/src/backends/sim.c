@@ -330,7 +330,7 @@ static void sim_close(struct ga_dev *dev)
 	pthread_mutex_unlock(&s->lock);
 	if (s->thread_started)
 		pthread_join(s->thread, NULL);
-	ga_simdev_zero_frame_free(s); /* before the memory layer closes (dev.c order) */
+	ga_simdev_zero_frame_free(s); /* before the memory layer closes (open.c order) */
 	sim_free(s);
 	dev->priv = NULL;
 }
