@@ -761,6 +761,205 @@ START_TEST(test_concurrency)
 }
 END_TEST
 
+static void put_header(struct ga_buf *b, uint32_t size, uint8_t result);
+
+/*
+ * Dropped frames while the generator runs flat out: each writes its header
+ * to write address 0 (the card held back and merged those of a burst, see
+ * docs/sim.md), so what software finds there is the last one's, and a
+ * header cleared in between comes back with the next drop.
+ */
+START_TEST(test_drop_header)
+{
+	struct ga_header h;
+	struct ga_sim_gen g;
+
+	open_flavour(_i, NULL);
+	create(GA_DIR_WRITE, 2);
+	gen_start(100, GA_PATTERN_COUNTER, 5000);
+	wait_for(ga_sim_gen_get(dev, &g) == 0 && !g.running);
+	gen_start(200, GA_PATTERN_COUNTER, 5000);
+	wait_for(ga_sim_gen_get(dev, &g) == 0 && !g.running);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.size, 200);
+	ck_assert_uint_eq(h.first_user, 0x02);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), 10000);
+	ck_assert_uint_eq(stats().dropped, 10000);
+	ck_assert_uint_eq(stats().delivered, 0);
+	put_header(wb[0], 0, 0);
+	gen_start(77, GA_PATTERN_COUNTER, 1);
+	wait_for(ga_sim_gen_get(dev, &g) == 0 && !g.running);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.size, 77);
+	ck_assert_int_eq(ga_buf_header(wb[1], &h), 0);
+	ck_assert_uint_eq(h.size, 0); /* never written */
+	close_dev();
+}
+END_TEST
+
+/*
+ * The write engine switched off and on while the generator runs flat out:
+ * no frame is lost or doubled.  Every generated frame is delivered once or
+ * dropped (counted either way); the consumer finds every delivered one,
+ * each frame number once, each buffer's frames in increasing order, with
+ * header and payload exact.
+ *
+ * Dropped frames write their header to write address 0, buffer 0's, as
+ * the firmware does: software cannot tell that header from a frame's, so
+ * the consumer switches the engine at a point where it knows.  After every
+ * TOGGLE_EVERY frames it takes a frame out of buffer 0 without re-arming
+ * it and switches the engine off at once (the engine may be filling the
+ * other buffers then), waits for a drop, switches it on (the engine starts
+ * again at buffer 0 and waits there), finds the drop's header over buffer
+ * 0's old payload, and only then re-arms buffer 0.
+ */
+#define TOGGLE_FRAMES 20000u
+#define TOGGLE_EVERY  40u
+#define TOGGLE_SIZE   256u
+
+struct toggle {
+	uint8_t seen[TOGGLE_FRAMES];
+	uint32_t last[NBUF];
+	uint64_t got, since;
+	bool hold0; /* buffer 0 emptied, not re-armed: the engine stops there */
+};
+
+/* One look at buffer @i: take its frame, if any (re-arm unless held). */
+static bool take_frame(struct toggle *t, unsigned int i)
+{
+	static uint8_t data[TOGGLE_SIZE];
+	struct ga_header h;
+	uint32_t seq;
+
+	if (i == 0 && t->hold0)
+		return false;
+	ck_assert_int_eq(ga_buf_header(wb[i], &h), 0);
+	if (!h.size)
+		return false;
+	ck_assert_uint_eq(h.size, TOGGLE_SIZE);
+	ck_assert_uint_eq(h.result, 0);
+	ck_assert_uint_eq(h.first_user, 0x02);
+	ck_assert_int_eq(ga_buf_read(wb[i], DDB, data, TOGGLE_SIZE), 0);
+	memcpy(&seq, data, 4);
+	ck_assert_msg(seq < TOGGLE_FRAMES, "buffer %u: frame number %u", i, seq);
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_COUNTER, seq, data, TOGGLE_SIZE), -1);
+	ck_assert_msg(!t->seen[seq], "frame %u delivered twice", seq);
+	ck_assert_msg(t->last[i] == UINT32_MAX || seq > t->last[i],
+		      "buffer %u: frame %u after frame %u", i, seq, t->last[i]);
+	t->seen[seq] = 1;
+	t->last[i] = seq;
+	t->got++;
+	t->since++;
+	if (i == 0 && t->since >= TOGGLE_EVERY)
+		t->hold0 = true;
+	else
+		ck_assert_int_eq(ga_buf_arm(wb[i]), 0); /* clears the header */
+	return true;
+}
+
+/* Engine back on, stopped at unarmed buffer 0: the drops' header is there,
+ * over the payload of the frame taken before; then re-arm buffer 0. */
+static void engine_back_on(struct toggle *t)
+{
+	static uint8_t data[TOGGLE_SIZE];
+	struct ga_header h;
+	uint32_t seq;
+
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
+	ck_assert_uint_eq(h.size, TOGGLE_SIZE);
+	ck_assert_uint_eq(h.first_user, 0x02);
+	ck_assert_int_eq(ga_buf_read(wb[0], DDB, data, TOGGLE_SIZE), 0);
+	memcpy(&seq, data, 4);
+	ck_assert_uint_eq(seq, t->last[0]);
+	t->hold0 = false;
+	t->since = 0;
+	ck_assert_int_eq(ga_buf_arm(wb[0]), 0);
+}
+
+static void toggle_case(int flavour, bool gpu)
+{
+	static struct toggle t;
+	uint64_t drops0 = 0;
+	unsigned int toggles = 0, i;
+	struct ga_sim_stats st;
+	struct ga_sim_gen g;
+	bool off = false, done = false;
+	int idle_scans = 0;
+	time_t deadline = time(NULL) + 60;
+
+	use_gpu = gpu;
+	open_flavour(flavour, NULL);
+	use_gpu = false;
+	memset(&t, 0, sizeof(t));
+	create(GA_DIR_WRITE, NBUF);
+	arm_all(NBUF);
+	for (i = 0; i < NBUF; i++)
+		t.last[i] = UINT32_MAX;
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	gen_start(TOGGLE_SIZE, GA_PATTERN_COUNTER, TOGGLE_FRAMES);
+	while (!done) {
+		bool any = false;
+
+		/* A hang guard, not a timing check. */
+		ck_assert_msg(time(NULL) < deadline, "stuck: %llu frames seen, %llu delivered",
+			      (unsigned long long)t.got, (unsigned long long)stats().delivered);
+		for (i = 0; i < NBUF; i++)
+			any = take_frame(&t, i) || any;
+		ck_assert_int_eq(ga_sim_gen_get(dev, &g), 0);
+		if (g.running) {
+			if (!off && t.hold0) {
+				ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+				off = true;
+				drops0 = stats().dropped;
+				toggles++;
+			} else if (off && stats().dropped > drops0) {
+				engine_back_on(&t);
+				off = false;
+			}
+			continue;
+		}
+		/* Every frame is out: drain what the buffers hold. */
+		if (off) {
+			if (stats().dropped > drops0) {
+				engine_back_on(&t);
+			} else { /* the last frames were delivered before the switch */
+				ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+				t.hold0 = false;
+				ck_assert_int_eq(ga_buf_arm(wb[0]), 0);
+			}
+			off = false;
+		} else if (t.hold0) {
+			t.hold0 = false;
+			ck_assert_int_eq(ga_buf_arm(wb[0]), 0);
+		}
+		idle_scans = any ? 0 : idle_scans + 1;
+		done = idle_scans >= 2 && t.got == stats().delivered;
+	}
+	st = stats();
+	ck_assert_uint_eq(st.generated, TOGGLE_FRAMES);
+	ck_assert_uint_eq(st.delivered + st.dropped, TOGGLE_FRAMES);
+	ck_assert_uint_eq(t.got, st.delivered);
+	ck_assert_uint_gt(st.dropped, 0);
+	ck_assert_uint_gt(st.delivered, 0);
+	ck_assert_uint_gt(toggles, 0);
+	ck_assert_uint_eq(reg(GA_REG_RX_FRAME_COUNT, 0), TOGGLE_FRAMES);
+	ck_assert_uint_eq(reg(GA_REG_AXI_WRITE_ERROR_COUNT, 0), 0);
+	close_dev();
+}
+
+START_TEST(test_toggle_under_load)
+{
+	toggle_case(_i, false);
+}
+END_TEST
+
+START_TEST(test_toggle_under_load_gpu)
+{
+	toggle_case(_i, true);
+}
+END_TEST
+
 /* Not a simulated device: sim controls say so. */
 START_TEST(test_not_sim)
 {
@@ -955,6 +1154,8 @@ static Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_lifecycle, 0, NFLAV);
 	tcase_add_loop_test(tc, test_close_alive, 0, NFLAV);
 	tcase_add_loop_test(tc, test_concurrency, 0, NFLAV);
+	tcase_add_loop_test(tc, test_drop_header, 0, NFLAV);
+	tcase_add_loop_test(tc, test_toggle_under_load, 0, NFLAV);
 	tcase_add_loop_test(tc, test_info_all, 0, NFLAV);
 	suite_add_tcase(s, tc);
 	tcase_add_test(one, test_bad_specs);
@@ -974,6 +1175,7 @@ static Suite *sim_gpu_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_stream_gpu, 0, NFLAV);
 	tcase_add_loop_test(tc, test_info_all_gpu, 0, NFLAV);
+	tcase_add_loop_test(tc, test_toggle_under_load_gpu, 0, NFLAV);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,7 @@
  * s->lock, the model lock, which guards everything in struct sim below
  * it.  The sim thread and the ga_sim_* calls take only s->lock, so they
  * never wait for dev->lock; the memory layer takes no library lock.
+ * Register reads take no lock at all (the block is shared memory).
  */
 #ifndef GA_SIM_INTERNAL_H
 #define GA_SIM_INTERNAL_H
@@ -99,6 +100,19 @@ struct sim {
 	 * for the whole GPU, which may be waiting for our next frame. */
 	void *zero_old[8];
 	unsigned int nzero_old;
+	/*
+	 * A descriptor the model wrote during a generator burst, not yet
+	 * passed to the memory layer (sim_thread.c, env_dma_write_desc): the
+	 * next one to the same address replaces it, any other DMA and the end
+	 * of the burst send it.  So a run of dropped frames, each writing its
+	 * header to write address 0, costs one write per burst.
+	 */
+	bool desc_hold; /* in a generator burst: hold descriptors back */
+	bool desc_pending;
+	uint64_t desc_bus;
+	struct ga_mem_block desc_blk;
+	size_t desc_off;
+	uint8_t desc[GA_HDR_BYTES];
 	uint8_t *last_read;
 	uint32_t last_read_len;
 	bool crc_dirty; /* st.last_read_crc not yet computed from last_read */

@@ -50,6 +50,42 @@ static struct sim_block *env_block(struct sim *s, uint64_t bus, uint32_t len, si
 	return s->dev->mem ? bus_resolve(s, bus, len, off) : NULL;
 }
 
+/* Write descriptor @desc at @off of @blk now: one queued 8-byte write
+ * where the memory layer queues (CUDA: the card's one 64-bit write), else
+ * word 0, a barrier, then the size doorbell, as the model itself would. */
+static int desc_write(struct sim *s, const struct ga_mem_block *blk, size_t off,
+		      const uint8_t desc[GA_HDR_BYTES])
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+	int rc;
+
+	if (mem->write_async)
+		return mem->write_async(s->dev->mem_ctx, blk, off, desc, GA_HDR_BYTES);
+	rc = mem->write(s->dev->mem_ctx, blk, off + GA_HDR_FLAGS_OFFSET, desc + GA_HDR_FLAGS_OFFSET,
+			4);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!rc)
+		rc = mem->write(s->dev->mem_ctx, blk, off + GA_HDR_SIZE_OFFSET,
+				desc + GA_HDR_SIZE_OFFSET, 4);
+	return rc;
+}
+
+/* Send the held-back descriptor, if any (see struct sim).  Its frame was
+ * counted when the model wrote it; a memory layer failing now (CUDA gone
+ * wrong) is logged, as the model can no longer report it. */
+static void desc_flush(struct sim *s)
+{
+	int rc;
+
+	if (!s->desc_pending)
+		return;
+	s->desc_pending = false;
+	rc = desc_write(s, &s->desc_blk, s->desc_off, s->desc);
+	if (rc)
+		ga_log("sim: descriptor write at 0x%llx failed (%d)",
+		       (unsigned long long)s->desc_bus, rc);
+}
+
 static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 {
 	struct sim *s = ctx;
@@ -59,24 +95,42 @@ static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 
 	if (!b)
 		return -EFAULT;
+	desc_flush(s); /* DMA lands in the order the model wrote it */
 	/* Queued copies land in order (payload before header), see internal.h. */
 	if (mem->write_async)
 		return mem->write_async(s->dev->mem_ctx, &b->blk, off, src, len);
 	return mem->write(s->dev->mem_ctx, &b->blk, off, src, len);
 }
 
-/* The descriptor in one queued copy when the memory layer is a DMA engine
- * (CUDA): 8 aligned bytes land together, as the card's one 64-bit write
- * does, and it saves a copy per frame.  Host memory keeps the model's two
- * ordered stores (1 = not done here). */
+/*
+ * The descriptor as one write (see desc_write).  During a generator burst
+ * it is held back: a descriptor to the same address that comes next
+ * replaces it unsent.  Only dropped frames do that (each writes its header
+ * to write address 0; a delivered frame's next DMA is its successor's
+ * payload, which sends it first), and it is what software can observe of
+ * a run of drops anyway: the header of the last, at write address 0.
+ */
 static int env_dma_write_desc(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR_BYTES])
 {
 	struct sim *s = ctx;
-	const struct ga_mem_ops *mem = s->dev->mem;
+	size_t off;
+	struct sim_block *b;
 
-	if (!mem || !mem->write_async || (bus & 7))
-		return 1;
-	return env_dma_write(ctx, bus, desc, GA_HDR_BYTES);
+	if (!s->dev->mem || (bus & 7))
+		return 1; /* the model writes it in two words through env_dma_write */
+	b = env_block(s, bus, GA_HDR_BYTES, &off);
+	if (!b)
+		return -EFAULT;
+	if (s->desc_pending && s->desc_bus != bus)
+		desc_flush(s);
+	if (!s->desc_hold)
+		return desc_write(s, &b->blk, off, desc);
+	s->desc_pending = true;
+	s->desc_bus = bus;
+	s->desc_blk = b->blk;
+	s->desc_off = off;
+	memcpy(s->desc, desc, GA_HDR_BYTES);
+	return 0;
 }
 
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
@@ -87,6 +141,7 @@ static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 
 	if (!b)
 		return -EFAULT;
+	desc_flush(s);
 	return s->dev->mem->read(s->dev->mem_ctx, &b->blk, off, dst, len);
 }
 
@@ -271,6 +326,7 @@ static void gen_run(struct sim *s)
 	uint64_t t = sim_mono_ns(), bytes = 0;
 	const void *frame;
 
+	s->desc_hold = true;
 	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES &&
 			!sim_lock_wanted(s);
 	     burst++) {
@@ -306,6 +362,8 @@ static void gen_run(struct sim *s)
 			s->gen_n = 0;
 		}
 	}
+	s->desc_hold = false;
+	desc_flush(s);
 }
 
 static uint64_t next_wake(struct sim *s)
