@@ -366,6 +366,15 @@ static int store_send(struct fs_ctx *c, const char *buf, size_t len)
 #define BUF_ROW(par, nm, md, fl, ...) \
 	{ .name = nm, .parent = par, .dir = FS_D_NONE, .mode = md, .flags = fl, .reg = -1, __VA_ARGS__ }
 
+/* What every buffer directory, write or read, says about its memory. */
+#define BUF_MEMORY_ROWS(par) \
+	BUF_ROW(par, "size", 0444, 0, .show = show_size, \
+		.doc = "bytes allocated (header area included)"), \
+	BUF_ROW(par, "gpu_address", 0444, 0, .show = show_gpu_address, \
+		.doc = "device pointer of the buffer (host address without a GPU)"), \
+	BUF_ROW(par, "ipc_handle", 0444, 0, .show = show_ipc_handle, .visible = has_ipc, \
+		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle")
+
 const struct fs_node fs_buffer_rows[] = {
 	BUF_ROW(FS_D_BUFFERS, "alloc_size", 0644, 0, .show = show_alloc_size,
 		.store = store_alloc_size,
@@ -379,12 +388,7 @@ const struct fs_node fs_buffer_rows[] = {
 		.doc = "decoded 8-byte descriptor of the last frame"),
 	BUF_ROW(FS_D_WBUF, "data", 0444, FS_BINARY | FS_VARSIZE, .read_bin = data_read,
 		.size = data_size, .doc = "payload of the last frame (binary, header.size bytes)"),
-	BUF_ROW(FS_D_WBUF, "size", 0444, 0, .show = show_size,
-		.doc = "bytes allocated (header area included)"),
-	BUF_ROW(FS_D_WBUF, "gpu_address", 0444, 0, .show = show_gpu_address,
-		.doc = "device pointer of the buffer (host address without a GPU)"),
-	BUF_ROW(FS_D_WBUF, "ipc_handle", 0444, 0, .show = show_ipc_handle, .visible = has_ipc,
-		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle"),
+	BUF_MEMORY_ROWS(FS_D_WBUF),
 	BUF_ROW(FS_D_READ_BUFFERS, "alloc_size", 0644, 0, .show = show_alloc_size,
 		.store = store_alloc_size, .doc = "bytes the next mkdir allocates (64K multiples)"),
 	BUF_ROW(FS_D_RBUF, "status", 0444, FS_LIVE, .show = show_status,
@@ -393,12 +397,7 @@ const struct fs_node fs_buffer_rows[] = {
 		.size = data_size, .doc = "payload area the card reads from (binary, at any offset)"),
 	BUF_ROW(FS_D_RBUF, "send", 0200, 0, .store = store_send,
 		.doc = "write a byte count: queue a GPU->FPGA read of that many payload bytes"),
-	BUF_ROW(FS_D_RBUF, "size", 0444, 0, .show = show_size,
-		.doc = "bytes allocated (header area included)"),
-	BUF_ROW(FS_D_RBUF, "gpu_address", 0444, 0, .show = show_gpu_address,
-		.doc = "device pointer of the buffer (host address without a GPU)"),
-	BUF_ROW(FS_D_RBUF, "ipc_handle", 0444, 0, .show = show_ipc_handle, .visible = has_ipc,
-		.doc = "CUDA IPC memory handle (hex) for cuIpcOpenMemHandle"),
+	BUF_MEMORY_ROWS(FS_D_RBUF),
 };
 const unsigned int fs_buffer_nrows = sizeof(fs_buffer_rows) / sizeof(fs_buffer_rows[0]);
 /* clang-format on */
