@@ -77,7 +77,7 @@ struct ga_emu {
 	void *scratch;
 	/* frame generator and statistics, model_lock */
 	u32 gen_left, gen_size, gen_seq;
-	u8 gen_user;
+	u32 gen_user; /* 0..0xff */
 	u64 delivered, dropped, diverted;
 	u64 tx_frames;
 	u32 tx_last_len, tx_last_sum;
@@ -330,6 +330,25 @@ static ssize_t tx_last_show(struct device *dev, struct device_attribute *attr, c
 }
 static DEVICE_ATTR_RO(tx_last);
 
+/* A generator setting written: a number in @min..@max (-ERANGE outside it,
+ * kstrtou32's errno for what is not one), stored in @field under model_lock. */
+static ssize_t ga_emu_store(struct device *dev, const char *buf, size_t count, u32 min, u32 max,
+			    u32 *field)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u32 n;
+	int ret = kstrtou32(buf, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n < min || n > max)
+		return -ERANGE;
+	mutex_lock(&e->model_lock);
+	*field = n;
+	mutex_unlock(&e->model_lock);
+	return count;
+}
+
 /* Writing N: N frames are left to send (0 cancels); reading: how many are. */
 static ssize_t gen_frames_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
@@ -342,71 +361,35 @@ static ssize_t gen_frames_show(struct device *dev, struct device_attribute *attr
 	return sysfs_emit(buf, "%u\n", v);
 }
 
-static ssize_t gen_frames_store(struct device *dev, struct device_attribute *attr,
-				const char *buf, size_t count)
+static ssize_t gen_frames_store(struct device *dev, struct device_attribute *attr, const char *buf,
+				size_t count)
 {
 	struct ga_emu *e = ga_emu_of(dev);
-	u32 n;
-	int ret = kstrtou32(buf, 0, &n);
+	ssize_t ret = ga_emu_store(dev, buf, count, 0, U32_MAX, &e->gen_left);
 
-	if (ret)
-		return ret;
-	mutex_lock(&e->model_lock);
-	e->gen_left = n;
-	mutex_unlock(&e->model_lock);
-	WRITE_ONCE(e->kick, true);
-	wake_up(&e->wq);
-	return count;
+	if (ret >= 0) {
+		WRITE_ONCE(e->kick, true);
+		wake_up(&e->wq);
+	}
+	return ret;
 }
 static DEVICE_ATTR_RW(gen_frames);
 
-static ssize_t gen_size_show(struct device *dev, struct device_attribute *attr, char *buf)
-{
-	struct ga_emu *e = ga_emu_of(dev);
+/* A generator setting: shown with @fmt, written as a number in @min..@max. */
+#define GA_EMU_SETTING(name, fmt, min, max)                                                        \
+	static ssize_t name##_show(struct device *dev, struct device_attribute *attr, char *buf)   \
+	{                                                                                          \
+		return sysfs_emit(buf, fmt "\n", READ_ONCE(ga_emu_of(dev)->name));                 \
+	}                                                                                          \
+	static ssize_t name##_store(struct device *dev, struct device_attribute *attr,             \
+				    const char *buf, size_t count)                                 \
+	{                                                                                          \
+		return ga_emu_store(dev, buf, count, min, max, &ga_emu_of(dev)->name);             \
+	}                                                                                          \
+	static DEVICE_ATTR_RW(name)
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(e->gen_size));
-}
-
-static ssize_t gen_size_store(struct device *dev, struct device_attribute *attr, const char *buf,
-			      size_t count)
-{
-	struct ga_emu *e = ga_emu_of(dev);
-	u32 n;
-	int ret = kstrtou32(buf, 0, &n);
-
-	if (ret)
-		return ret;
-	if (!n || n > GA_EMU_SCRATCH)
-		return -ERANGE;
-	mutex_lock(&e->model_lock);
-	e->gen_size = n;
-	mutex_unlock(&e->model_lock);
-	return count;
-}
-static DEVICE_ATTR_RW(gen_size);
-
-static ssize_t gen_user_show(struct device *dev, struct device_attribute *attr, char *buf)
-{
-	struct ga_emu *e = ga_emu_of(dev);
-
-	return sysfs_emit(buf, "0x%02x\n", READ_ONCE(e->gen_user));
-}
-
-static ssize_t gen_user_store(struct device *dev, struct device_attribute *attr, const char *buf,
-			      size_t count)
-{
-	struct ga_emu *e = ga_emu_of(dev);
-	u8 v;
-	int ret = kstrtou8(buf, 0, &v);
-
-	if (ret)
-		return ret;
-	mutex_lock(&e->model_lock);
-	e->gen_user = v;
-	mutex_unlock(&e->model_lock);
-	return count;
-}
-static DEVICE_ATTR_RW(gen_user);
+GA_EMU_SETTING(gen_size, "%u", 1, GA_EMU_SCRATCH);
+GA_EMU_SETTING(gen_user, "0x%02x", 0, U8_MAX);
 
 static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_gen_frames.attr,

@@ -1124,6 +1124,32 @@ static void t_unsupported(void)
 	close(fd);
 }
 
+/* The generator's sysfs files: a value out of range is ERANGE, one that is
+ * not a number EINVAL, and a refused write changes nothing. */
+static void t_emu_settings(void)
+{
+	long size0 = sys_read("gen_size"), user0 = sys_read("gen_user");
+	char v[32];
+
+	CHECK_ERR(sys_write("gen_size", "0"), ERANGE);
+	CHECK_ERR(sys_write("gen_size", "1048577"), ERANGE); /* above the 1 MiB scratch */
+	CHECK_ERR(sys_write("gen_size", "4x"), EINVAL);
+	CHECK(sys_read("gen_size") == size0, "gen_size %ld, was %ld", sys_read("gen_size"), size0);
+	CHECK_OK(sys_write("gen_size", "1048576"));
+	CHECK(sys_read("gen_size") == 1048576);
+	CHECK_ERR(sys_write("gen_user", "256"), ERANGE);
+	CHECK_ERR(sys_write("gen_user", "-1"), EINVAL);
+	CHECK(sys_read("gen_user") == user0, "gen_user %ld, was %ld", sys_read("gen_user"), user0);
+	CHECK_OK(sys_write("gen_user", "0xff"));
+	CHECK(sys_read("gen_user") == 0xff);
+	CHECK_ERR(sys_write("gen_frames", "4294967296"), ERANGE);
+	CHECK_ERR(sys_write("gen_frames", "many"), EINVAL);
+	snprintf(v, sizeof(v), "%ld", size0);
+	CHECK_OK(sys_write("gen_size", v));
+	snprintf(v, sizeof(v), "%ld", user0);
+	CHECK_OK(sys_write("gen_user", v));
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 struct kcase {
@@ -1139,6 +1165,7 @@ static const struct kcase cases[] = {
 	{ "too_many", t_too_many },
 	{ "arm", t_arm },
 	{ "frames", t_frames },
+	{ "emu_settings", t_emu_settings },
 	{ "read_path", t_read_path },
 	{ "invalidate", t_invalidate },
 	{ "invalidate_race", t_invalidate_race },
