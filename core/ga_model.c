@@ -213,6 +213,28 @@ static void arm(struct ga_model *m, unsigned int i)
 	m->events++;
 }
 
+/* The buffer leaves the free list without a frame (withdrawn, removed). */
+static void disarm(struct ga_model *m, unsigned int i)
+{
+	if (!m->armed[i])
+		return;
+	m->armed[i] = 0;
+	if (i <= m->write_count)
+		m->free_count--;
+	write_watermark(m);
+	m->events++;
+}
+
+static volatile uint32_t *free_word(struct ga_model *m, unsigned int i)
+{
+	return &m->regs[(m->free_base + i * m->free_stride) / 4];
+}
+
+static volatile uint32_t *rsize_word(struct ga_model *m, unsigned int i)
+{
+	return &m->regs[(m->rsize_base + i * m->rsize_stride) / 4];
+}
+
 /* ---- control word -------------------------------------------------------- */
 
 static void discard_reads(struct ga_model *m)
@@ -317,6 +339,15 @@ static void queue_read(struct ga_model *m, unsigned int i, uint32_t size)
 	}
 }
 
+static void cancel_read(struct ga_model *m, unsigned int i)
+{
+	if (!m->read_pending[i])
+		return;
+	m->read_pending[i] = 0;
+	m->read_queue--;
+	read_watermark(m);
+}
+
 static void service_read(struct ga_model *m, unsigned int i)
 {
 	uint32_t len = m->read_len[i];
@@ -364,6 +395,8 @@ static void service_read(struct ga_model *m, unsigned int i)
 	}
 	m->read_pending[i] = 0;
 	m->read_queue--;
+	if (m->p.level_words)
+		__atomic_store_n(rsize_word(m, i), 0, __ATOMIC_RELEASE);
 	read_watermark(m);
 	m->events++;
 }
@@ -471,6 +504,8 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	/* Take the buffer off the free list and advance round-robin. */
 	m->armed[i] = 0;
 	m->free_count--;
+	if (m->p.level_words)
+		__atomic_store_n(free_word(m, i), 0, __ATOMIC_RELEASE);
 	write_watermark(m);
 	m->write_index = next_index(m, i, m->write_count);
 	m->lat_start_ns[i] = t0;
@@ -636,14 +671,25 @@ void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val)
 			continue;
 		switch (id) {
 		case GA_REG_FREE_LIST:
-			arm(m, i);
+			if (!m->p.level_words)
+				arm(m, i);
+			else if ((m->regs[offset / 4] = val) != 0)
+				arm(m, i);
+			else
+				disarm(m, i);
 			break;
 		case GA_REG_COUNT_RESET:
 			count_reset(m);
 			break;
 		case GA_REG_READ_SIZE:
-			/* Taken at once; reads back 0 (see ga_model.h). */
+			/* Taken at once, reading back 0, unless level_words. */
 			sync_control(m);
+			if (m->p.level_words) {
+				m->regs[offset / 4] = val;
+				val = ga_reg_field_get(id, m->layout, val);
+				if (!val)
+					cancel_read(m, i);
+			}
 			queue_read(m, i, val);
 			break;
 		case GA_REG_WRITE_MAX_SIZE:
@@ -673,6 +719,23 @@ static uint32_t take(volatile uint32_t *w)
 	return __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
 }
 
+/* level_words: the engine state follows what the words say now. */
+static void poll_levels(struct ga_model *m, unsigned int i)
+{
+	uint32_t v = __atomic_load_n(free_word(m, i), __ATOMIC_ACQUIRE);
+
+	if (v && !m->armed[i])
+		arm(m, i);
+	else if (!v && m->armed[i])
+		disarm(m, i);
+	v = ga_reg_field_get(GA_REG_READ_SIZE, m->layout,
+			     __atomic_load_n(rsize_word(m, i), __ATOMIC_ACQUIRE));
+	if (v && !m->read_pending[i])
+		queue_read(m, i, v);
+	else if (!v)
+		cancel_read(m, i);
+}
+
 void ga_model_poll(struct ga_model *m)
 {
 	uint32_t off, v;
@@ -684,9 +747,13 @@ void ga_model_poll(struct ga_model *m)
 	if (reg_loc(m, GA_REG_COUNT_RESET, 0, &off) && take(&m->regs[off / 4]))
 		count_reset(m);
 	for (i = 0; i < m->p.max_buffers; i++) {
-		if (take(&m->regs[(m->free_base + i * m->free_stride) / 4]))
+		if (m->p.level_words) {
+			poll_levels(m, i);
+			continue;
+		}
+		if (take(free_word(m, i)))
 			arm(m, i);
-		v = take(&m->regs[(m->rsize_base + i * m->rsize_stride) / 4]);
+		v = take(rsize_word(m, i));
 		if (v)
 			queue_read(m, i, ga_reg_field_get(GA_REG_READ_SIZE, m->layout, v));
 	}
@@ -705,8 +772,14 @@ void ga_model_forget(struct ga_model *m, bool write, unsigned int index)
 		m->armed[index] = 0;
 		m->lat_valid[index] = 0;
 		m->gpu_valid[index] = 0;
-	} else if (m->read_pending[index]) {
-		m->read_pending[index] = 0;
-		m->read_queue--;
+		if (m->p.level_words)
+			*free_word(m, index) = 0;
+	} else {
+		if (m->read_pending[index]) {
+			m->read_pending[index] = 0;
+			m->read_queue--;
+		}
+		if (m->p.level_words)
+			*rsize_word(m, index) = 0;
 	}
 }

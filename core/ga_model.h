@@ -78,6 +78,11 @@ struct ga_model_params {
 	unsigned int max_buffers;    /* 1..16 (V1) or 1..1024 (V4+) */
 	unsigned int dma_data_bytes; /* payload offset, e.g. 32 */
 	uint64_t clock_hz;	     /* axiClk for latency counters */
+	/* Free-list and read-size words as upstream's emulator keeps them:
+	 * a word holds its value until the engine uses it and then clears
+	 * it; writing 0 withdraws an arm or a request.  Off: the firmware's
+	 * write strobes (any write arms or requests; they read back 0). */
+	bool level_words;
 };
 
 /* Faults armed for the next operations (host sets, model consumes). */

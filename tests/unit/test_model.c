@@ -52,6 +52,7 @@ static struct host *h;
 static struct ga_model *m;
 static uint32_t regs[GA_CORE_SIZE / 4];
 static const struct flavour *fl;
+static bool level; /* the next setup_flavour() models upstream's emulator words */
 
 static int env_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 {
@@ -172,6 +173,7 @@ static void setup_flavour(int flav)
 		.max_buffers = NBUF * 2,
 		.dma_data_bytes = DDB,
 		.clock_hz = CLOCK_HZ,
+		.level_words = level,
 	};
 	struct ga_model_env env;
 
@@ -769,6 +771,84 @@ START_TEST(test_read_path)
 }
 END_TEST
 
+/* level_words (upstream's emulator): the words are the state, 0 withdraws,
+ * the engine clears a word when it uses it; strobes (the firmware) differ. */
+START_TEST(test_level_words)
+{
+	uint32_t fw0, rs0;
+
+	level = true;
+	setup_flavour(_i);
+	level = false;
+	fw0 = off(GA_REG_FREE_LIST, 0);
+	rs0 = off(GA_REG_READ_SIZE, 0);
+	add_buffers(BUF_SIZE - DDB);
+	wr(GA_REG_WRITE_ENABLE, 0, 1);
+	wr(GA_REG_READ_ENABLE, 0, 1);
+	/* Disarming before the engine looked: no frame. */
+	shm_wr(GA_REG_FREE_LIST, 0, 1);
+	shm_wr(GA_REG_FREE_LIST, 0, 0);
+	ga_model_poll(m);
+	ck_assert_int_eq(push_n(64, 1), GA_PUSH_NO_BUFFER);
+	/* Armed: the word stays 1 until the frame lands, then reads 0. */
+	shm_wr(GA_REG_FREE_LIST, 0, 1);
+	ga_model_poll(m);
+	ck_assert_uint_eq(regs[fw0 / 4], 1);
+	ck_assert_int_eq(push_n(64, 1), GA_PUSH_DELIVERED);
+	ck_assert_uint_eq(regs[fw0 / 4], 0);
+	ck_assert_uint_eq(word(wmem(0) + 4), 64);
+	/* An armed buffer withdrawn by a seen write of 0. */
+	wr(GA_REG_FREE_LIST, 1, 1);
+	ck_assert(ga_model_write_ready(m));
+	wr(GA_REG_FREE_LIST, 1, 0);
+	ck_assert(!ga_model_write_ready(m));
+	ga_model_poll(m);
+	ck_assert_int_eq(push_n(64, 2), GA_PUSH_NO_BUFFER);
+	ck_assert_uint_eq(rd(GA_REG_RX_FRAME_COUNT, 0), 1);
+	/* Read requests: 0 asks for nothing, a size is served and cleared. */
+	wr(GA_REG_READ_SIZE, 0, 0);
+	ck_assert_uint_eq(h->outs, 0);
+	shm_wr(GA_REG_READ_SIZE, 0, 40);
+	ga_model_poll(m);
+	ck_assert_uint_eq(h->outs, 1);
+	ck_assert_uint_eq(h->out_len[0], 40);
+	ck_assert_uint_eq(regs[rs0 / 4], 0);
+	/* A request made while the engine is off waits in its word. */
+	wr(GA_REG_READ_ENABLE, 0, 0);
+	shm_wr(GA_REG_READ_SIZE, 1, 24);
+	ga_model_poll(m);
+	ck_assert_uint_eq(h->outs, 1);
+	ck_assert_uint_eq(regs[off(GA_REG_READ_SIZE, 1) / 4], 24);
+	wr(GA_REG_READ_ENABLE, 0, 1);
+	ga_model_poll(m);
+	ck_assert_uint_eq(h->outs, 1); /* strict index order: 0 first */
+	shm_wr(GA_REG_READ_SIZE, 1, 0); /* withdrawn */
+	ga_model_poll(m);
+	wr(GA_REG_READ_SIZE, 0, 8);
+	ck_assert_uint_eq(h->outs, 2);
+	ga_model_poll(m);
+	ck_assert_uint_eq(h->outs, 2);
+	ck_assert_uint_eq(rd(GA_REG_TX_FRAME_COUNT, 0), 2);
+	/* Host-side removal clears the word too. */
+	shm_wr(GA_REG_FREE_LIST, 1, 1);
+	ga_model_poll(m);
+	ga_model_forget(m, true, 1);
+	ck_assert_uint_eq(regs[off(GA_REG_FREE_LIST, 1) / 4], 0);
+	ga_model_poll(m);
+	ck_assert(!ga_model_write_ready(m));
+	teardown();
+
+	/* The firmware's strobes: any write arms, the word reads back 0. */
+	setup_flavour(_i);
+	add_buffers(BUF_SIZE - DDB);
+	wr(GA_REG_WRITE_ENABLE, 0, 1);
+	wr(GA_REG_FREE_LIST, 0, 0);
+	ck_assert_uint_eq(regs[fw0 / 4], 0);
+	ck_assert_int_eq(push_n(64, 3), GA_PUSH_DELIVERED);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_active_bits)
 {
 	setup_flavour(_i);
@@ -913,6 +993,7 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_latency, 0, NFLAV);
 	tcase_add_loop_test(tc, test_total_latency_exact, 0, NFLAV);
 	tcase_add_loop_test(tc, test_read_path, 0, NFLAV);
+	tcase_add_loop_test(tc, test_level_words, 0, NFLAV);
 	tcase_add_loop_test(tc, test_active_bits, 0, NFLAV);
 	tcase_add_loop_test(tc, test_monitor, 0, NFLAV);
 	tcase_add_loop_test(tc, test_push_fill, 0, NFLAV);
