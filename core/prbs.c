@@ -3,17 +3,36 @@
 #include "ga_base.h"
 #include "gpuasync/prbs.h"
 
+/* Little-endian words; a whole one is one store (the emulated card fills
+ * 64 KiB frames per tick, so this is its hot loop). */
+static uint32_t to_le(uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
+
 static void put_word(uint8_t *p, uint32_t v, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < n && i < 4; i++)
+	if (n >= 4) {
+		v = to_le(v);
+		memcpy(p, &v, 4);
+		return;
+	}
+	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static uint32_t get_word(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return to_le(v);
 }
 
 void ga_prbs_fill(void *dst, uint32_t len, uint32_t seq)

@@ -12,7 +12,20 @@
  *    addresses (as a card reaches BAR1), so a zeroed or stale address
  *    register fails like an IOMMU fault instead of writing anywhere;
  *  - a frame generator, driven by sysfs (gen_frames, gen_size, gen_user),
- *    pushes frames into the input stream so tests can make frames flow.
+ *    pushes frames into the input stream so tests can make frames flow;
+ *  - emulate_upstream=1 makes the card behave as upstream's
+ *    datadev_emulator does for its GPU tools (rdmaTestEmu,
+ *    dmaGpuToggleTest): 4 buffers, DmaDataBytes 16, free-list and
+ *    read-size words that hold their value until used (the model's
+ *    level_words), and a source that offers one PRBS frame (SLAC's format,
+ *    gpuasync/prbs.h) of write_max_size bytes per tick whenever the write
+ *    engine is on and the next buffer is armed; every GPU->FPGA frame is
+ *    checked as PRBS (sysfs tx_prbs_errors).  Those tools stop a run by
+ *    withdrawing the free list right after their last frame and expect no
+ *    frame more, so the source has deadtime, as a DAQ trigger held off
+ *    while the readout is busy: after a frame it offers the next one only
+ *    once the consumer has cleared that frame's size word (the tools do,
+ *    when done with it) or the write engine was switched off.
  *
  * Locking: emu->model_lock guards the model and the generator.  It nests
  * inside card->reg_lock and outside the stub's lock; DMA completes under
@@ -28,6 +41,7 @@
 
 #include "ga_drv.h"
 #include "ga_model.h"
+#include "gpuasync/prbs.h"
 #ifdef GA_P2P_STUB
 #include "nv_p2p_stub.h"
 #endif
@@ -40,13 +54,21 @@ static int emulate_version = 4;
 module_param(emulate_version, int, 0444);
 MODULE_PARM_DESC(emulate_version, "firmware version of emulated cards, 1-5 (default 4)");
 
-static int emulate_buffers = 16;
-module_param(emulate_buffers, int, 0444);
-MODULE_PARM_DESC(emulate_buffers, "max buffers of emulated cards (V1: <= 16, default 16)");
+static bool emulate_upstream;
+module_param(emulate_upstream, bool, 0444);
+MODULE_PARM_DESC(emulate_upstream,
+		 "emulated cards behave as upstream's datadev_emulator for its GPU tools "
+		 "(version 4 or 5)");
 
-static int emulate_dma_data_bytes = 32;
+static int emulate_buffers;
+module_param(emulate_buffers, int, 0444);
+MODULE_PARM_DESC(emulate_buffers,
+		 "max buffers of emulated cards (V1: <= 16; default 16, 4 with emulate_upstream)");
+
+static int emulate_dma_data_bytes;
 module_param(emulate_dma_data_bytes, int, 0444);
-MODULE_PARM_DESC(emulate_dma_data_bytes, "DmaDataBytes of emulated cards (default 32)");
+MODULE_PARM_DESC(emulate_dma_data_bytes,
+		 "DmaDataBytes of emulated cards (default 32, 16 with emulate_upstream)");
 
 static bool emulate_latency_legacy;
 module_param(emulate_latency_legacy, bool, 0444);
@@ -81,6 +103,12 @@ struct ga_emu {
 	u64 delivered, dropped, diverted;
 	u64 tx_frames;
 	u32 tx_last_len, tx_last_sum;
+	/* emulate_upstream: the source's next sequence number, frames sent
+	 * by it, GPU->FPGA frames that were not valid PRBS */
+	u32 up_seq;
+	u64 up_frames, tx_prbs_errors;
+	bool up_busy; /* deadtime: the last frame's size word is at up_busy_bus */
+	u64 up_busy_bus;
 };
 
 static struct ga_card *ga_emu_cards[GA_EMU_MAX];
@@ -122,6 +150,11 @@ static void ga_emu_frame_out(void *ctx, const void *data, uint32_t len)
 	e->tx_frames++;
 	e->tx_last_len = len;
 	e->tx_last_sum = sum;
+	if (emulate_upstream && !ga_prbs_check(data, len, NULL)) {
+		e->tx_prbs_errors++;
+		pr_info_ratelimited("%s: GPU->FPGA frame of %u bytes is not PRBS\n",
+				    e->card->name, len);
+	}
 }
 
 static void *ga_emu_scratch(void *ctx, uint32_t len)
@@ -141,6 +174,51 @@ static void ga_emu_fill(void *ctx, void *dst, uint32_t len)
 	for (i = 0; i < len; i++)
 		p[i] = (u8)(e->gen_seq + i);
 	memcpy(p, &e->gen_seq, min_t(u32, len, sizeof(e->gen_seq)));
+}
+
+static void ga_emu_fill_prbs(void *ctx, void *dst, uint32_t len)
+{
+	ga_prbs_fill(dst, len, ((struct ga_emu *)ctx)->up_seq);
+}
+
+/*
+ * emulate_upstream's source: one frame per tick while the engine can take
+ * it, as long as write_max_size says, 0 standing for 4096 and 64 KiB at
+ * most, as upstream's emulator sizes them (its tools' per-frame work, and
+ * so their timing, assumes frames of at most 64 KiB).
+ */
+#define GA_EMU_UPSTREAM_MAX_FRAME 65536u
+static void ga_emu_upstream_tick(struct ga_emu *e)
+{
+	struct ga_model *m = e->m;
+	u32 off, lo, hi, size = 0, db;
+
+	BUILD_BUG_ON(GA_EMU_UPSTREAM_MAX_FRAME > GA_EMU_SCRATCH);
+	if (!m->write_enabled)
+		e->up_busy = false;
+	if (e->up_busy) {
+		if (!ga_emu_dma_read(e, e->up_busy_bus, &db, sizeof(db)) && db)
+			return; /* the consumer still holds the last frame */
+		e->up_busy = false;
+	}
+	if (!ga_model_write_ready(m))
+		return;
+	if (!ga_reg_offset(GA_REG_WRITE_MAX_SIZE, m->layout, m->p.version, 0, m->p.max_buffers,
+			   &off))
+		size = ga_reg_field_get(GA_REG_WRITE_MAX_SIZE, m->layout, ga_model_reg_read(m, off));
+	size = min_t(u32, size ? size : 4096, GA_EMU_UPSTREAM_MAX_FRAME);
+	if (ga_model_push_fill(m, size, 0x02, 0, ga_emu_fill_prbs, e) != GA_PUSH_DELIVERED)
+		return;
+	e->up_seq++;
+	e->up_frames++;
+	if (ga_reg_offset(GA_REG_WRITE_ADDR_LO, m->layout, m->p.version, m->last.index,
+			  m->p.max_buffers, &lo) ||
+	    ga_reg_offset(GA_REG_WRITE_ADDR_HI, m->layout, m->p.version, m->last.index,
+			  m->p.max_buffers, &hi))
+		return;
+	e->up_busy_bus = ((u64)ga_model_reg_read(m, hi) << 32 | ga_model_reg_read(m, lo)) +
+			 GA_HDR_SIZE_OFFSET;
+	e->up_busy = true;
 }
 
 /* ---- card ops ------------------------------------------------------------ */
@@ -264,6 +342,8 @@ static int ga_emu_thread(void *data)
 		WRITE_ONCE(e->kick, false);
 		mutex_lock(&e->model_lock);
 		ga_model_poll(e->m);
+		if (emulate_upstream)
+			ga_emu_upstream_tick(e);
 		/* A bounded burst per tick keeps register access responsive. */
 		for (burst = 0; burst < 64 && e->gen_left; burst++) {
 			r = ga_model_push_fill(e->m, e->gen_size, e->gen_user, 0, ga_emu_fill, e);
@@ -279,8 +359,9 @@ static int ga_emu_thread(void *data)
 			e->gen_seq++;
 		}
 		mutex_unlock(&e->model_lock);
-		wait_event_interruptible_timeout(e->wq, READ_ONCE(e->kick) || kthread_should_stop(),
-						 usecs_to_jiffies(emulate_poll_us));
+		/* An hrtimer, not jiffies: a tick is emulate_poll_us whatever HZ is. */
+		wait_event_interruptible_hrtimeout(e->wq, READ_ONCE(e->kick) || kthread_should_stop(),
+						   ns_to_ktime((u64)max(emulate_poll_us, 10u) * 1000));
 	}
 	return 0;
 }
@@ -315,6 +396,10 @@ GA_EMU_SHOW(diverted)
 static DEVICE_ATTR_RO(diverted);
 GA_EMU_SHOW(tx_frames)
 static DEVICE_ATTR_RO(tx_frames);
+GA_EMU_SHOW(up_frames)
+static DEVICE_ATTR_RO(up_frames);
+GA_EMU_SHOW(tx_prbs_errors)
+static DEVICE_ATTR_RO(tx_prbs_errors);
 
 
 static ssize_t tx_last_show(struct device *dev, struct device_attribute *attr, char *buf)
@@ -400,6 +485,8 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_diverted.attr,
 	&dev_attr_tx_frames.attr,
 	&dev_attr_tx_last.attr,
+	&dev_attr_up_frames.attr,
+	&dev_attr_tx_prbs_errors.attr,
 	NULL,
 };
 
@@ -426,6 +513,7 @@ static int ga_emu_create(int i)
 		.max_buffers = emulate_buffers,
 		.dma_data_bytes = emulate_dma_data_bytes,
 		.clock_hz = GA_EMU_CLOCK_HZ,
+		.level_words = emulate_upstream,
 	};
 	struct ga_model_env env = {
 		.dma_write = ga_emu_dma_write,
@@ -460,6 +548,13 @@ static int ga_emu_create(int i)
 	*(u32 *)(e->bar + GA_AXIVERSION_CLOCK_HZ) = GA_EMU_CLOCK_HZ;
 	env.ctx = e;
 	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);
+	if (emulate_upstream) {
+		u32 off;
+
+		if (!ga_reg_offset(GA_REG_WRITE_MAX_SIZE, e->m->layout, p.version, 0, p.max_buffers,
+				   &off))
+			ga_model_reg_write(e->m, off, 4096);
+	}
 
 	snprintf(name, sizeof(name), "gpuasync_emu%d", i);
 	card = ga_card_alloc(name, emulate_dma_barrier ? &ga_emu_ops : &ga_emu_ops_nobarrier, e);
@@ -490,6 +585,14 @@ int ga_emu_create_all(int n)
 {
 	int i, ret;
 
+	if (!emulate_buffers)
+		emulate_buffers = emulate_upstream ? 4 : 16;
+	if (!emulate_dma_data_bytes)
+		emulate_dma_data_bytes = emulate_upstream ? 16 : 32;
+	if (n && emulate_upstream && emulate_version < 4) {
+		pr_err("gpuasync: emulate_upstream needs emulate_version 4 or 5\n");
+		return -EINVAL;
+	}
 	if (n && (emulate_version < 1 || emulate_version > 5 || emulate_buffers < 1 ||
 		  emulate_buffers > GA_MAX_BUFFERS ||
 		  (emulate_version < 4 && emulate_buffers > 16) || emulate_dma_data_bytes < 8 ||

@@ -131,6 +131,7 @@ struct stub_map {
 static struct {
 	struct mutex lock;
 	struct list_head regions, pins, maps;
+	struct list_head reserved; /* /dev/nvidia_p2p_stub_mem's regions */
 	u64 next_va, next_bus;
 	u32 next_id;
 	unsigned long total_pages;
@@ -637,23 +638,26 @@ EXPORT_SYMBOL_GPL(nv_p2p_stub_dma);
 
 /* ---- /dev/nv_p2p_stub ---------------------------------------------------- */
 
-static int stub_alloc(struct file *file, struct nvstub_alloc __user *uarg)
+/*
+ * A region of @size bytes (rounded up to 64 KiB) for @file, on @list: with
+ * a fake GPU VA when @gpu_va (NVSTUB_ALLOC), none for a reservation of
+ * /dev/nvidia_p2p_stub_mem, which user space reaches only through mmap.
+ */
+static struct stub_region *stub_region_new(struct file *file, u64 size, struct list_head *list,
+					   bool gpu_va)
 {
-	struct nvstub_alloc a;
 	struct stub_region *r;
 	unsigned long i, n;
 	int ret;
 
-	if (copy_from_user(&a, uarg, sizeof(a)))
-		return -EFAULT;
-	if (!a.size || a.size > (u64)max_region_mb << 20)
-		return -EINVAL;
-	a.size = ALIGN(a.size, STUB_GPU_PAGE);
-	n = a.size >> PAGE_SHIFT;
+	if (!size || size > (u64)max_region_mb << 20)
+		return ERR_PTR(-EINVAL);
+	size = ALIGN(size, STUB_GPU_PAGE);
+	n = size >> PAGE_SHIFT;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	r->pages = kvcalloc(n, sizeof(*r->pages), GFP_KERNEL);
 	if (!r->pages) {
 		ret = -ENOMEM;
@@ -675,7 +679,7 @@ static int stub_alloc(struct file *file, struct nvstub_alloc __user *uarg)
 	}
 	kref_init(&r->ref);
 	r->npages = n;
-	r->size = a.size;
+	r->size = size;
 	r->owner = file;
 
 	mutex_lock(&stub.lock);
@@ -685,20 +689,15 @@ static int stub_alloc(struct file *file, struct nvstub_alloc __user *uarg)
 		goto out_free;
 	}
 	stub.total_pages += n;
-	r->va = stub.next_va;
-	stub.next_va += a.size + STUB_GPU_PAGE;
+	if (gpu_va) {
+		r->va = stub.next_va;
+		stub.next_va += size + STUB_GPU_PAGE;
+	}
 	r->id = ++stub.next_id;
-	list_add_tail(&r->node, &stub.regions);
+	list_add_tail(&r->node, list);
 	stub.st.regions++;
 	mutex_unlock(&stub.lock);
-
-	a.gpu_va = r->va;
-	a.mmap_offset = (u64)r->id << STUB_MMAP_SHIFT;
-	if (copy_to_user(uarg, &a, sizeof(a))) {
-		/* The region stays with the file and goes away at close. */
-		return -EFAULT;
-	}
-	return 0;
+	return r;
 
 out_free:
 	if (r->pages)
@@ -707,7 +706,27 @@ out_free:
 				put_page(r->pages[i]);
 	kvfree(r->pages);
 	kfree(r);
-	return ret;
+	return ERR_PTR(ret);
+}
+
+static int stub_alloc(struct file *file, struct nvstub_alloc __user *uarg)
+{
+	struct nvstub_alloc a;
+	struct stub_region *r;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	r = stub_region_new(file, a.size, &stub.regions, true);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	a.size = r->size;
+	a.gpu_va = r->va;
+	a.mmap_offset = (u64)r->id << STUB_MMAP_SHIFT;
+	if (copy_to_user(uarg, &a, sizeof(a))) {
+		/* The region stays with the file and goes away at close. */
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* The region of @file containing @va, or NULL.  Prerequisite: stub.lock. */
@@ -783,16 +802,16 @@ static long stub_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
-static int stub_mmap(struct file *file, struct vm_area_struct *vma)
+/* Map pages @first.. of @file's region @id on @list into @vma. */
+static int stub_map_region(struct file *file, struct vm_area_struct *vma, struct list_head *list,
+			   unsigned long id, unsigned long first)
 {
-	unsigned long id = vma->vm_pgoff >> (STUB_MMAP_SHIFT - PAGE_SHIFT);
-	unsigned long first = vma->vm_pgoff & ((1UL << (STUB_MMAP_SHIFT - PAGE_SHIFT)) - 1);
 	unsigned long n = vma_pages(vma), i;
 	struct stub_region *r, *found = NULL;
 	int ret = 0;
 
 	mutex_lock(&stub.lock);
-	list_for_each_entry(r, &stub.regions, node)
+	list_for_each_entry(r, list, node)
 		if (r->owner == file && r->id == id)
 			found = r;
 	if (!found || first + n > found->npages) {
@@ -809,6 +828,13 @@ static int stub_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, found->pages[first + i]);
 	mutex_unlock(&stub.lock);
 	return ret;
+}
+
+static int stub_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return stub_map_region(file, vma, &stub.regions,
+			       vma->vm_pgoff >> (STUB_MMAP_SHIFT - PAGE_SHIFT),
+			       vma->vm_pgoff & ((1UL << (STUB_MMAP_SHIFT - PAGE_SHIFT)) - 1));
 }
 
 static int stub_release(struct inode *inode, struct file *file)
@@ -848,26 +874,97 @@ static struct miscdevice stub_misc = {
 	.mode = 0666,
 };
 
+/* ---- /dev/nvidia_p2p_stub_mem --------------------------------------------- */
+
+/*
+ * The node upstream's GPU tools (rdmaTestEmu, dmaGpuToggleTest, 7.5's
+ * dmaGpuIoctlTest) take their "GPU memory" from: STUB_RESERVE_BUF sets
+ * pages aside, mmap at offset buf_id pages maps them, closing the file
+ * drops them.  What the tools then register is ordinary memory of their
+ * process to nvidia_p2p_get_pages, which pins it as host memory; the pins
+ * keep their own page references, so the order of close, munmap and
+ * GPU_Rem_Nvidia_Memory does not matter.
+ */
+static long stub_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct stub_reserve_req req;
+	struct stub_region *r;
+
+	if (cmd != STUB_RESERVE_BUF)
+		return -ENOTTY;
+	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
+		return -EFAULT;
+	r = stub_region_new(file, req.size, &stub.reserved, false);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	req.buf_id = r->id;
+	return copy_to_user((void __user *)arg, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static int stub_mem_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return stub_map_region(file, vma, &stub.reserved, vma->vm_pgoff, 0);
+}
+
+static int stub_mem_release(struct inode *inode, struct file *file)
+{
+	struct stub_region *r, *tmp;
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry_safe(r, tmp, &stub.reserved, node)
+		if (r->owner == file)
+			stub_region_put_locked(r);
+	mutex_unlock(&stub.lock);
+	return 0;
+}
+
+static const struct file_operations stub_mem_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = stub_mem_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = stub_mem_mmap,
+	.release = stub_mem_release,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice stub_mem_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "nvidia_p2p_stub_mem",
+	.fops = &stub_mem_fops,
+	.mode = 0600, /* as upstream's */
+};
+
 /* ---- init/exit ----------------------------------------------------------- */
 
 static int __init stub_init(void)
 {
+	int ret;
+
 	mutex_init(&stub.lock);
 	INIT_LIST_HEAD(&stub.regions);
 	INIT_LIST_HEAD(&stub.pins);
 	INIT_LIST_HEAD(&stub.maps);
+	INIT_LIST_HEAD(&stub.reserved);
 	stub.next_va = STUB_VA_BASE;
 	stub.next_bus = STUB_BUS_BASE;
-	return misc_register(&stub_misc);
+	ret = misc_register(&stub_misc);
+	if (ret)
+		return ret;
+	ret = misc_register(&stub_mem_misc);
+	if (ret)
+		misc_deregister(&stub_misc);
+	return ret;
 }
 
 static void __exit stub_exit(void)
 {
+	misc_deregister(&stub_mem_misc);
 	misc_deregister(&stub_misc);
 	/* Clients depend on our symbols, so they are gone: nothing may remain. */
 	WARN(!list_empty(&stub.pins), "nv_p2p_stub: %llu pins leaked by a client\n",
 	     stub.st.pins);
-	WARN(!list_empty(&stub.regions), "nv_p2p_stub: regions left at exit\n");
+	WARN(!list_empty(&stub.regions) || !list_empty(&stub.reserved),
+	     "nv_p2p_stub: regions left at exit\n");
 }
 
 module_init(stub_init);

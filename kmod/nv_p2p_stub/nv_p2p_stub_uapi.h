@@ -45,4 +45,18 @@ struct nvstub_stats {
 #define NVSTUB_INVALIDATE _IOW('S', 0x42, struct nvstub_range)
 #define NVSTUB_STATS _IOR('S', 0x43, struct nvstub_stats)
 
+/*
+ * /dev/nvidia_p2p_stub_mem: the interface of upstream's stub node
+ * (aes-stream-drivers emulator/gpu_stub), which its GPU tools use
+ * unmodified.  STUB_RESERVE_BUF sets @size bytes aside (rounded up to
+ * 64 KiB) and returns @buf_id; mmap() at offset buf_id * page size maps
+ * them; closing the file releases every reservation it made.
+ */
+struct stub_reserve_req {
+	__u32 size;   /* in: bytes */
+	__u32 buf_id; /* out */
+};
+
+#define STUB_RESERVE_BUF _IOWR('S', 1, struct stub_reserve_req)
+
 #endif /* NV_P2P_STUB_UAPI_H */

@@ -16,6 +16,25 @@ guest_kver() {
 	[ -n "$kver" ] && echo "$kver"
 }
 
+# build_modules KDIR DIR: gpuasync.ko and nv_p2p_stub.ko for the kernel tree
+# KDIR, in DIR/kmod; a warning fails the build.
+# Sources are copied so kbuild's outputs never land in the checkout and the
+# stock and debug builds cannot mix.
+prepare_src() { # DIR
+	rm -rf "$1" && mkdir -p "$1"
+	(cd "$ROOT" && tar cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		kmod core) | tar xf - -C "$1"
+}
+
+build_modules() {
+	prepare_src "$2"
+	make -C "$2/kmod" KDIR="$1" >"$2/build.log" 2>&1 || { tail -40 "$2/build.log"; return 1; }
+	if grep -E 'warning:|error:' "$2/build.log"; then
+		log "FAIL: the modules build with warnings"
+		return 1
+	fi
+}
+
 # libgpuasync's sources and include paths, for static guest builds.
 mapfile -t LIB_SRCS < <(find "$ROOT/lib/src" "$ROOT/core" -name '*.c' | sort)
 mapfile -t LIB_INCS < <(find "$ROOT/lib/src" -type d | sed 's/^/-I/')

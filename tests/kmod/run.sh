@@ -58,23 +58,6 @@ fi
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
 
 # ---- build ----------------------------------------------------------------------
-# Sources are copied so kbuild's outputs never land in the checkout and the
-# stock and debug builds cannot mix.
-prepare_src() { # DIR
-	rm -rf "$1" && mkdir -p "$1"
-	(cd "$ROOT" && tar cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-		kmod core) | tar xf - -C "$1"
-}
-
-build_modules() { # KDIR DIR
-	prepare_src "$2"
-	make -C "$2/kmod" KDIR="$1" >"$2/build.log" 2>&1 || { tail -40 "$2/build.log"; return 1; }
-	if grep -E 'warning:|error:' "$2/build.log"; then
-		log "FAIL: the modules build with warnings"
-		return 1
-	fi
-}
-
 CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/core/include -I$ROOT/core -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
 build_tests() {
 	mkdir -p "$OUT/t"

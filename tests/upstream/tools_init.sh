@@ -1,0 +1,57 @@
+#!/bin/busybox sh
+# /init of tests/upstream/tools.sh's guest: upstream's GPU tools, unmodified,
+# on gpuasync.ko's emulated card in upstream mode, RUNS times each, no
+# retries; then the card's own account (every GPU->FPGA frame was PRBS),
+# the stub's (no pin left) and a clean unload.
+. /t/guest.sh
+. /t/env
+guest_up
+echo "KTEST guest up: $(uname -r), tools of upstream $UPSTREAM, firmware V$VERSION, tick ${POLL} us"
+insmod /t/nv_p2p_stub.ko || bad insmod_stub
+insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version="$VERSION" \
+	emulate_poll_us="$POLL" || bad insmod_gpuasync
+DEV=/dev/gpuasync_emu0
+SYS=/sys/class/gpuasync/gpuasync_emu0
+[ -c $DEV ] && [ -c /dev/nvidia_p2p_stub_mem ] && ok device_nodes || bad device_nodes
+[ "$(stat -c %a /dev/nvidia_p2p_stub_mem)" = 600 ] && ok stub_mem_mode || bad stub_mem_mode
+
+# dmaGpuToggleTest judges the kernel log with util-linux dmesg and wants lines.
+n=$(/bin/sh -c 'dmesg --ctime --level=emerg,alert,crit,err,warn | wc -l')
+[ "$n" -gt 0 ] && ok "dmesg_works ($n lines)" || bad "dmesg_works ($n lines)"
+
+# tool NAME SECONDS CMD...: RUNS runs; every one must pass.
+tool() {
+	name=$1 secs=$2
+	shift 2
+	n=0 pass=0 t0=$(date +%s)
+	while [ $n -lt "$RUNS" ]; do
+		n=$((n + 1))
+		if timeout "$secs" "$@" >/tmp/out 2>&1; then
+			pass=$((pass + 1))
+		else
+			echo "--- $name run $n failed:"
+			tail -15 /tmp/out
+		fi
+	done
+	echo "KTEST $( [ $pass = "$RUNS" ] && echo ok || echo FAIL ) runs $name: $pass of $RUNS passed ($(($(date +%s) - t0)) s)"
+	[ $pass = "$RUNS" ] || rc=1
+	tail -3 /tmp/out
+}
+
+tool dmaGpuIoctlTest 30 /up/dmaGpuIoctlTest -p $DEV
+tool rdmaTestEmu_basic 60 /up/rdmaTestEmu -d $DEV
+tool rdmaTestEmu_sweep 120 /up/rdmaTestEmu -d $DEV -c 100 --sweep
+before=$(cat $SYS/up_frames)
+t0=$(date +%s)
+tool rdmaTestEmu_soak 60 /up/rdmaTestEmu -d $DEV -c 10000 -s 65536
+echo "KTEST ok rate soak: $(( ($(cat $SYS/up_frames) - before) / ($(date +%s) - t0 + 1) )) frames/s of 64 KiB"
+tool dmaGpuToggleTest 60 /up/dmaGpuToggleTest -p $DEV
+
+# The card's own account: frames flowed both ways, all GPU->FPGA ones PRBS.
+up=$(cat $SYS/up_frames) tx=$(cat $SYS/tx_frames) bad=$(cat $SYS/tx_prbs_errors)
+echo "KTEST info card: up_frames=$up tx_frames=$tx tx_prbs_errors=$bad"
+[ "$up" -gt 0 ] && [ "$tx" -gt 0 ] && [ "$bad" = 0 ] && ok card_account || bad card_account
+
+rmmod gpuasync && ok unload_gpuasync || bad unload_gpuasync
+rmmod nv_p2p_stub && ok unload_stub || bad unload_stub
+guest_down
