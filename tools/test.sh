@@ -84,6 +84,21 @@ upstream_source() {
 	done
 	echo "$dir"
 }
+# upstream_step NAME SCRIPT: one suite of tests/upstream on that source.
+upstream_step() {
+	local start=$SECONDS rc
+	printf '\n=== %s\n' "$1"
+	GA_UPSTREAM_SRC=$src GA_UPSTREAM_REFS=$refs "$2"
+	rc=$?
+	if [ $rc = 0 ]; then
+		results+=("PASS  $1 ($((SECONDS - start))s)")
+	elif [ $rc = 77 ]; then
+		skip "$1" "see its output above"
+	else
+		results+=("FAIL  $1 (exit $rc, $((SECONDS - start))s)")
+		failed=1
+	fi
+}
 if [ -x tests/upstream/run.sh ]; then
 	src=${GA_UPSTREAM_SRC:-}
 	refs=${GA_UPSTREAM_REFS:-}
@@ -91,20 +106,14 @@ if [ -x tests/upstream/run.sh ]; then
 		refs=$UPSTREAM_COMMITS
 	fi
 	if [ -n "$src" ]; then
-		printf '\n=== upstream conformance\n'
-		start=$SECONDS
-		GA_UPSTREAM_SRC=$src GA_UPSTREAM_REFS=$refs tests/upstream/run.sh
-		rc=$?
-		if [ $rc = 0 ]; then
-			results+=("PASS  upstream conformance ($((SECONDS - start))s)")
-		elif [ $rc = 77 ]; then
-			skip "upstream conformance" "see its output above"
-		else
-			results+=("FAIL  upstream conformance (exit $rc, $((SECONDS - start))s)")
-			failed=1
-		fi
+		# Our library and filesystem on upstream's driver and emulator.
+		upstream_step "upstream conformance" tests/upstream/run.sh
+		# Upstream's GPU tools on our driver and emulated card.
+		upstream_step "upstream tools on gpuasync.ko" tests/upstream/tools.sh
 	else
-		skip "upstream conformance" "no aes-stream-drivers source: set GA_UPSTREAM_SRC (a checkout, or its git directory); $UPSTREAM_URL could not be fetched"
+		why="no aes-stream-drivers source: set GA_UPSTREAM_SRC (a checkout, or its git directory); $UPSTREAM_URL could not be fetched"
+		skip "upstream conformance" "$why"
+		skip "upstream tools on gpuasync.ko" "$why"
 	fi
 fi
 

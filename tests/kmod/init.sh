@@ -91,6 +91,19 @@ for v in 1 3 5; do
 	fi
 done
 
+# Upstream mode (what upstream's GPU tools need; tests/upstream/tools.sh
+# runs the tools themselves), as upstream main (V4) and 7.5 (V5) emulate.
+for v in 4 5; do
+	if insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=$v; then
+		run /t/kt identity upstream_mode kill9
+		rmmod gpuasync || bad "unload_upstream_v$v"
+	else
+		bad "load_upstream_v$v"
+	fi
+done
+insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=3 2>/dev/null &&
+	{ bad emulate_upstream_v1; rmmod gpuasync; } || ok emulate_upstream_v1
+
 # gpuasyncfs on the emulated card, driven from the shell.
 insmod /t/gpuasync.ko emulate=1 || bad reload_for_fs
 if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "gpuasync/abi.h"
+#include "gpuasync/prbs.h"
 #include "gpuasync/regs.h"
 #include "nv_p2p_stub_uapi.h"
 
@@ -1150,6 +1151,156 @@ static void t_emu_settings(void)
 	CHECK_OK(sys_write("gen_user", v));
 }
 
+/* ---- emulate_upstream=1 ------------------------------------------------------ */
+
+/* A reservation of /dev/nvidia_p2p_stub_mem mapped 64 KiB aligned, as
+ * upstream's tools map theirs (the driver pins whole 64 KiB pages). */
+static uint8_t *stub_mem_map(int s, uint32_t size)
+{
+	struct stub_reserve_req req = { .size = size };
+	uint8_t *rsv, *at, *p;
+
+	if (ioctl(s, STUB_RESERVE_BUF, &req)) {
+		printf("KTEST FAIL STUB_RESERVE_BUF %u: %s\n", size, strerror(errno));
+		return NULL;
+	}
+	rsv = mmap(NULL, size + KB64, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rsv == MAP_FAILED)
+		return NULL;
+	at = (uint8_t *)(((uintptr_t)rsv + KB64 - 1) & ~(uintptr_t)(KB64 - 1));
+	p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s,
+		 (off_t)req.buf_id * getpagesize());
+	if (p == MAP_FAILED) {
+		printf("KTEST FAIL mmap buf_id %u: %s\n", req.buf_id, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+static uint32_t word_at(const volatile uint8_t *p)
+{
+	return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_ACQUIRE);
+}
+
+/* Until the 32-bit word at @p is non-zero (5 s at most). */
+static uint32_t wait_word(const volatile uint8_t *p)
+{
+	uint32_t v = 0;
+	int i;
+
+	for (i = 0; i < 5000 && !(v = word_at(p)); i++)
+		usleep(1000);
+	return v;
+}
+
+static void set_field(int fd, enum ga_reg_id id, uint32_t v)
+{
+	uint32_t off = reg_off(id, 0);
+
+	wr_word(fd, off, ga_reg_field_set(id, layout, rd_word(fd, off), v));
+}
+
+/*
+ * What upstream's GPU tools need of the card, checked with our own code so
+ * that CI covers it without upstream's source: stub_mem reservations,
+ * free-list and read-size words written through the mapped registers and
+ * held until used, the PRBS source with its deadtime, a withdrawn arm,
+ * GPU->FPGA frames checked as PRBS.
+ */
+static void t_upstream(void)
+{
+	int fd = open_card(), s = open("/dev/nvidia_p2p_stub_mem", O_RDWR), i;
+	struct stub_reserve_req req = { 0 };
+	uint8_t *w[4] = { 0 }, *r[4] = { 0 };
+	volatile uint32_t *regs;
+	uint32_t seq = 99, fw[4];
+	long up0 = sys_read("up_frames"), tx0 = sys_read("tx_frames");
+	long bad0 = sys_read("tx_prbs_errors");
+
+	CHECK(s >= 0, "open /dev/nvidia_p2p_stub_mem: %s", strerror(errno));
+	if (s < 0)
+		return;
+	CHECK(max_buffers == 4 && ddb == 16, "%u buffers, DmaDataBytes %u", max_buffers, ddb);
+	CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == 4096);
+	CHECK_ERR(ioctl(s, STUB_RESERVE_BUF, &req), EINVAL); /* size 0 */
+	req.size = 0x80000000u;
+	CHECK_ERR(ioctl(s, STUB_RESERVE_BUF, &req), EINVAL); /* above max_region_mb */
+	CHECK_ERR(ioctl(s, NVSTUB_ALLOC, &req), ENOTTY);
+	CHECK(mmap(NULL, KB64, PROT_READ, MAP_SHARED, s, 100000L * getpagesize()) == MAP_FAILED &&
+		      errno == EINVAL,
+	      "mmap of an unknown buf_id");
+	for (i = 0; i < 4; i++) {
+		w[i] = stub_mem_map(s, KB64);
+		r[i] = stub_mem_map(s, KB64);
+		if (!w[i] || !r[i])
+			goto out;
+		CHECK_OK(add_buf(fd, 1, (uintptr_t)w[i], KB64));
+		CHECK_OK(add_buf(fd, 0, (uintptr_t)r[i], KB64));
+		fw[i] = reg_off(GA_REG_FREE_LIST, i) / 4;
+	}
+	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, GA_CORE_OFFSET);
+	CHECK(regs != MAP_FAILED, "mmap registers: %s", strerror(errno));
+	if (regs == MAP_FAILED)
+		goto out;
+	set_field(fd, GA_REG_WRITE_MAX_SIZE, 1000);
+	set_field(fd, GA_REG_WRITE_ENABLE, 1);
+	set_field(fd, GA_REG_READ_ENABLE, 1);
+
+	/* Nothing armed: the source waits. */
+	usleep(20000);
+	CHECK(sys_read("up_frames") == up0, "a frame without an armed buffer");
+	/* Armed through the mapped word: one PRBS frame, the word read back 0. */
+	regs[fw[0]] = 1;
+	CHECK(wait_word(w[0] + 4) == 1000, "doorbell %u", word_at(w[0] + 4));
+	CHECK(ga_prbs_check(w[0] + 16, 1000, &seq), "frame 0 is not PRBS");
+	CHECK(regs[fw[0]] == 0, "free-list word still %u", regs[fw[0]]);
+	/* Deadtime: buffer 0 not released, so buffer 1 waits though armed. */
+	regs[fw[1]] = 1;
+	usleep(20000);
+	CHECK(word_at(w[1] + 4) == 0 && sys_read("up_frames") == up0 + 1, "no deadtime");
+	memset(w[0] + 4, 0, 4); /* released: the next frame, next sequence number */
+	CHECK(wait_word(w[1] + 4) == 1000, "doorbell %u", word_at(w[1] + 4));
+	{
+		uint32_t seq1 = 0;
+
+		CHECK(ga_prbs_check(w[1] + 16, 1000, &seq1) && seq1 == seq + 1,
+		      "frame 1: sequence %u after %u", seq1, seq);
+	}
+	/* An arm withdrawn (0) before the source could use it: no frame. */
+	regs[fw[2]] = 1;
+	regs[fw[2]] = 0;
+	memset(w[1] + 4, 0, 4);
+	usleep(20000);
+	CHECK(word_at(w[2] + 4) == 0 && sys_read("up_frames") == up0 + 2, "withdrawn arm used");
+	CHECK(field(fd, GA_REG_RX_FRAME_COUNT, 0) == 2);
+
+	/* GPU->FPGA: the frame sent back is PRBS; a zeroed one is counted. */
+	memcpy(r[0] + 16, w[0] + 16, 1000);
+	regs[reg_off(GA_REG_READ_SIZE, 0) / 4] = 1000;
+	CHECK(wait_word(r[0]) == 1, "no completion word");
+	regs[reg_off(GA_REG_READ_SIZE, 1) / 4] = 64;
+	CHECK(wait_word(r[1]) == 1, "no completion word");
+	CHECK(sys_wait("tx_frames", tx0 + 2) == tx0 + 2);
+	CHECK(sys_read("tx_prbs_errors") == bad0 + 1, "tx_prbs_errors %ld, was %ld",
+	      sys_read("tx_prbs_errors"), bad0);
+	CHECK(regs[reg_off(GA_REG_READ_SIZE, 0) / 4] == 0, "read-size word not cleared");
+
+	set_field(fd, GA_REG_WRITE_ENABLE, 0);
+	set_field(fd, GA_REG_READ_ENABLE, 0);
+	munmap((void *)regs, GA_CORE_SIZE);
+out:
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	for (i = 0; i < 4; i++) {
+		if (w[i])
+			munmap(w[i], KB64);
+		if (r[i])
+			munmap(r[i], KB64);
+	}
+	close(s);
+	check_clean(fd, "after upstream mode");
+	close(fd);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 struct kcase {
@@ -1272,6 +1423,7 @@ static void t_perms_closed(void)
 
 /* Not part of "all": needs a card loaded with emulate_gpu_en=0. */
 static const struct kcase unsupported_case = { "unsupported", t_unsupported };
+static const struct kcase upstream_case = { "upstream_mode", t_upstream };
 /* Not part of "all" either: they need the node's mode set at load. */
 static const struct kcase perm_cases[] = {
 	{ "perms", t_perms },
@@ -1340,11 +1492,15 @@ int main(int argc, char **argv)
 			       version);
 			failed += case_failed;
 		}
-		if (strcmp(argv[i], unsupported_case.name) == 0) {
+		for (c = 0; c < 2; c++) {
+			const struct kcase *k = c ? &upstream_case : &unsupported_case;
+
+			if (strcmp(argv[i], k->name) != 0)
+				continue;
 			found = true;
 			case_failed = 0;
-			unsupported_case.fn();
-			printf("KTEST %s %s\n", case_failed ? "FAIL" : "ok", unsupported_case.name);
+			k->fn();
+			printf("KTEST %s %s (v%u)\n", case_failed ? "FAIL" : "ok", k->name, version);
 			failed += case_failed;
 		}
 		for (c = 0; c < sizeof(perm_cases) / sizeof(perm_cases[0]); c++) {
