@@ -107,6 +107,7 @@ struct ga_emu {
 	 * by it, GPU->FPGA frames that were not valid PRBS */
 	u32 up_seq;
 	u64 up_frames, tx_prbs_errors;
+	u64 ticks;    /* firmware ticks run: absence checks wait for these */
 	bool up_busy; /* deadtime: the last frame's size word is at up_busy_bus */
 	u64 up_busy_bus;
 };
@@ -344,6 +345,7 @@ static int ga_emu_thread(void *data)
 		ga_model_poll(e->m);
 		if (emulate_upstream)
 			ga_emu_upstream_tick(e);
+		e->ticks++;
 		/* A bounded burst per tick keeps register access responsive. */
 		for (burst = 0; burst < 64 && e->gen_left; burst++) {
 			r = ga_model_push_fill(e->m, e->gen_size, e->gen_user, 0, ga_emu_fill, e);
@@ -396,6 +398,8 @@ GA_EMU_SHOW(diverted)
 static DEVICE_ATTR_RO(diverted);
 GA_EMU_SHOW(tx_frames)
 static DEVICE_ATTR_RO(tx_frames);
+GA_EMU_SHOW(ticks)
+static DEVICE_ATTR_RO(ticks);
 GA_EMU_SHOW(up_frames)
 static DEVICE_ATTR_RO(up_frames);
 GA_EMU_SHOW(tx_prbs_errors)
@@ -485,6 +489,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_diverted.attr,
 	&dev_attr_tx_frames.attr,
 	&dev_attr_tx_last.attr,
+	&dev_attr_ticks.attr,
 	&dev_attr_up_frames.attr,
 	&dev_attr_tx_prbs_errors.attr,
 	NULL,

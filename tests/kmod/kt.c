@@ -1193,6 +1193,15 @@ static uint32_t wait_word(const volatile uint8_t *p)
 	return v;
 }
 
+/* Until the emulated firmware has run @n more ticks: what it did not do by
+ * then, it did not do when it looked (absence, decided by events). */
+static void wait_ticks(long n)
+{
+	long want = sys_read("ticks") + n;
+
+	CHECK(sys_wait("ticks", want) >= want, "the card's ticks stopped");
+}
+
 static void set_field(int fd, enum ga_reg_id id, uint32_t v)
 {
 	uint32_t off = reg_off(id, 0);
@@ -1247,7 +1256,7 @@ static void t_upstream(void)
 	set_field(fd, GA_REG_READ_ENABLE, 1);
 
 	/* Nothing armed: the source waits. */
-	usleep(20000);
+	wait_ticks(3);
 	CHECK(sys_read("up_frames") == up0, "a frame without an armed buffer");
 	/* Armed through the mapped word: one PRBS frame, the word read back 0. */
 	regs[fw[0]] = 1;
@@ -1256,7 +1265,7 @@ static void t_upstream(void)
 	CHECK(regs[fw[0]] == 0, "free-list word still %u", regs[fw[0]]);
 	/* Deadtime: buffer 0 not released, so buffer 1 waits though armed. */
 	regs[fw[1]] = 1;
-	usleep(20000);
+	wait_ticks(3);
 	CHECK(word_at(w[1] + 4) == 0 && sys_read("up_frames") == up0 + 1, "no deadtime");
 	memset(w[0] + 4, 0, 4); /* released: the next frame, next sequence number */
 	CHECK(wait_word(w[1] + 4) == 1000, "doorbell %u", word_at(w[1] + 4));
@@ -1270,7 +1279,7 @@ static void t_upstream(void)
 	regs[fw[2]] = 1;
 	regs[fw[2]] = 0;
 	memset(w[1] + 4, 0, 4);
-	usleep(20000);
+	wait_ticks(3);
 	CHECK(word_at(w[2] + 4) == 0 && sys_read("up_frames") == up0 + 2, "withdrawn arm used");
 	CHECK(field(fd, GA_REG_RX_FRAME_COUNT, 0) == 2);
 

@@ -45,7 +45,7 @@ before=$(cat $SYS/up_frames)
 t0=$(date +%s)
 tool rdmaTestEmu_soak 60 /up/rdmaTestEmu -d $DEV -c 10000 -s 65536
 echo "KTEST ok rate soak: $(( ($(cat $SYS/up_frames) - before) / ($(date +%s) - t0 + 1) )) frames/s of 64 KiB"
-tool dmaGpuToggleTest 60 /up/dmaGpuToggleTest -p $DEV
+tool dmaGpuToggleTest 30 /up/dmaGpuToggleTest -p $DEV
 
 # The card's own account: frames flowed both ways, all GPU->FPGA ones PRBS.
 up=$(cat $SYS/up_frames) tx=$(cat $SYS/tx_frames) bad=$(cat $SYS/tx_prbs_errors)

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What tests/upstream/run.sh and tools.sh share, sourced after they set
+# ROOT and log(): the source they are given (GA_UPSTREAM_SRC), their output
+# directory, the kernel to boot (tests/kmod/qemu.sh) and the upstream trees
+# to test.  upstream_setup PREFIX TIMEOUT sets SRC, OUT, KEEP and TIMEOUT
+# (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
+# every tree to $OUT/src-NAME and sets names[] and gitdir.
+
+upstream_setup() {
+	SRC=${GA_UPSTREAM_SRC:-}
+	if [ -z "$SRC" ]; then
+		log "SKIP: GA_UPSTREAM_SRC is not set (a checkout of github.com/slaclab/aes-stream-drivers, or its git directory)"
+		exit 77
+	fi
+	[ -e "$SRC" ] || { log "FAIL: GA_UPSTREAM_SRC=$SRC does not exist"; exit 1; }
+	OUT=${GA_UPSTREAM_OUT:-}
+	KEEP=1
+	if [ -z "$OUT" ]; then
+		OUT=$(mktemp -d "/tmp/$1.XXXXXX")
+		KEEP=0
+	fi
+	mkdir -p "$OUT"
+	TIMEOUT=${GA_KMOD_TIMEOUT:-$2}
+	# shellcheck source=tests/kmod/qemu.sh
+	. "$ROOT/tests/kmod/qemu.sh"
+}
+
+# The QEMU packages (installed as root when missing; exit 77 otherwise),
+# then the kernel to boot.
+upstream_kver() {
+	local p
+	for p in linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && continue
+		if [ "$(id -u)" != 0 ]; then
+			log "SKIP: need root to install $p"
+			exit 77
+		fi
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends linux-headers-amd64 linux-image-amd64 qemu-system-x86 \
+			busybox-static cpio kmod >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
+		break
+	done
+	KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
+}
+
+upstream_trees() {
+	local ref
+	names=()
+	gitdir=
+	if [ -d "$SRC/emulator" ] && [ -d "$SRC/data_dev" ]; then
+		mkdir -p "$OUT/src-checkout"
+		cp -a "$SRC/." "$OUT/src-checkout/"
+		names+=(checkout)
+		return
+	fi
+	gitdir=$SRC
+	[ -d "$SRC/.git" ] && gitdir=$SRC/.git
+	for ref in ${GA_UPSTREAM_REFS:-main pre-release}; do
+		mkdir -p "$OUT/src-$ref"
+		git --git-dir="$gitdir" archive "$ref" | tar x -C "$OUT/src-$ref" ||
+			{ log "FAIL: cannot export $ref from $gitdir"; exit 1; }
+		names+=("$ref")
+	done
+}
+
+# upstream_name NAME: "NAME <short commit>" for the guest's first line.
+upstream_name() {
+	echo "$1 $(git --git-dir="${gitdir:-/nonexistent}" rev-parse --short "$1" 2>/dev/null || true)"
+}
