@@ -392,6 +392,16 @@ static void ga_buf_unpin(struct ga_buf *buf)
  * and dma_map_pages (both may take NVIDIA locks the callback runs under);
  * a callback that comes meanwhile finds SETUP and the checks below see it.
  */
+/*
+ * The most payload the card may write into a write buffer of @size bytes:
+ * the payload starts at +DmaDataBytes.  (Upstream programs @size itself, so
+ * a full-size frame runs DmaDataBytes past the pinned memory.)
+ */
+static u32 ga_payload_max(const struct ga_card *card, u32 size)
+{
+	return size - card->dma_data_bytes;
+}
+
 static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
 {
 	struct nvidia_p2p_dma_mapping *map = NULL;
@@ -450,9 +460,9 @@ static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
 	ga_set_addr(card, buf->write, buf->index, buf->bus);
 	if (buf->write) {
 		if (ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, buf->size);
+			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, ga_payload_max(card, buf->size));
 		if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, buf->size);
+			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, ga_payload_max(card, buf->size));
 	}
 	mutex_unlock(&card->reg_lock);
 	buf->state = GA_PIN_LIVE;
@@ -600,7 +610,7 @@ static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 	/* V4: one size for all write buffers. */
 	if (write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
 	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
-	    cur != size) {
+	    cur != ga_payload_max(card, size)) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}

@@ -108,8 +108,9 @@ struct ga_emu {
 	u32 up_seq;
 	u64 up_frames, tx_prbs_errors;
 	u64 ticks;    /* firmware ticks run: absence checks wait for these */
-	bool up_busy; /* deadtime: the last frame's size word is at up_busy_bus */
-	u64 up_busy_bus;
+	bool up_busy; /* deadtime: the last frame went to write buffer up_busy_index */
+	unsigned int up_busy_index;
+	u64 up_busy_base; /* ...at this address, its size word at + GA_HDR_SIZE_OFFSET */
 };
 
 static struct ga_card *ga_emu_cards[GA_EMU_MAX];
@@ -189,20 +190,30 @@ static void ga_emu_fill_prbs(void *ctx, void *dst, uint32_t len)
  * so their timing, assumes frames of at most 64 KiB).
  */
 #define GA_EMU_UPSTREAM_MAX_FRAME 65536u
+/* Write buffer @i's address register, or 0 when the table has none. */
+static u64 ga_emu_write_addr(struct ga_model *m, unsigned int i)
+{
+	u32 lo, hi;
+
+	if (ga_reg_offset(GA_REG_WRITE_ADDR_LO, m->layout, m->p.version, i, m->p.max_buffers, &lo) ||
+	    ga_reg_offset(GA_REG_WRITE_ADDR_HI, m->layout, m->p.version, i, m->p.max_buffers, &hi))
+		return 0;
+	return (u64)ga_model_reg_read(m, hi) << 32 | ga_model_reg_read(m, lo);
+}
+
 static void ga_emu_upstream_tick(struct ga_emu *e)
 {
 	struct ga_model *m = e->m;
-	u32 off, lo, hi, size = 0, db;
+	u32 off, size = 0, db;
 
 	BUILD_BUG_ON(GA_EMU_UPSTREAM_MAX_FRAME > GA_EMU_SCRATCH);
-	if (!m->write_enabled)
+	/* Deadtime ends when the consumer clears the size word, the engine
+	 * goes off, or the buffer goes away (never read a stale address). */
+	if (e->up_busy &&
+	    (!m->write_enabled || ga_emu_write_addr(m, e->up_busy_index) != e->up_busy_base ||
+	     ga_emu_dma_read(e, e->up_busy_base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)) || !db))
 		e->up_busy = false;
-	if (e->up_busy) {
-		if (!ga_emu_dma_read(e, e->up_busy_bus, &db, sizeof(db)) && db)
-			return; /* the consumer still holds the last frame */
-		e->up_busy = false;
-	}
-	if (!ga_model_write_ready(m))
+	if (e->up_busy || !ga_model_write_ready(m))
 		return;
 	if (!ga_reg_offset(GA_REG_WRITE_MAX_SIZE, m->layout, m->p.version, 0, m->p.max_buffers,
 			   &off))
@@ -212,14 +223,9 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 		return;
 	e->up_seq++;
 	e->up_frames++;
-	if (ga_reg_offset(GA_REG_WRITE_ADDR_LO, m->layout, m->p.version, m->last.index,
-			  m->p.max_buffers, &lo) ||
-	    ga_reg_offset(GA_REG_WRITE_ADDR_HI, m->layout, m->p.version, m->last.index,
-			  m->p.max_buffers, &hi))
-		return;
-	e->up_busy_bus = ((u64)ga_model_reg_read(m, hi) << 32 | ga_model_reg_read(m, lo)) +
-			 GA_HDR_SIZE_OFFSET;
-	e->up_busy = true;
+	e->up_busy_index = m->last.index;
+	e->up_busy_base = ga_emu_write_addr(m, m->last.index);
+	e->up_busy = e->up_busy_base != 0;
 }
 
 /* ---- card ops ------------------------------------------------------------ */

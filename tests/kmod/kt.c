@@ -408,7 +408,7 @@ static void t_add_bad(void)
 		CHECK_OK(add_buf(fd, 1, g.va, KB64));
 		CHECK_ERR(add_buf(fd, 1, h.va, 2 * KB64), EINVAL);
 		CHECK_OK(add_buf(fd, 0, h.va, 2 * KB64)); /* read buffers have no such rule */
-		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == KB64);
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == KB64 - ddb, "payload limit");
 		CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
 		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) <= 1, "size not reset");
 		CHECK_OK(add_buf(fd, 1, h.va, 2 * KB64)); /* a new size after the reset */
@@ -454,10 +454,11 @@ static void t_add_remove(void)
 	CHECK(field(fd, GA_REG_WRITE_COUNT, 0) == 1);
 	CHECK(field(fd, GA_REG_READ_COUNT, 0) == 0);
 	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "add must not enable the engine");
+	/* The payload limit: what fits behind the DmaDataBytes header. */
 	if (layout == GA_LAYOUT_V1)
-		CHECK(field(fd, GA_REG_WRITE_SIZE, 1) == wsize);
+		CHECK(field(fd, GA_REG_WRITE_SIZE, 1) == wsize - ddb);
 	else
-		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == wsize);
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == wsize - ddb);
 	CHECK(sys_read("owner_tgid") == getpid());
 	CHECK(stub_stats().pins == 3);
 

@@ -7,6 +7,7 @@
 # to test.  upstream_setup PREFIX TIMEOUT sets SRC, OUT, KEEP and TIMEOUT
 # (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
 # every tree to $OUT/src-NAME and sets names[] and gitdir.
+# shellcheck disable=SC2034 # the variables are for the sourcing script
 
 upstream_setup() {
 	SRC=${GA_UPSTREAM_SRC:-}

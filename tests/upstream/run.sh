@@ -22,52 +22,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/upstream
 log() { echo "upstream: $*"; }
-SRC=${GA_UPSTREAM_SRC:-}
-if [ -z "$SRC" ]; then
-	log "SKIP: GA_UPSTREAM_SRC is not set (a checkout of github.com/slaclab/aes-stream-drivers, or its git directory)"
-	exit 77
-fi
-[ -e "$SRC" ] || { log "FAIL: GA_UPSTREAM_SRC=$SRC does not exist"; exit 1; }
-OUT=${GA_UPSTREAM_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-upstream.XXXXXX)
-	KEEP=0
-fi
-mkdir -p "$OUT"
-TIMEOUT=${GA_KMOD_TIMEOUT:-900}
-# shellcheck source=tests/kmod/qemu.sh
-. "$ROOT/tests/kmod/qemu.sh"
-
-for p in linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && continue
-	if [ "$(id -u)" != 0 ]; then
-		log "SKIP: need root to install $p"
-		exit 77
-	fi
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends linux-headers-amd64 linux-image-amd64 qemu-system-x86 \
-		busybox-static cpio kmod >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
-	break
-done
-KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
+# shellcheck source=tests/upstream/common.sh
+. "$HERE/common.sh"
+upstream_setup gpuasync-upstream 900
+upstream_kver
 
 # ---- the trees to test ---------------------------------------------------------
-names=()
-if [ -d "$SRC/emulator" ] && [ -d "$SRC/data_dev" ]; then
-	mkdir -p "$OUT/src-checkout"
-	cp -a "$SRC/." "$OUT/src-checkout/"
-	names+=(checkout)
-else
-	gitdir=$SRC
-	[ -d "$SRC/.git" ] && gitdir=$SRC/.git
-	for ref in ${GA_UPSTREAM_REFS:-main pre-release}; do
-		mkdir -p "$OUT/src-$ref"
-		git --git-dir="$gitdir" archive "$ref" | tar x -C "$OUT/src-$ref" ||
-			{ log "FAIL: cannot export $ref from $gitdir"; exit 1; }
-		names+=("$ref")
-	done
-fi
+upstream_trees
 
 # ---- our guest programs ------------------------------------------------------------
 mkdir -p "$OUT/t"
@@ -99,8 +60,7 @@ for name in "${names[@]}"; do
 	cp "$tree/emulator/gpu_stub/nvidia_p2p_stub.ko" "$tree/emulator/driver/datadev_emulator.ko" \
 		"$tree/data_dev/driver/datadev.ko" "$R/up/"
 	cp "$OUT"/t/* "$R/t/"
-	echo "$name $(git --git-dir="${gitdir:-/nonexistent}" rev-parse --short "$name" 2>/dev/null || true)" \
-		>"$R/t/upstream_name"
+	upstream_name "$name" >"$R/t/upstream_name"
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
 	cp "$HERE/init.sh" "$R/init"
 	guest_initramfs "$R" "$FUSE" "$OUT/$name.cpio.gz"

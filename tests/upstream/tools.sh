@@ -22,43 +22,15 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/upstream
 log() { echo "upstream-tools: $*"; }
-SRC=${GA_UPSTREAM_SRC:-}
-if [ -z "$SRC" ]; then
-	log "SKIP: GA_UPSTREAM_SRC is not set (a checkout of github.com/slaclab/aes-stream-drivers, or its git directory)"
-	exit 77
-fi
-[ -e "$SRC" ] || { log "FAIL: GA_UPSTREAM_SRC=$SRC does not exist"; exit 1; }
-OUT=${GA_UPSTREAM_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-uptools.XXXXXX)
-	KEEP=0
-fi
-mkdir -p "$OUT"
-TIMEOUT=${GA_KMOD_TIMEOUT:-3600}
+# shellcheck source=tests/upstream/common.sh
+. "$HERE/common.sh"
+upstream_setup gpuasync-uptools 3600
+upstream_kver
 RUNS=${GA_UPSTREAM_TOOL_RUNS:-20}
 POLL=${GA_UPSTREAM_POLL_US:-1000}
-# shellcheck source=tests/kmod/qemu.sh
-. "$ROOT/tests/kmod/qemu.sh"
-KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules (run tests/upstream/run.sh or tools/install-deps.sh first)"; exit 1; }
 command -v g++ >/dev/null || { log "FAIL: no g++ (build-essential)"; exit 1; }
 
-# ---- the trees ---------------------------------------------------------------------
-names=()
-if [ -d "$SRC/emulator" ] && [ -d "$SRC/data_dev" ]; then
-	mkdir -p "$OUT/src-checkout"
-	cp -a "$SRC/." "$OUT/src-checkout/"
-	names+=(checkout)
-else
-	gitdir=$SRC
-	[ -d "$SRC/.git" ] && gitdir=$SRC/.git
-	for ref in ${GA_UPSTREAM_REFS:-main pre-release}; do
-		mkdir -p "$OUT/src-$ref"
-		git --git-dir="$gitdir" archive "$ref" | tar x -C "$OUT/src-$ref" ||
-			{ log "FAIL: cannot export $ref from $gitdir"; exit 1; }
-		names+=("$ref")
-	done
-fi
+upstream_trees
 
 log "building gpuasync.ko for $KVER"
 build_modules "/lib/modules/$KVER/build" "$OUT/ours" || { log "FAIL: our modules do not build"; exit 1; }
@@ -100,8 +72,7 @@ for name in "${names[@]}"; do
 	cp "$OUT/bin-$name"/* "$R/up/"
 	cp "$OUT/ours/kmod/gpuasync.ko" "$OUT/ours/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
 	printf 'VERSION=%s\nRUNS=%s\nPOLL=%s\nUPSTREAM=%q\n' "$version" "$RUNS" "$POLL" \
-		"$name $(git --git-dir="${gitdir:-/nonexistent}" rev-parse --short "$name" 2>/dev/null || true)" \
-		>"$R/t/env"
+		"$(upstream_name "$name")" >"$R/t/env"
 	cp "$HERE/tools_init.sh" "$R/init"
 	guest_initramfs "$R" "" "$OUT/$name.tools.cpio.gz"
 	boot "$name-tools" "/boot/vmlinuz-$KVER" "$OUT/$name.tools.cpio.gz" 1024 || status=1
