@@ -223,6 +223,11 @@ extern const struct fs_node fs_buffer_rows[];
 extern const unsigned int fs_buffer_nrows;
 extern const struct fs_node fs_sim_rows[];
 extern const unsigned int fs_sim_nrows;
+extern const struct fs_node fs_settings_rows[];
+extern const unsigned int fs_settings_nrows;
+/* Apply the settings text of @path (fs/settings.c); a negative errno with
+ * the reason in fs_last_error(). */
+int fs_settings_apply_file(struct fs *fs, const char *path);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);

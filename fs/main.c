@@ -94,6 +94,7 @@ static void usage(const char *prog)
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
+	       "    -o settings=FILE       apply card settings (as MNT/settings shows) at mount\n"
 	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
@@ -328,6 +329,7 @@ static int fs_state_init(struct fs *fs)
 		/* The tree's parts, in the order the table lists them. */
 		const struct fs_part parts[] = {
 			{.rows = fs_core_rows, .nrows = fs_core_nrows},
+			{.rows = fs_settings_rows, .nrows = fs_settings_nrows},
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
@@ -462,6 +464,12 @@ int main(int argc, char *argv[])
 	if (fs_state_init(&fs) < 0) {
 		fprintf(stderr, "gpuasyncfs: cannot build the tree: %s\n", fs_last_error());
 		goto out_close_dev;
+	}
+	/* Before the mount exists: nobody sees the card half configured. */
+	if (fs.cfg.settings_file[0] && fs_settings_apply_file(&fs, fs.cfg.settings_file) < 0) {
+		fprintf(stderr, "gpuasyncfs: -o settings=%s: %s\n", fs.cfg.settings_file,
+			fs_last_error());
+		goto out_fini_state;
 	}
 	se = fs_session_new(&args, &fs);
 	if (!se)

@@ -191,6 +191,11 @@ static int store_inject_read_error(struct fs_ctx *c, const char *buf, size_t len
 	return inject(c, buf, len, GA_FAULT_READ_ERROR);
 }
 
+static int store_inject_register_ignored(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_REG_IGNORED);
+}
+
 static int show_fault_code(struct fs_ctx *c, struct strbuf *sb)
 {
 	return sb_printf(sb, "%u\n", atomic_load(&c->fs->fault_code)) ? -ENOMEM : 0;
@@ -311,6 +316,8 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_WO(inject_write_error, "write N: the next N frames end with an AXI write error"),
 	SIM_WO(inject_write_timeout, "write N: the next N frames time out"),
 	SIM_WO(inject_read_error, "write N: the next N GPU->FPGA reads fail"),
+	SIM_WO(inject_register_ignored,
+	       "write N: the card ignores the next N register writes (a field its build holds fixed)"),
 	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
 	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,
 	  .flags = FS_BINARY, .read_bin = last_read_read, .visible = is_sim, .reg = -1,

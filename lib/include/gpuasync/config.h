@@ -31,6 +31,7 @@ extern "C" {
 struct ga_config {
 	/* [device] */
 	char device[256];
+	char settings_file[256]; /* applied at mount ("" = none) */
 	bool latency_legacy;
 	int gpu_index;
 	bool use_gpu;

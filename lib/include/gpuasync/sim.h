@@ -70,6 +70,8 @@ enum ga_sim_fault {
 	GA_FAULT_WRITE_ERROR,   /* next frames: AXI write error (value = code 1..3) */
 	GA_FAULT_WRITE_TIMEOUT, /* next frames: write DMA timeout */
 	GA_FAULT_READ_ERROR,    /* next reads: AXI read error (code 1..7) */
+	GA_FAULT_REG_IGNORED,   /* next register writes do nothing, as a field a
+				 * firmware build holds fixed (code unused) */
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);

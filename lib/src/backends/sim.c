@@ -351,7 +351,10 @@ static int sim_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 	struct sim *s = dev_sim(dev);
 
 	sim_lock(s);
-	ga_model_reg_write(&s->model, off, val);
+	if (s->reg_ignored)
+		s->reg_ignored--; /* injected: the write goes nowhere, silently */
+	else
+		ga_model_reg_write(&s->model, off, val);
 	ga_simdev_kick(s);
 	pthread_mutex_unlock(&s->lock);
 	return 0;

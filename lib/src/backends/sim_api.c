@@ -141,6 +141,8 @@ const char *ga_sim_fault_name(enum ga_sim_fault f)
 		return "write_timeout";
 	case GA_FAULT_READ_ERROR:
 		return "read_error";
+	case GA_FAULT_REG_IGNORED:
+		return "register_ignored";
 	default:
 		return "unknown";
 	}
@@ -169,6 +171,7 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 				      code);
 		break;
 	case GA_FAULT_WRITE_TIMEOUT:
+	case GA_FAULT_REG_IGNORED:
 		break;
 	default:
 		return ga_err(-EINVAL, "sim: unknown fault %d", (int)fault);
@@ -183,6 +186,9 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 		break;
 	case GA_FAULT_WRITE_TIMEOUT:
 		s->model.faults.write_timeout = count;
+		break;
+	case GA_FAULT_REG_IGNORED:
+		s->reg_ignored = count;
 		break;
 	default:
 		s->model.faults.read_error = count;

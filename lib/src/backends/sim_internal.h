@@ -87,6 +87,7 @@ struct sim {
 	bool stalled;
 	uint64_t stall_t0;
 	struct ga_sim_stats st;
+	uint32_t reg_ignored; /* GA_FAULT_REG_IGNORED: register writes left to ignore */
 	/* host memory the model borrows (env.scratch) */
 	void *scratch;
 	size_t scratch_len;

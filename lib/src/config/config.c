@@ -44,6 +44,7 @@ enum ga_cfg_type {
 	GA_CT_SIZE32,  /* uint32_t, a size ("4K") */
 	GA_CT_SIZE64,  /* uint64_t, a size ("64K") */
 	GA_CT_PATTERN, /* char[16]: a frame generator pattern */
+	GA_CT_PATH,    /* char[256]: an absolute file path, or empty (none) */
 	GA_CT_UID,     /* uid_t + uid_set; a number or a user name; empty = unset */
 	GA_CT_GID,     /* gid_t + gid_set */
 	GA_CT_MODE,    /* unsigned int, octal permission bits */
@@ -74,6 +75,8 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "sim (the simulated card) or a datadev device such as /dev/datadev_0"),
 	GA_KEY("device", "latency_block", GA_CT_LATENCY, latency_legacy, 0, 0, 0, 0,
 	       "V4/V5 latency registers: current (0xC0..0xF8) or legacy (0x48/0x50/0x58)"),
+	GA_KEY("device", "settings", GA_CT_PATH, settings_file, 0, 0, 0, 0,
+	       "card settings (as MOUNTPOINT/settings shows them) applied at mount; empty: none"),
 	GA_KEY("device", "gpu", GA_CT_INT, gpu_index, 0, 255, 0, 0, "CUDA device ordinal"),
 	GA_KEY("device", "use_gpu", GA_CT_BOOL, use_gpu, 0, 1, 0, 0,
 	       "put buffers in GPU memory when a GPU is present (else host memory)"),
@@ -257,6 +260,14 @@ static int ga_cfg_apply(struct ga_config *cfg, const struct ga_cfg_key *k, const
 			return ga_why(why, whylen, -EINVAL,
 				      "'%s' has blanks, ';' or '#', or is too long", value);
 		memcpy(cfg->device, value, len + 1);
+		return 0;
+	case GA_CT_PATH:
+		if (len && value[0] != '/')
+			return ga_why(why, whylen, -EINVAL, "'%s' is not an absolute path", value);
+		if (strpbrk(value, " \t;#") || len >= sizeof(cfg->settings_file))
+			return ga_why(why, whylen, -EINVAL,
+				      "'%s' has blanks, ';' or '#', or is too long", value);
+		memcpy(ga_field(cfg, k), value, len + 1);
 		return 0;
 	case GA_CT_LATENCY:
 		if (strcmp(value, "current") == 0)
@@ -659,6 +670,7 @@ static void ga_cfg_render_value(struct ga_out *o, const struct ga_config *cfg,
 	switch (k->type) {
 	case GA_CT_DEVICE:
 	case GA_CT_PATTERN:
+	case GA_CT_PATH:
 		ga_out(o, "%s", (const char *)f);
 		break;
 	case GA_CT_LATENCY:

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * settings (issue 12 item 6): save a card's settings with cat, change
+ * them, restore them with cat, on every firmware flavour; a text with any
+ * bad line is refused whole (errno, an errors line naming the line,
+ * nothing changed); a card that does not hold a value is rolled back;
+ * -o settings=FILE applies a file at mount or refuses to mount.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* Firmware flavours of the simulated card. */
+static const char *const FLAVOURS[] = {
+	"-o version=1", "-o version=3", "-o version=4", "-o version=4 -o latency_block=legacy",
+	"-o version=5",
+};
+#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+
+/* The settings, by the facts sheet: the AXI cache fields (0x04) and the
+ * stream demux select (0x38, firmware since 2025-09, version 2 on) are the
+ * read-write fields that are neither driver-programmed nor run control. */
+static const char *const SETTINGS[] = {"ar_cache", "aw_cache", "demux_select"};
+#define NSETTINGS(flavour) ((flavour) == 0 ? 2u : 3u)
+
+static char dir[64];
+
+static void tmpdir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/gafs-settings.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rmtmp(void)
+{
+	sh("rm -rf '%s'", dir);
+}
+
+/* Write @text to a file of the temp dir, then `cat` it into settings. */
+static int cat_into_settings(const char *text)
+{
+	FILE *f;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/in.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return sh("cat '%s' > $M/settings 2>/dev/null", path);
+}
+
+START_TEST(save_change_restore)
+{
+	char *saved, *again, *s;
+	unsigned int n = 0;
+
+	tmpdir();
+	mnt_start(FLAVOURS[_i]);
+	saved = readf("settings");
+	ck_assert_ptr_nonnull(saved);
+	s = sh_out("cat $M/device/version");
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "firmware version %u", (unsigned int)atoi(s));
+		ck_assert_msg(strstr(saved, want), "no '%s' in:\n%s", want, saved);
+	}
+	free(s);
+	s = sh_out("cat $M/device/layout");
+	s[strcspn(s, "\n")] = '\0';
+	ck_assert_msg(strstr(saved, s), "layout %s not named", s);
+	free(s);
+	/* Exactly the settings, each as "name = value" of its register file. */
+	for (const char *p = saved; *p; p = strchr(p, '\n') + 1) {
+		char name[64], val[64], *file;
+
+		if (*p != '#' && *p != '[') {
+			ck_assert_int_eq(sscanf(p, "%63s = %63s", name, val), 2);
+			ck_assert_msg(n < NSETTINGS(_i) && !strcmp(name, SETTINGS[n]),
+				      "setting %u is %s", n, name);
+			file = sh_out("cat $M/registers/%s", name);
+			ck_assert_int_eq(strtoul(file, NULL, 0), strtoul(val, NULL, 0));
+			free(file);
+			n++;
+		}
+		if (!strchr(p, '\n'))
+			break;
+	}
+	ck_assert_uint_eq(n, NSETTINGS(_i));
+	/* Change every one, then restore the saved text with cat. */
+	ck_assert_int_eq(sh("cd $M/registers && echo 0x3 > ar_cache && echo 0x5 > aw_cache && "
+			    "{ [ ! -e demux_select ] || echo 0 > demux_select; }"),
+			 0);
+	again = readf("settings");
+	ck_assert_str_ne(again, saved);
+	free(again);
+	ck_assert_int_eq(cat_into_settings(saved), 0);
+	again = readf("settings");
+	ck_assert_str_eq(again, saved);
+	free(again);
+	if (NSETTINGS(_i) == 3)
+		ck_assert_uint_eq(readnum("registers/demux_select"), 1);
+	/* A saved text with other values applies them. */
+	ck_assert_int_eq(cat_into_settings("[registers]\nar_cache = 0xa\n  aw_cache=9 \n"), 0);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 0xa);
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 9);
+	free(saved);
+	ck_assert_int_eq(mnt_stop(), 0);
+	rmtmp();
+}
+END_TEST
+
+/* @text is refused with @err, the errors line names @what, nothing changed. */
+static void refused(const char *text, int err, const char *what)
+{
+	char *before = readf("settings"), *after;
+	unsigned int lines = err_lines();
+	int ret = writef("settings", text);
+
+	ck_assert_msg(ret == -err, "'%s': got %d, want -%d", text, ret, err);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_msg(strstr(err_last(), what), "errors line '%s' lacks '%s'", err_last(), what);
+	after = readf("settings");
+	ck_assert_str_eq(after, before);
+	free(before);
+	free(after);
+}
+
+START_TEST(bad_text_refused_whole)
+{
+	bool v1 = _i < 2;
+
+	mnt_start(FLAVOURS[_i]);
+	/* The good first line must not be applied when line 4 is bad. */
+	refused("ar_cache = 0x7\n# comment\n\nbogus = 1\n", EINVAL,
+		"line 4: unknown setting 'bogus'");
+	refused("ar_cache = 0x10\n", ERANGE, "line 1"); /* a 4-bit field */
+	refused("aw_cache = many\n", EINVAL, "line 1");
+	refused("max_buffers = 4\n", EINVAL, "'max_buffers' is not a setting");
+	refused("write_count = 1\n", EINVAL, "'write_count' is not a setting"); /* the driver's */
+	refused("write_enable = 1\n", EINVAL, "not a setting");			/* run control */
+	refused("aw_cache = 1\naw_cache = 2\n", EINVAL, "line 2: 'aw_cache' already set on line 1");
+	refused("[sim]\nar_cache = 1\n", EINVAL, "line 1: unknown section");
+	refused("ar_cache 1\n", EINVAL, "line 1");
+	/* A field of another layout: named as absent on this firmware. */
+	refused(v1 ? "write_max_size = 100\n" : "route_mask0 = 1\n", EINVAL, "does not exist");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* A card that does not hold what was written (a field its build holds
+ * fixed): everything applied is written back. */
+START_TEST(rolled_back)
+{
+	tmpdir();
+	mnt_start(FLAVOURS[_i]);
+	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache && echo 0x2 > $M/registers/aw_cache"),
+			 0);
+	ck_assert_int_eq(writef("sim/inject_register_ignored", "1"), 0);
+	ck_assert_int_ne(cat_into_settings("ar_cache = 0x3\naw_cache = 0x5\n"), 0);
+	ck_assert_msg(strstr(err_last(), "EIO") && strstr(err_last(), "reads back"), "%s",
+		      err_last());
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 2); /* was applied, then restored */
+	/* The fault is used up: the same text applies now. */
+	ck_assert_int_eq(cat_into_settings("ar_cache = 0x3\naw_cache = 0x5\n"), 0);
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 5);
+	ck_assert_int_eq(mnt_stop(), 0);
+	rmtmp();
+}
+END_TEST
+
+START_TEST(applied_at_mount)
+{
+	char opts[256], *out;
+
+	tmpdir();
+	ck_assert_int_eq(sh("printf 'ar_cache = 0x6\\ndemux_select = 0\\n' > %s/ok.ini && "
+			    "printf 'ar_cache = 0x6\\nnope = 1\\n' > %s/bad.ini && mkdir %s/m",
+			    dir, dir, dir),
+			 0);
+	/* A file saved on version 4 applies on version 3: same names, same meaning. */
+	snprintf(opts, sizeof(opts), "-o version=3 -o settings=%s/ok.ini", dir);
+	mnt_start(opts);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
+	ck_assert_uint_eq(readnum("registers/demux_select"), 0);
+	out = readf("config");
+	ck_assert_msg(strstr(out, "settings = /tmp/gafs-settings"), "%s", out);
+	free(out);
+	ck_assert_int_eq(mnt_stop(), 0);
+	/* On version 1 it cannot: that firmware has no demux_select. */
+	out = sh_out("$GAFS --sim %s/m -o version=1 -o settings=%s/ok.ini 2>&1; echo rc=$?", dir,
+		     dir);
+	ck_assert_msg(strstr(out, "line 2: 'demux_select' does not exist on firmware version 1") &&
+			      !strstr(out, "rc=0"),
+		      "%s", out);
+	free(out);
+	/* A bad file: no mount, a non-zero exit, the reason on stderr. */
+	out = sh_out("$GAFS --sim %s/m -o settings=%s/bad.ini 2>&1; echo rc=$?", dir, dir);
+	ck_assert_msg(strstr(out, "line 2: unknown setting 'nope'") && !strstr(out, "rc=0"), "%s",
+		      out);
+	free(out);
+	ck_assert(!is_mounted(dir));
+	out = sh_out("$GAFS --sim %s/m -o settings=relative.ini 2>&1; echo rc=$?", dir);
+	ck_assert_msg(strstr(out, "not an absolute path") && !strstr(out, "rc=0"), "%s", out);
+	free(out);
+	rmtmp();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("settings");
+	TCase *tc = tcase_create("settings");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_loop_test(tc, save_change_restore, 0, NFLAV);
+	tcase_add_loop_test(tc, bad_text_refused_whole, 0, NFLAV);
+	tcase_add_loop_test(tc, rolled_back, 0, NFLAV);
+	tcase_add_test(tc, applied_at_mount);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
