@@ -54,6 +54,18 @@ bool have_cmd(const char *name, const char *package);
  * where fusermount3 is not installed (the tests run as root there). */
 const char *umount_cmd(bool lazy);
 
+/* Start prometheus-node-exporter with only its textfile collector, reading
+ * @dir, on a free port of 127.0.0.1 (written to *@port), its log to @log
+ * (NULL: none); its pid, killed by node_exporter_stop (and by the end of
+ * the test process).  node_exporter 1.5 reports a series that two files
+ * both hold only in its log ("error gathering metrics: ... collected
+ * before with the same name and label values"), and serves the first. */
+pid_t node_exporter_start(const char *dir, int *port, const char *log);
+void node_exporter_stop(pid_t pid);
+/* GET http://127.0.0.1:@port/metrics, retried for up to 10 s while the
+ * server comes up: the body (malloc'd), or "" when it never answered. */
+char *scrape(int port);
+
 /* Paths relative to the mountpoint. */
 const char *P(const char *rel);
 /* Whole file as a string (malloc'd), or NULL with errno set. */
