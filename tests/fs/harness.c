@@ -270,11 +270,11 @@ char *scrape(int port)
  * they share with run_suite. */
 static unsigned int *skipped_parts;
 
-bool have_cmd(const char *name, const char *package)
+static bool have_or_skip(bool ok, const char *name, const char *package)
 {
 	const char *ci = getenv("CI");
 
-	if (sh("command -v %s >/dev/null 2>&1", name) == 0)
+	if (ok)
 		return true;
 	ck_assert_msg(!(ci && strcmp(ci, "true") == 0),
 		      "%s is not installed under CI=true: add the Debian package %s to "
@@ -284,6 +284,20 @@ bool have_cmd(const char *name, const char *package)
 	if (skipped_parts)
 		__atomic_add_fetch(skipped_parts, 1, __ATOMIC_RELAXED);
 	return false;
+}
+
+bool have_cmd(const char *name, const char *package)
+{
+	return have_or_skip(sh("command -v %s >/dev/null 2>&1", name) == 0, name, package);
+}
+
+bool have_py(const char *module, const char *package)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "python3 module %s", module);
+	return have_or_skip(sh("python3 -c 'import %s' >/dev/null 2>&1", module) == 0, what,
+			    package);
 }
 
 const char *umount_cmd(bool lazy)

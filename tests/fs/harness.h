@@ -49,6 +49,8 @@ char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * otherwise it prints "SKIP: ..." and the whole executable then exits 77
  * (ctest: skipped) instead of passing, since part of it did not run. */
 bool have_cmd(const char *name, const char *package);
+/* The same for a Python 3 module (python3 -c "import @module"). */
+bool have_py(const char *module, const char *package);
 
 /* "fusermount3 -u" ("-uz" when @lazy), or umount(8)'s "umount" ("umount -l")
  * where fusermount3 is not installed (the tests run as root there). */
