@@ -16,7 +16,9 @@ COUNT=${3:-0}
 val() { cat "$M/registers/$1" 2>/dev/null || echo 0; }
 states() {
 	# "FREE=3 READY=1": buffer states from the metrics file
-	awk -F'"' '/^gpuasync_buffers\{direction="write"/ { split($0, v, " "); if (v[2] > 0) printf "%s=%s ", $4, v[2] }' "$M/metrics"
+	# (labels in any order: the card's identity comes first)
+	awk '/^gpuasync_buffers\{/ && /direction="write"/ && match($0, /state="[A-Z]+"/) {
+		if ($NF > 0) printf "%s=%s ", substr($0, RSTART + 7, RLENGTH - 8), $NF }' "$M/metrics"
 }
 
 mountpoint -q "$M" || { echo "$M is not mounted" >&2; exit 1; }

@@ -4,16 +4,18 @@
  *
  *   # HELP gpuasync_rx_frame_count_total frames finished by the FPGA->GPU ...
  *   # TYPE gpuasync_rx_frame_count_total counter
- *   gpuasync_rx_frame_count_total 1042
- *   gpuasync_total_latency_seconds{direction="write",buffer="0"} 3.248e-06
- *   gpuasync_buffer_state{direction="write",buffer="0",state="READY"} 1
+ *   gpuasync_rx_frame_count_total{device="/dev/datadev_0",card="0"} 1042
+ *   gpuasync_total_latency_seconds{device="/dev/datadev_0",card="0",direction="write",
+ *                                  buffer="0"} 3.248e-06
  *
  * Names come from the register table, mechanically: gpuasync_<name>, plus
  * "_total" for counters (GA_F_COUNTER), "_seconds" for cycle counts
  * (converted with device/clock_hz) and "_bytes" for sizes.  Fields the
  * driver programs (counts, addresses) and write-only strobes are left out:
- * they are plumbing, not state.  Per-buffer values carry direction and
- * buffer labels.  The same text is prometheus/gpuasync.prom, so that
+ * they are plumbing, not state.  Every sample carries the card's identity
+ * (card_labels: device, card), so that the files of several cards can
+ * feed one node_exporter without duplicate series; per-buffer values add
+ * direction and buffer labels.  The same text is prometheus/gpuasync.prom, so that
  * node_exporter's textfile collector (which reads *.prom files of one
  * directory) can be pointed at MOUNTPOINT/prometheus.
  *
@@ -66,7 +68,35 @@ static void metric_name(const struct ga_reg *r, char *out, size_t len)
 	snprintf(out, len, "gpuasync_%s%s", r->name, suffix);
 }
 
-static void scalar_registers(struct fs *fs, struct strbuf *sb)
+/*
+ * The labels naming this card, first in every sample (escaped, no braces):
+ *   device  the device path (/dev/datadev_N); for the simulated card, whose
+ *           spec is the same for every mount, its register file
+ *           (/dev/shm/gpuasync-sim-PID-N), unique while it is mounted
+ *   card    the number ending that path (N), where it ends in one
+ * Hook: the firmware's identity (DNA, serial) is not in struct ga_dev_info
+ * yet; once it is, add it here as dna="..." and every sample carries it.
+ */
+static void card_labels(struct fs *fs, struct strbuf *id)
+{
+	char path[sizeof(fs->info.path) + 64];
+	uint64_t off;
+	size_t n, digits = 0;
+
+	snprintf(path, sizeof(path), "%s", fs->info.path);
+	if (fs->sim && ga_dev_reg_path(fs->dev, path, sizeof(path), &off) < 0)
+		snprintf(path, sizeof(path), "%s", fs->info.path);
+	sb_printf(id, "device=\"");
+	put_escaped(id, path, true);
+	sb_printf(id, "\"");
+	n = strlen(path);
+	while (digits < n && path[n - digits - 1] >= '0' && path[n - digits - 1] <= '9')
+		digits++;
+	if (digits && digits < 10)
+		sb_printf(id, ",card=\"%s\"", path + n - digits);
+}
+
+static void scalar_registers(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	char name[96];
 
@@ -84,12 +114,12 @@ static void scalar_registers(struct fs *fs, struct strbuf *sb)
 			continue; /* a failing read leaves the sample out, never a fake 0 */
 		metric_name(r, name, sizeof(name));
 		family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc, r->unit);
-		sb_printf(sb, "%s %u\n", name, v);
+		sb_printf(sb, "%s{%s} %u\n", name, id, v);
 	}
 }
 
 /* Latency rows exist per buffer: one family, a sample per measured buffer. */
-static void buffer_latencies(struct fs *fs, struct strbuf *sb)
+static void buffer_latencies(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	double hz = fs->info.clock_hz ? (double)fs->info.clock_hz : 1.0;
 	char name[96];
@@ -114,7 +144,7 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb)
 			if (first)
 				family(sb, name, "gauge", ga_regs[n->reg].doc, "seconds");
 			first = false;
-			sb_printf(sb, "%s{direction=\"%s\",buffer=\"%u\"} %.9g\n", name,
+			sb_printf(sb, "%s{%s,direction=\"%s\",buffer=\"%u\"} %.9g\n", name, id,
 				  dir == GA_DIR_WRITE ? "write" : "read", b, (double)v / hz);
 		}
 	}
@@ -126,7 +156,7 @@ static const char *const state_names[] = {
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
-static void buffer_states(struct fs *fs, struct strbuf *sb)
+static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	unsigned int per_state[2][NSTATES] = {{0}};
 	static const char *const dirname[2] = {"write", "read"};
@@ -152,25 +182,26 @@ static void buffer_states(struct fs *fs, struct strbuf *sb)
 				continue;
 			per_state[d][bi[b].state]++;
 			sb_printf(sb,
-				  "gpuasync_buffer_state{direction=\"%s\",buffer=\"%u\",state=\"%"
-				  "s\"} 1\n",
-				  dirname[d], bi[b].index, state_names[bi[b].state]);
+				  "gpuasync_buffer_state{%s,direction=\"%s\",buffer=\"%u\",state="
+				  "\"%s\"} 1\n",
+				  id, dirname[d], bi[b].index, state_names[bi[b].state]);
 		}
 	}
 	family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
 	for (int d = 0; d < 2; d++)
 		for (unsigned int s = 0; s < NSTATES; s++)
-			sb_printf(sb, "gpuasync_buffers{direction=\"%s\",state=\"%s\"} %u\n",
+			sb_printf(sb, "gpuasync_buffers{%s,direction=\"%s\",state=\"%s\"} %u\n", id,
 				  dirname[d], state_names[s], per_state[d][s]);
 	family(sb, "gpuasync_registrations_lost_total", "counter",
 	       "times the card was found no longer holding our buffers (another program "
 	       "removed them, or the driver did)",
 	       NULL);
-	sb_printf(sb, "gpuasync_registrations_lost_total %u\n", ga_dev_registrations_lost(fs->dev));
+	sb_printf(sb, "gpuasync_registrations_lost_total{%s} %u\n", id,
+		  ga_dev_registrations_lost(fs->dev));
 	free(bi);
 }
 
-static void sim_stats(struct fs *fs, struct strbuf *sb)
+static void sim_stats(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	struct ga_sim_stats st;
 
@@ -178,7 +209,7 @@ static void sim_stats(struct fs *fs, struct strbuf *sb)
 		return;
 #define SIM_COUNTER(field, name, help)                                                             \
 	family(sb, "gpuasync_sim_" name, "counter", help, NULL);                                   \
-	sb_printf(sb, "gpuasync_sim_" name " %llu\n", (unsigned long long)st.field)
+	sb_printf(sb, "gpuasync_sim_" name "{%s} %llu\n", id, (unsigned long long)st.field)
 	SIM_COUNTER(generated, "generated_frames_total",
 		    "frames the simulated card's generator produced");
 	SIM_COUNTER(delivered, "delivered_frames_total",
@@ -191,39 +222,48 @@ static void sim_stats(struct fs *fs, struct strbuf *sb)
 #undef SIM_COUNTER
 	family(sb, "gpuasync_sim_stalled_seconds_total", "counter",
 	       "time the input waited for a free buffer", NULL);
-	sb_printf(sb, "gpuasync_sim_stalled_seconds_total %.9g\n", (double)st.stalled_ns / 1e9);
+	sb_printf(sb, "gpuasync_sim_stalled_seconds_total{%s} %.9g\n", id,
+		  (double)st.stalled_ns / 1e9);
 }
 
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct fs *fs = c->fs;
+	struct strbuf idsb = {0};
+	const char *id;
 
+	card_labels(fs, &idsb);
+	if (idsb.oom) {
+		sb_free(&idsb);
+		return -ENOMEM;
+	}
+	id = idsb.buf;
 	family(sb, "gpuasync_device_info", "gauge", "identity of the card (value is always 1)",
 	       NULL);
-	sb_printf(sb, "gpuasync_device_info{backend=\"");
+	sb_printf(sb, "gpuasync_device_info{%s,backend=\"", id);
 	put_escaped(sb, fs->info.backend, true);
 	sb_printf(sb, "\",version=\"%u\",layout=\"%s\",memory=\"%s\",gpu=\"", fs->info.version,
-		  ga_layout_name(fs->info.layout),
-		  fs->info.memory);
+		  ga_layout_name(fs->info.layout), fs->info.memory);
 	put_escaped(sb, fs->info.gpu, true);
 	sb_printf(sb, "\"} 1\n");
 	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
-	sb_printf(sb, "gpuasync_clock_hertz %llu\n", (unsigned long long)fs->info.clock_hz);
+	sb_printf(sb, "gpuasync_clock_hertz{%s} %llu\n", id, (unsigned long long)fs->info.clock_hz);
 
-	scalar_registers(fs, sb);
+	scalar_registers(fs, sb, id);
 	pthread_rwlock_rdlock(&fs->bufs_lock);
-	buffer_latencies(fs, sb);
-	buffer_states(fs, sb);
+	buffer_latencies(fs, sb, id);
+	buffer_states(fs, sb, id);
 	pthread_rwlock_unlock(&fs->bufs_lock);
-	sim_stats(fs, sb);
+	sim_stats(fs, sb, id);
 
 	family(sb, "gpuasyncfs_errors_total", "counter", "requests refused (lines added to errors)",
 	       NULL);
-	sb_printf(sb, "gpuasyncfs_errors_total %llu\n",
+	sb_printf(sb, "gpuasyncfs_errors_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->err_total));
 	family(sb, "gpuasyncfs_poll_notifications_total", "counter",
 	       "poll wake-ups sent for changed live files", NULL);
-	sb_printf(sb, "gpuasyncfs_poll_notifications_total %llu\n",
+	sb_printf(sb, "gpuasyncfs_poll_notifications_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->notifies));
+	sb_free(&idsb);
 	return sb->oom ? -ENOMEM : 0;
 }

@@ -219,15 +219,62 @@ char *sh_out(const char *fmt, ...)
 	return out;
 }
 
+pid_t node_exporter_start(const char *dir, int *port, const char *log)
+{
+	char *out, *cmd;
+	pid_t pid;
+
+	/* a port the kernel just handed out, so free unless raced */
+	out = sh_out("python3 -c 'import socket; s = socket.socket(); "
+		     "s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'");
+	*port = atoi(out);
+	free(out);
+	ck_assert_int_gt(*port, 0);
+	ck_assert_int_ge(asprintf(&cmd,
+				  "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
+				  "--collector.disable-defaults --collector.textfile "
+				  "--collector.textfile.directory=%s >%s 2>&1",
+				  *port, dir, log ? log : "/dev/null"),
+			 0);
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test */
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	free(cmd);
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+void node_exporter_stop(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+char *scrape(int port)
+{
+	return sh_out("for i in $(seq 100); do python3 -c 'import urllib.request\n"
+		      "print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read()."
+		      "decode())' 2>/dev/null && break; sleep 0.1; done",
+		      port);
+}
+
 /* Cases run in forked children: the count of skipped parts lives in memory
  * they share with run_suite. */
 static unsigned int *skipped_parts;
 
-bool have_cmd(const char *name, const char *package)
+static bool have_or_skip(bool ok, const char *name, const char *package)
 {
 	const char *ci = getenv("CI");
 
-	if (sh("command -v %s >/dev/null 2>&1", name) == 0)
+	if (ok)
 		return true;
 	ck_assert_msg(!(ci && strcmp(ci, "true") == 0),
 		      "%s is not installed under CI=true: add the Debian package %s to "
@@ -237,6 +284,20 @@ bool have_cmd(const char *name, const char *package)
 	if (skipped_parts)
 		__atomic_add_fetch(skipped_parts, 1, __ATOMIC_RELAXED);
 	return false;
+}
+
+bool have_cmd(const char *name, const char *package)
+{
+	return have_or_skip(sh("command -v %s >/dev/null 2>&1", name) == 0, name, package);
+}
+
+bool have_py(const char *module, const char *package)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "python3 module %s", module);
+	return have_or_skip(sh("python3 -c 'import %s' >/dev/null 2>&1", module) == 0, what,
+			    package);
 }
 
 const char *umount_cmd(bool lazy)

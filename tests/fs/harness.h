@@ -49,10 +49,24 @@ char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * otherwise it prints "SKIP: ..." and the whole executable then exits 77
  * (ctest: skipped) instead of passing, since part of it did not run. */
 bool have_cmd(const char *name, const char *package);
+/* The same for a Python 3 module (python3 -c "import @module"). */
+bool have_py(const char *module, const char *package);
 
 /* "fusermount3 -u" ("-uz" when @lazy), or umount(8)'s "umount" ("umount -l")
  * where fusermount3 is not installed (the tests run as root there). */
 const char *umount_cmd(bool lazy);
+
+/* Start prometheus-node-exporter with only its textfile collector, reading
+ * @dir, on a free port of 127.0.0.1 (written to *@port), its log to @log
+ * (NULL: none); its pid, killed by node_exporter_stop (and by the end of
+ * the test process).  node_exporter 1.5 reports a series that two files
+ * both hold only in its log ("error gathering metrics: ... collected
+ * before with the same name and label values"), and serves the first. */
+pid_t node_exporter_start(const char *dir, int *port, const char *log);
+void node_exporter_stop(pid_t pid);
+/* GET http://127.0.0.1:@port/metrics, retried for up to 10 s while the
+ * server comes up: the body (malloc'd), or "" when it never answered. */
+char *scrape(int port);
 
 /* Paths relative to the mountpoint. */
 const char *P(const char *rel);

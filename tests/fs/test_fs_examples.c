@@ -38,8 +38,13 @@ START_TEST(monitor_prints_rates)
 	double rate = 0;
 
 	mnt_start(NULL);
-	ck_assert_int_eq(sh("echo 500 > $M/sim/rate && echo 1 > $M/sim/running"), 0);
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/buffers/1 && echo 1 > $M/buffers/1/write_enable "
+			    "&& echo 500 > $M/sim/rate && echo 1 > $M/sim/running"),
+			 0);
 	out = sh_out("sh " EX "/monitor.sh $M 0.3 2");
+	/* the write buffers' states, from metrics: buffer 1 stays armed (the
+	 * engine is off; dropped frames' headers go to buffer 0) */
+	ck_assert_msg(strstr(out, " FREE=1 "), "monitor output:\n%s", out);
 	/* header + 2 lines; frames are dropped (engine off) but counted */
 	{
 		char *third = strchr(out, '\n');

@@ -3,8 +3,9 @@
  * metrics: Prometheus text exposition checked by promtool (Debian's
  * prometheus package) with buffers in every state, counters as _total,
  * latencies in seconds (cycles / clock_hz), per-buffer state labels, 1024
- * V4 buffers; and scraped for real by prometheus-node-exporter's textfile
- * collector pointed at the mount.  Tests needing a tool that is missing
+ * V4 buffers, the card's identity labels (device, card) on every sample;
+ * and scraped for real by prometheus-node-exporter's textfile collector
+ * pointed at the mount.  Tests needing a tool that is missing
  * say SKIP; tools/packages.txt makes them present in CI.
  */
 #define _GNU_SOURCE
@@ -23,8 +24,8 @@
 
 static bool have(const char *tool)
 {
-	return have_cmd(tool, strcmp(tool, "promtool") == 0 ? "prometheus"
-							       : "prometheus-node-exporter");
+	return have_cmd(tool,
+			strcmp(tool, "promtool") == 0 ? "prometheus" : "prometheus-node-exporter");
 }
 
 /* The value of the sample whose line starts with @prefix. */
@@ -39,6 +40,48 @@ static double sample(const char *text, const char *prefix)
 	}
 	ck_abort_msg("no sample %s", prefix);
 	return 0;
+}
+
+/* The identity labels of the mounted simulated card, as metrics writes
+ * them: its register file (the first word of device/registers_path) and
+ * the number that ends it; @sorted: in name order, as node_exporter
+ * writes them. */
+static const char *card_id_as(bool sorted)
+{
+	static char id[300];
+	char *rp = readf("device/registers_path"), *sp;
+	size_t n, d = 0;
+
+	ck_assert_ptr_nonnull(rp);
+	sp = strchr(rp, ' ');
+	ck_assert_ptr_nonnull(sp);
+	*sp = '\0';
+	n = strlen(rp);
+	while (d < n && rp[n - d - 1] >= '0' && rp[n - d - 1] <= '9')
+		d++;
+	ck_assert_uint_gt(d, 0);
+	if (sorted)
+		snprintf(id, sizeof(id), "card=\"%s\",device=\"%s\"", rp + n - d, rp);
+	else
+		snprintf(id, sizeof(id), "device=\"%s\",card=\"%s\"", rp, rp + n - d);
+	free(rp);
+	return id;
+}
+
+static const char *card_id(void)
+{
+	return card_id_as(false);
+}
+
+/* "name{ID" + @rest: a series of this card, @rest being ",labels} " or "} ". */
+static const char *series(const char *name, const char *rest)
+{
+	static char bufs[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(bufs[i], sizeof(bufs[i]), "%s{%s%s", name, card_id(), rest);
+	return bufs[i];
 }
 
 static void make_states(void)
@@ -80,10 +123,15 @@ START_TEST(names_units_labels)
 	ck_assert_ptr_nonnull(m);
 	/* counters end in _total and agree with the register files */
 	ck_assert_ptr_nonnull(strstr(m, "# TYPE gpuasync_rx_frame_count_total counter\n"));
-	ck_assert_uint_eq((unsigned long long)sample(m, "gpuasync_rx_frame_count_total "),
-			  readnum("registers/rx_frame_count"));
-	ck_assert_uint_eq((unsigned long long)sample(m, "gpuasync_axi_write_error_count_total "),
-			  1);
+	ck_assert_uint_eq(
+		(unsigned long long)sample(m, series("gpuasync_rx_frame_count_total", "} ")),
+		readnum("registers/rx_frame_count"));
+	ck_assert_uint_eq(
+		(unsigned long long)sample(m, series("gpuasync_axi_write_error_count_total", "} ")),
+		1);
+	/* every sample carries the card's identity first */
+	ck_assert_int_eq(sh("grep -v '^#' $M/metrics | grep -vF '{%s' | grep -q .", card_id()), 1);
+	ck_assert_ptr_nonnull(strstr(m, series("gpuasync_device_info", ",backend=\"sim\",")));
 	/* every counter family is a _total */
 	ck_assert_int_eq(sh("grep '^# TYPE .* counter$' $M/metrics | grep -v '_total counter$' | "
 			    "grep -q ."),
@@ -91,22 +139,27 @@ START_TEST(names_units_labels)
 	/* latencies in seconds */
 	hz = (double)readnum("device/clock_hz");
 	cycles = (double)readnum("buffers/0/latency/write_max");
-	ck_assert(fabs(sample(m, "gpuasync_write_latency_max_seconds{direction=\"write\",buffer="
-				 "\"0\"} ") -
+	ck_assert(fabs(sample(m, series("gpuasync_write_latency_max_seconds",
+					",direction=\"write\",buffer=\"0\"} ")) -
 		       cycles / hz) <= 1e-9 + cycles / hz * 1e-6);
 	/* per-buffer state, one sample each, and the per-state counts */
-	ck_assert_ptr_nonnull(strstr(
-		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"0\",state=\"READY\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(
-		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"1\",state=\"ERROR\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(
-		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"2\",state=\"FREE\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(
-		m, "gpuasync_buffer_state{direction=\"write\",buffer=\"3\",state=\"IDLE\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(
-		m, "gpuasync_buffer_state{direction=\"read\",buffer=\"0\",state=\"READY\"} 1\n"));
 	ck_assert_ptr_nonnull(
-		strstr(m, "gpuasync_buffers{direction=\"write\",state=\"IDLE\"} 1\n"));
+		strstr(m, series("gpuasync_buffer_state",
+				 ",direction=\"write\",buffer=\"0\",state=\"READY\"} 1\n")));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_buffer_state",
+				 ",direction=\"write\",buffer=\"1\",state=\"ERROR\"} 1\n")));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_buffer_state",
+				 ",direction=\"write\",buffer=\"2\",state=\"FREE\"} 1\n")));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_buffer_state",
+				 ",direction=\"write\",buffer=\"3\",state=\"IDLE\"} 1\n")));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_buffer_state",
+				 ",direction=\"read\",buffer=\"0\",state=\"READY\"} 1\n")));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_buffers", ",direction=\"write\",state=\"IDLE\"} 1\n")));
 	/* write-only strobes and driver plumbing are not metrics */
 	ck_assert_ptr_null(strstr(m, "gpuasync_count_reset"));
 	ck_assert_ptr_null(strstr(m, "gpuasync_write_address"));
@@ -123,7 +176,7 @@ START_TEST(metrics_with_1024_buffers)
 		   "for i in range(1024): os.mkdir(sys.argv[1] + \"/buffers/%%d\" %% i)' $M"),
 		0);
 	ck_assert_int_eq(
-		sh("test $(grep -c '^gpuasync_buffer_state{direction=\"write\"' $M/metrics) "
+		sh("test $(grep -c '^gpuasync_buffer_state{.*,direction=\"write\"' $M/metrics) "
 		   "-eq 1024"),
 		0);
 	ck_assert_int_eq(mkdir(P("buffers/1024"), 0755), -1);
@@ -140,7 +193,7 @@ END_TEST
 START_TEST(node_exporter_scrapes)
 {
 	char dir[] = "/tmp/gafs-textfile-XXXXXX", *out;
-	char args[512];
+	char args[512], want[512];
 	pid_t ne;
 	int port = 20000 + (int)(getpid() % 20000), st;
 
@@ -172,10 +225,13 @@ START_TEST(node_exporter_scrapes)
 		port);
 	kill(ne, SIGTERM);
 	waitpid(ne, &st, 0);
-	ck_assert_msg(strstr(out, "\ngpuasync_rx_frame_count_total ") != NULL,
+	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
+	ck_assert_msg(strstr(out, want) != NULL,
 		      "node_exporter did not export the mount's metrics");
-	ck_assert_ptr_nonnull(strstr(
-		out, "gpuasync_buffer_state{buffer=\"0\",direction=\"write\",state=\"READY\"} 1"));
+	snprintf(want, sizeof(want),
+		 "gpuasync_buffer_state{buffer=\"0\",%s,direction=\"write\",state=\"READY\"} 1",
+		 card_id_as(true));
+	ck_assert_ptr_nonnull(strstr(out, want));
 	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
 	free(out);
 
@@ -199,7 +255,8 @@ START_TEST(node_exporter_scrapes)
 	kill(ne, SIGTERM);
 	waitpid(ne, &st, 0);
 	sh("rm -rf %s", dir);
-	ck_assert_ptr_nonnull(strstr(out, "\ngpuasync_rx_frame_count_total "));
+	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
+	ck_assert_ptr_nonnull(strstr(out, want));
 	free(out);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

@@ -68,7 +68,7 @@ for f in "$GA_BINDIR/gpuasyncfs" \
 	"$GA_MANDIR/man8/gpuasyncfs.8" "$GA_MANDIR/man5/gpuasyncfs.conf.5" \
 	"$GA_MANDIR/man3/libgpuasync.3" \
 	"$GA_DOCDIR/LICENSE" "$GA_DOCDIR/README.md" \
-	"$GA_DOCDIR/examples/gpuasyncfs.service"; do
+	"$GA_DOCDIR/examples/gpuasyncfs.service" "$GA_DOCDIR/examples/gpuasyncfs.rules.yml"; do
 	[ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 "$prefix/$GA_BINDIR/gpuasyncfs" --version >"$tmp/version" 2>&1 ||
