@@ -14,7 +14,10 @@
  *   - mkdir and rmdir of a buffer;
  *   - poll(POLLPRI) wake-up: a write to registers/ar_cache through one fd
  *     until poll on another returns (the sampler runs every interval_ms,
- *     so this is about interval/2 plus a FUSE round trip).
+ *     so this is about interval/2 plus a FUSE round trip);
+ *   - control under load (bench/fsload.c), on a second mount with
+ *     -o threads=4: register read, echo and mkdir+rmdir while the card
+ *     delivers, drops and stalls, as ratios to the idle figures.
  * Not a test: nothing is asserted.  Both mounts are unmounted and both
  * daemons stopped (by pid) on every exit path.
  */
@@ -34,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsbench.h"
+
 #define POLL_INTERVAL_MS 1
 
 struct mount {
@@ -43,7 +48,7 @@ struct mount {
 
 static struct mount floor_m, gafs_m;
 
-static double now_us(void)
+double now_us(void)
 {
 	struct timespec ts;
 
@@ -129,11 +134,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct stat_out {
-	double p50, p90, mean;
-};
-
-static struct stat_out summarize(double *t, int n)
+struct stat_out summarize(double *t, int n)
 {
 	struct stat_out s = {0};
 
@@ -143,7 +144,23 @@ static struct stat_out summarize(double *t, int n)
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	s.p50 = t[n / 2];
 	s.p90 = t[n * 9 / 10];
+	s.p99 = t[n * 99 / 100];
 	return s;
+}
+
+unsigned long long read_num(const char *dir, const char *rel)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoull(buf, NULL, 0);
 }
 
 static void time_open_read_close(const char *path, double *t, int n)
@@ -409,5 +426,14 @@ int main(int argc, char **argv)
 	printf("\nmeans: open+read+close %.1f / %.1f us, pread %.1f / %.1f us (floorfs / "
 	       "gpuasyncfs)\n",
 	       f_orc.mean, g_orc.mean, f_pr.mean, g_pr.mean);
+	fflush(stdout);
+
+	/* Control under load, on a fresh multi-threaded mount. */
+	stop(&gafs_m);
+	if (start(&gafs_m, GAFS_BIN, "--sim -o version=4,threads=4") < 0 ||
+	    bench_load(gafs_m.dir, n / 10 < 400 ? 400 : n / 10) < 0) {
+		fprintf(stderr, "control under load: cannot set up\n");
+		return 1;
+	}
 	return 0;
 }
