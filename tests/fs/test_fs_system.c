@@ -228,10 +228,47 @@ END_TEST
 
 static pid_t bg_pid;
 
-static void kill_bg(void)
+/* A failed check ends the test process at once (no atexit), so the test
+ * leaves the daemon's pid and its directory in a file for the unchecked
+ * teardown, which runs in Check's parent process (getppid() in the test). */
+static void bg_note_path(char *buf, size_t len, pid_t parent)
 {
-	if (bg_pid > 0)
-		kill(bg_pid, SIGTERM);
+	snprintf(buf, len, "/tmp/gafs-syslog-note-%d", (int)parent);
+}
+
+static void bg_note(const char *dir)
+{
+	char path[64];
+	FILE *f;
+
+	bg_note_path(path, sizeof(path), getppid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%d %s\n", (int)bg_pid, dir);
+	fclose(f);
+}
+
+static void bg_teardown(void)
+{
+	char path[64], dir[128];
+	int pid = 0;
+	FILE *f;
+
+	bg_note_path(path, sizeof(path), getpid());
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%d %127s", &pid, dir) == 2) {
+		if (pid > 0 && kill(pid, SIGTERM) == 0)
+			for (int t = 0; t < 10000 && kill(pid, 0) == 0; t += 10)
+				sleep_ms(10);
+		if (!strncmp(dir, "/tmp/gafs-syslog-", 17) &&
+		    sh("rmdir %s/mnt %s/dev 2>/dev/null; rm -f %s/log; rmdir %s", dir, dir, dir,
+		       dir) != 0)
+			fprintf(stderr, "left behind: %s\n", dir);
+	}
+	fclose(f);
+	unlink(path);
 }
 
 START_TEST(background_logs_to_syslog)
@@ -251,7 +288,6 @@ START_TEST(background_logs_to_syslog)
 	setenv("T", dir, 1);
 	unsetenv("INVOCATION_ID");
 	unsetenv("NOTIFY_SOCKET");
-	atexit(kill_bg);
 	/* As mount(8) starts it from an fstab line with source "none": in the
 	 * background, no device named.  The parent returns once mounted. */
 	ck_assert_int_eq(
@@ -260,6 +296,13 @@ START_TEST(background_logs_to_syslog)
 		   "for e in $T/dev/*; do ln -s $e /dev/; done && ln -sf $T/log /dev/log && "
 		   "exec \"$GAFS\" none $M -o config=/dev/null'"),
 		0);
+	/* Its pid now, from the unique mountpoint in its command line, so that
+	 * a failure below still stops it (kill_bg). */
+	out = sh_out("for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null | "
+		     "grep -q \" none $M \" && echo ${p#/proc/}; done");
+	ck_assert_msg(sscanf(out, "%d", &bg_pid) == 1, "no daemon for %s: '%s'", M.dir, out);
+	free(out);
+	bg_note(dir);
 	/* Wait for both lines (bounded), in whichever order they come. */
 	while (!start[0] || !warning[0]) {
 		ck_assert_msg(recv_within(fd, buf, sizeof(buf), 10000),
@@ -275,10 +318,11 @@ START_TEST(background_logs_to_syslog)
 	ck_assert_msg(!strncmp(warning, "<28>", 4), "%s", warning);
 	{
 		const char *p = strstr(start, "gpuasyncfs[");
+		int pid = 0;
 
-		ck_assert_msg(p && sscanf(p, "gpuasyncfs[%d]", &bg_pid) == 1, "%s", start);
+		ck_assert_msg(p && sscanf(p, "gpuasyncfs[%d]", &pid) == 1, "%s", start);
+		ck_assert_int_eq(pid, bg_pid);
 	}
-	ck_assert_int_gt(bg_pid, 1);
 	/* The mount lives in the daemon's namespace: look there. */
 	out = sh_out("nsenter -t %d -m cat $M/device/version $M/errors", bg_pid);
 	ck_assert_msg(!strncmp(out, "4\n", 2) && strstr(out, SIM_WARNED), "%s", out);
@@ -289,10 +333,8 @@ START_TEST(background_logs_to_syslog)
 	for (int t = 0; t < 10000 && kill(bg_pid, 0) == 0; t += 10)
 		sleep_ms(10);
 	ck_assert_int_ne(kill(bg_pid, 0), 0);
-	bg_pid = 0;
 	close(fd);
-	ck_assert_int_eq(sh("rmdir $M $T/dev && rm $T/log && rmdir $T"), 0);
-	M.dir[0] = '\0';
+	M.dir[0] = '\0'; /* bg_teardown removes the directory */
 }
 END_TEST
 
@@ -307,6 +349,7 @@ int main(void)
 	tcase_add_test(tc, dead_mount_refused);
 	tcase_add_test(tc, sim_warning_when_unattended);
 	tcase_add_test(tc, background_logs_to_syslog);
+	tcase_add_unchecked_fixture(tc, NULL, bg_teardown);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
