@@ -5,6 +5,9 @@
  *
  *   2026-11-22T01:02:03Z buffers/7: EINVAL: buffer index must be 2 (...)
  *
+ * fs_error_add() with err 0 records a note of the daemon's own instead
+ * (the warning that an unattended start serves the simulated card).
+ *
  * The explanation comes from the library (ga_last_error(), per thread) or
  * from the daemon's own checks (fs_err(), also per thread, so concurrent
  * requests in the multi-threaded loop never swap explanations).  The ring
@@ -104,7 +107,9 @@ void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 		err = -err;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (asprintf(&line, "%s %s: %s: %s\n", stamp, path, fs_errno_name(err), why) < 0)
+	/* err 0: a note from the daemon itself, no errno to name. */
+	if ((err ? asprintf(&line, "%s %s: %s: %s\n", stamp, path, fs_errno_name(err), why)
+		 : asprintf(&line, "%s %s: %s\n", stamp, path, why)) < 0)
 		return; /* out of memory: the errno still reaches the caller */
 	/* One line per error: an explanation must not forge extra lines. */
 	for (char *p = line; p[1]; p++)

@@ -241,7 +241,7 @@ int fs_buffer_name(const char *name, unsigned int *idx);
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);
 void fs_errors_fini(struct fs *fs);
-/* Append "<time> <path>: <ERRNO>: <why>" to errors. */
+/* Append "<time> <path>: <ERRNO>: <why>" to errors ("<time> <path>: <why>", a note, for err 0). */
 void fs_error_add(struct fs *fs, const char *path, int err, const char *why);
 int fs_show_errors(struct fs_ctx *c, struct strbuf *sb);
 /* Record why a daemon-side check failed and return @err (like ga_err). */

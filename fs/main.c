@@ -24,25 +24,43 @@
  * and exits with its status, so "gpuasyncfs ... && ls MNT" works and
  * errors reach the terminal.  Every exit path closes the device, which
  * releases all buffers (GPU memory freed, pins released).
+ *
+ * Around that: messages go to syslog as well once the daemon forks (its
+ * stderr ends on /dev/null), systemd hears "READY=1" once the mount is
+ * live (Type=notify), a mountpoint that already holds a live gpuasyncfs
+ * (or a dead FUSE mount) is refused, and a daemon started unattended with
+ * no device says loudly that it serves the simulated card.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <fuse_log.h>
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
 
 /* More FUSE threads than this only wait on the device lock. */
 #define GA_FS_MAX_THREADS 256
+
+/* Said at start (log) and kept in errors when nobody chose the simulated
+ * card and nobody is at a terminal to see which card got mounted. */
+#define SIM_WARNING                                                                                \
+	"WARNING: no device given and no [device] path in the config: serving the SIMULATED "      \
+	"card, not hardware (set [device] path, or give --sim to mean it)"
 
 struct options {
 	int sim;
@@ -64,14 +82,15 @@ struct options {
 
 enum { KEY_SIM, KEY_HELP, KEY_VERSION };
 
-static const struct fuse_opt option_spec[] = {FUSE_OPT_KEY("--sim", KEY_SIM),
-					      FUSE_OPT_KEY("-h", KEY_HELP),
-					      FUSE_OPT_KEY("--help", KEY_HELP),
-					      FUSE_OPT_KEY("-V", KEY_VERSION),
-					      FUSE_OPT_KEY("--version", KEY_VERSION),
-					      {"config=%s", offsetof(struct options, config), 0},
-					      {"threads=%s", offsetof(struct options, threads_arg), 0},
-					      FUSE_OPT_END};
+static const struct fuse_opt option_spec[] = {
+	FUSE_OPT_KEY("--sim", KEY_SIM),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	{"config=%s", offsetof(struct options, config), 0},
+	{"threads=%s", offsetof(struct options, threads_arg), 0},
+	FUSE_OPT_END};
 
 static void usage(const char *prog)
 {
@@ -204,14 +223,19 @@ static bool is_placeholder(const char *s)
 	return !strcmp(s, "gpuasyncfs") || !strcmp(s, "none") || !*s;
 }
 
-/* Defaults, then the file, then -o settings, then DEVICE/--sim. */
-static int build_config(struct options *o, const char *device, struct ga_config *cfg)
+/* Defaults, then the file, then -o settings, then DEVICE/--sim.  Sets
+ * @implicit_sim when nothing named a device and the default (the simulated
+ * card) is what gets served. */
+static int build_config(struct options *o, const char *device, struct ga_config *cfg,
+			bool *implicit_sim)
 {
 	char err[512];
 	const char *path = o->config;
 	int ret;
 
 	ga_config_defaults(cfg);
+	/* Empty until the file or an -o setting names a device. */
+	cfg->device[0] = '\0';
 	if (!path && access(GA_DEFAULT_CONFIG_PATH, F_OK) == 0)
 		path = GA_DEFAULT_CONFIG_PATH;
 	if (path) {
@@ -234,6 +258,11 @@ static int build_config(struct options *o, const char *device, struct ga_config 
 			return ret;
 		}
 	}
+	*implicit_sim = false;
+	if (!cfg->device[0]) {
+		snprintf(cfg->device, sizeof(cfg->device), "sim");
+		*implicit_sim = !o->sim && (!device || is_placeholder(device));
+	}
 	if (o->sim)
 		device = "sim";
 	if (device && !is_placeholder(device)) {
@@ -244,6 +273,195 @@ static int build_config(struct options *o, const char *device, struct ga_config 
 		}
 	}
 	return 0;
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+/* In the foreground, messages go to stderr: a terminal, or the journal
+ * under systemd.  A daemon in the background (no -f) detaches its stderr
+ * onto /dev/null once the mount is up, so from the fork on everything also
+ * goes to syslog (LOG_DAEMON, which journald collects): a failure before
+ * the mount is both printed for mount(8) and recorded.  LOG_INFO lines
+ * (start and stop) go to syslog only. */
+static bool log_to_syslog;
+
+static void fs_vlog(int prio, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	/* Format once; one call per sink keeps concurrent lines whole. */
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (log_to_syslog)
+		syslog(prio, "%s", line);
+	if (prio <= LOG_NOTICE)
+		fprintf(stderr, "gpuasyncfs: %s\n", line);
+}
+
+static void fs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fs_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fs_vlog(prio, fmt, ap);
+	va_end(ap);
+}
+
+/* libfuse's own messages ("fuse: ..."), once in the background.  Its
+ * levels are syslog's. */
+static void fs_fuse_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t len;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	len = strlen(line);
+	while (len && line[len - 1] == '\n')
+		line[--len] = '\0';
+	fs_log((int)level, "%s", line);
+}
+
+static void log_start_syslog(void)
+{
+	openlog("gpuasyncfs", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_to_syslog = true;
+	fuse_set_log_func(fs_fuse_log);
+}
+
+/* ---- systemd -------------------------------------------------------------------------- */
+
+/* Type=notify: tell the service manager that the mount is live.  The
+ * protocol is one datagram, "READY=1", to the unix socket $NOTIFY_SOCKET
+ * names (a leading '@' is the abstract namespace).  It is written out here
+ * in a few lines instead of linking libsystemd's sd_notify(): the daemon
+ * keeps depending on libfuse3 and inih only, builds where libsystemd-dev
+ * is absent, and does nothing at all without the variable. */
+static void notify_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	static const char msg[] = "READY=1";
+	size_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path)) {
+		fs_log(LOG_WARNING, "NOTIFY_SOCKET too long; systemd is not told we are ready");
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		fs_log(LOG_WARNING, "cannot notify systemd (NOTIFY_SOCKET=%s): %s", path,
+		       strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Started by systemd (a unit, or a mount unit from fstab), or by mount(8)
+ * from an fstab line whose source is a placeholder ("gpuasyncfs", "none"):
+ * nobody is at a terminal to notice which card got mounted. */
+static bool started_unattended(const char *device)
+{
+	return getenv("INVOCATION_ID") || getenv("NOTIFY_SOCKET") ||
+	       (device && is_placeholder(device));
+}
+
+/* ---- the mountpoint ------------------------------------------------------------------- */
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_mountinfo(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* The type and source of the mount on top at @mnt (the last mountinfo line
+ * for it): 1 when there is one, 0 when none. */
+static int mount_at(const char *mnt, char *type, size_t tlen, char *source, size_t slen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *point = NULL, *dash, *t, *src;
+
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - TYPE SOURCE SUPER" */
+		dash = strstr(line, " - ");
+		if (!dash)
+			continue;
+		*dash = '\0';
+		for (int i = 0; i < 5; i++)
+			point = strtok_r(i ? NULL : line, " ", &save);
+		t = strtok_r(dash + 3, " ", &save);
+		src = strtok_r(NULL, " ", &save);
+		if (!point || !t || !src)
+			continue;
+		unescape_mountinfo(point);
+		if (strcmp(point, mnt) != 0)
+			continue;
+		unescape_mountinfo(src);
+		snprintf(type, tlen, "%s", t);
+		snprintf(source, slen, "%s", src);
+		found = 1;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* A FUSE mount whose daemon died answers ENOTCONN; libfuse would only say
+ * "bad mount point".  It is refused with the command that clears it, not
+ * detached here: it may be another filesystem's, and a unit clears its own
+ * (ExecStartPre=-fusermount3 -uz). */
+static int check_dead_mount(const char *mnt)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+		return 0;
+	fprintf(stderr,
+		"gpuasyncfs: %s: a dead FUSE mount (its daemon is gone: ENOTCONN); "
+		"detach it first: fusermount3 -uz %s\n",
+		mnt, mnt);
+	return -1;
+}
+
+/* A second gpuasyncfs on a live one would stack on top and hide it (and
+ * share its card).  Two daemons started at the same instant both pass. */
+static int check_not_mounted(const char *mnt)
+{
+	char type[64], source[512];
+	struct stat st;
+
+	if (!mount_at(mnt, type, sizeof(type), source, sizeof(source)))
+		return 0;
+	if (strcmp(type, "fuse.gpuasyncfs") != 0 || stat(mnt, &st) != 0)
+		return 0;
+	fprintf(stderr,
+		"gpuasyncfs: %s is already mounted by a running gpuasyncfs (device %s); "
+		"unmount it first: fusermount3 -u %s\n",
+		mnt, source, mnt);
+	return -1;
 }
 
 /* ---- background start ---------------------------------------------------------------- */
@@ -382,6 +600,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se;
 	const char *device = NULL, *mnt;
 	int ready_fd = -1, ret = 1, loop;
+	bool implicit_sim = false;
 
 	if (!o)
 		return 1;
@@ -415,7 +634,8 @@ int main(int argc, char *argv[])
 	if (o->threads_arg) {
 		uint64_t t = 0;
 
-		if (ga_parse_u64(o->threads_arg, strlen(o->threads_arg), GA_FS_MAX_THREADS, &t) < 0 ||
+		if (ga_parse_u64(o->threads_arg, strlen(o->threads_arg), GA_FS_MAX_THREADS, &t) <
+			    0 ||
 		    t == 0) {
 			fprintf(stderr, "gpuasyncfs: -o threads=%s: a number of threads, 1 to %d\n",
 				o->threads_arg, GA_FS_MAX_THREADS);
@@ -426,12 +646,14 @@ int main(int argc, char *argv[])
 	mnt = o->positional[o->npositional - 1];
 	if (o->npositional == 2)
 		device = o->positional[0];
-	if (build_config(o, device, &fs.cfg) < 0)
+	if (build_config(o, device, &fs.cfg, &implicit_sim) < 0)
 		goto out_free_args;
 	if (ga_config_device_spec(&fs.cfg, fs.device_spec, sizeof(fs.device_spec)) < 0) {
 		fprintf(stderr, "gpuasyncfs: %s\n", ga_last_error());
 		goto out_free_args;
 	}
+	if (check_dead_mount(mnt) < 0)
+		goto out_free_args;
 	if (add_mount_options(&args, &fs) < 0 || fuse_opt_add_arg(&args, mnt) < 0)
 		goto out_free_args;
 	if (fuse_parse_cmdline(&args, &opts) != 0)
@@ -440,9 +662,18 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "gpuasyncfs: no mountpoint\n");
 		goto out_free_opts;
 	}
+	/* fuse_parse_cmdline made it absolute, as mountinfo has it. */
+	if (check_not_mounted(opts.mountpoint) < 0)
+		goto out_free_opts;
 
-	if (!opts.foreground)
+	if (!opts.foreground) {
 		ready_fd = daemon_start();
+		log_start_syslog();
+	}
+	if (implicit_sim && started_unattended(device))
+		fs_log(LOG_WARNING, "%s", SIM_WARNING);
+	else
+		implicit_sim = false;
 
 	/* A simulated card killed earlier could not remove its register file. */
 	if (!strncmp(fs.device_spec, "sim", 3))
@@ -456,15 +687,17 @@ int main(int argc, char *argv[])
 		ret = ga_dev_open_opts(fs.device_spec, &oo, &fs.dev);
 	}
 	if (ret < 0) {
-		fprintf(stderr, "gpuasyncfs: %s: %s\n", fs.device_spec, ga_last_error());
+		fs_log(LOG_ERR, "%s: %s", fs.device_spec, ga_last_error());
 		ret = 1;
 		goto out_free_opts;
 	}
 	ret = 1;
 	if (fs_state_init(&fs) < 0) {
-		fprintf(stderr, "gpuasyncfs: cannot build the tree: %s\n", fs_last_error());
+		fs_log(LOG_ERR, "cannot build the tree: %s", fs_last_error());
 		goto out_close_dev;
 	}
+	if (implicit_sim)
+		fs_error_add(&fs, "device", 0, SIM_WARNING);
 	/* Before the mount exists: nobody sees the card half configured. */
 	if (fs.cfg.settings_file[0] && fs_settings_apply_file(&fs, fs.cfg.settings_file) < 0) {
 		fprintf(stderr, "gpuasyncfs: -o settings=%s: %s\n", fs.cfg.settings_file,
@@ -479,10 +712,12 @@ int main(int argc, char *argv[])
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_remove_handlers;
 	if (fs_sampler_start(&fs) < 0) {
-		fprintf(stderr, "gpuasyncfs: cannot start the sampler thread\n");
+		fs_log(LOG_ERR, "cannot start the sampler thread");
 		goto out_unmount;
 	}
 	daemon_ready(&ready_fd, 0);
+	notify_ready();
+	fs_log(LOG_INFO, "serving %s on %s", fs.device_spec, opts.mountpoint);
 
 	if (o->threads > 1) {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
@@ -498,6 +733,7 @@ int main(int argc, char *argv[])
 	}
 	/* 0 after fusermount3 -u; a signal number after SIGINT/SIGTERM. */
 	ret = loop < 0 ? 1 : 0;
+	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 
 out_stop_sampler:
 	fs_sampler_stop(&fs);

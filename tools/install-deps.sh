@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # Install the packages of tools/packages.txt that are missing, with apt-get.
 #
-# Used by tools/try.sh and tools/test.sh.  Runs apt-get only when something
-# is missing (so a machine that has everything needs neither root nor the
-# network), as root or through sudo.  Exits non-zero when packages are
-# missing and cannot be installed, naming them.
+#   install-deps.sh [--group NAME] [LIST]
+#
+# Used by tools/try.sh (--group mount: only the lines tagged "@mount") and
+# tools/test.sh (everything).  Runs apt-get only when something is missing
+# (so a machine that has everything needs neither root nor the network), as
+# root or through sudo; it waits up to 5 minutes for a dpkg/apt lock that
+# another apt holds (unattended-upgrades on a fresh machine) instead of
+# failing.  Exits non-zero when packages are missing and cannot be
+# installed, naming them.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+group=
+if [ "${1:-}" = --group ]; then
+	group=${2:?--group needs a name}
+	shift 2
+fi
 list=${1:-$here/packages.txt}
 
-# Package names: strip comments and blanks.
-mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$list" | grep -v '^$')
+# Package names: the first word of each line, comments and blanks dropped;
+# with a group, only the lines carrying "@GROUP".
+mapfile -t wanted < <(sed -e 's/#.*//' "$list" |
+	awk -v g="${group:+@$group}" 'NF && (g == "" || index(" " $0 " ", " " g " ")) { print $1 }')
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
@@ -41,9 +53,12 @@ else
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	"${missing[@]}"
+lock=(-o DPkg::Lock::Timeout=300)
+echo "install-deps: apt-get update (waits up to 5 minutes for another apt to finish)"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" update -q
+echo "install-deps: apt-get install ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -q \
+	--no-install-recommends "${missing[@]}"
 
 still=()
 for p in "${missing[@]}"; do

@@ -2,22 +2,30 @@
 # The first command of the README: install what is missing, build, and
 # mount the simulated card (no FPGA, no GPU needed) on MOUNTPOINT
 # (default /tmp/gpuasync), then say what to try and how to unmount.
+# Only what the mount needs: the packages tagged @mount in
+# tools/packages.txt (compiler, CMake, libfuse3, inih; no test tools, no
+# QEMU or kernel) and the daemon's target, not the tests.
 # BUILD_DIR picks the build directory (default build).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mnt=${1:-/tmp/gpuasync}
 build=${BUILD_DIR:-build}
+say() { printf 'try: %s\n' "$*"; }
 
-tools/install-deps.sh
-cmake -S . -B "$build"
-cmake --build "$build" -j"${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+say "checking the packages the mount needs (tools/packages.txt, group mount)"
+tools/install-deps.sh --group mount
+say "configuring in $build/"
+cmake -S . -B "$build" >/dev/null
+say "building the daemon (target gpuasyncfs)"
+cmake --build "$build" --target gpuasyncfs -j"${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 if mountpoint -q "$mnt" 2>/dev/null; then
 	echo "$mnt is already mounted; unmount it first: fusermount3 -u $mnt" >&2
 	exit 1
 fi
 mkdir -p "$mnt"
+say "mounting the simulated card on $mnt"
 # Without -f the daemon goes to the background once the mount is up.
 "$build/fs/gpuasyncfs" --sim "$mnt"
 for _ in $(seq 50); do

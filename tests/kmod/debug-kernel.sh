@@ -87,8 +87,16 @@ make -C "$S" O="$B" kvm_guest.config >&2
 make -C "$S" O="$B" olddefconfig >&2
 log "building with $JOBS jobs (about 11 minutes on 2 cores)"
 t0=$(date +%s)
+# make runs quietly into build.log: a line a minute shows it is moving
+# (stderr only: stdout is the caller's $(...), which must not wait for it).
+(while sleep 60; do
+	log "$(( ($(date +%s) - t0) / 60 )) min: $(find "$B" -name '*.o' | wc -l) objects compiled"
+done) >&2 &
+ticker=$!
+trap 'kill $ticker 2>/dev/null' EXIT
 nice -n 10 make -C "$S" O="$B" -j"$JOBS" bzImage modules >"$B/build.log" 2>&1 ||
 	{ tail -30 "$B/build.log" >&2; exit 1; }
+kill $ticker
 log "built in $(( $(date +%s) - t0 )) s"
 touch "$B/.complete"
 # Older builds (another source version or fragment) are 2+ GiB each: drop them.
