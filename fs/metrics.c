@@ -260,6 +260,10 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	       NULL);
 	sb_printf(sb, "gpuasyncfs_errors_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->err_total));
+	family(sb, "gpuasyncfs_poll_samples_total", "counter",
+	       "times the sampler looked at the polled live files", NULL);
+	sb_printf(sb, "gpuasyncfs_poll_samples_total{%s} %llu\n", id,
+		  (unsigned long long)atomic_load(&fs->samples));
 	family(sb, "gpuasyncfs_poll_notifications_total", "counter",
 	       "poll wake-ups sent for changed live files", NULL);
 	sb_printf(sb, "gpuasyncfs_poll_notifications_total{%s} %llu\n", id,
