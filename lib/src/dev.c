@@ -86,18 +86,60 @@ static int reg_locate(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 	return ga_err(rc, "register %s: no offset (%s)", r->name, strerror(-rc));
 }
 
-int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+/*
+ * The value a row stands for: the field, field + 1 for GA_F_PLUS_ONE rows,
+ * both words of a GA_F_U64 row.  A 64-bit counter may carry between the
+ * two reads: high, low, high again, and the low word once more when the
+ * high one moved.
+ */
+static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+			       uint64_t *val)
 {
-	uint32_t off, word;
+	uint32_t off, word, hi, hi2;
 	int rc;
 
 	rc = reg_locate(dev, id, index, &off);
 	if (rc)
 		return rc;
-	rc = dev->be->reg_read(dev, off, &word);
+	if (!(ga_regs[id].flags & GA_F_U64)) {
+		rc = dev->be->reg_read(dev, off, &word);
+		if (rc)
+			return rc;
+		*val = ga_reg_field_get(id, dev->info.layout, word);
+		if (ga_regs[id].flags & GA_F_PLUS_ONE)
+			*val += 1;
+		return 0;
+	}
+	if (off + 8 > GA_CORE_SIZE)
+		return ga_err(-ERANGE, "%s: 64-bit register at 0x%x passes the block end",
+			      ga_regs[id].name, off);
+	rc = dev->be->reg_read(dev, off + 4, &hi);
+	if (rc == 0)
+		rc = dev->be->reg_read(dev, off, &word);
+	if (rc == 0)
+		rc = dev->be->reg_read(dev, off + 4, &hi2);
+	if (rc == 0 && hi2 != hi) {
+		hi = hi2;
+		rc = dev->be->reg_read(dev, off, &word);
+	}
 	if (rc)
 		return rc;
-	*val = ga_reg_field_get(id, dev->info.layout, word);
+	*val = ((uint64_t)hi << 32) | word;
+	return 0;
+}
+
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc = field_read64_locked(dev, id, index, &v);
+
+	if (rc)
+		return rc;
+	if (v > 0xffffffffu)
+		return ga_err(-EOVERFLOW,
+			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
+			      ga_regs[id].name, (unsigned long long)v);
+	*val = (uint32_t)v;
 	return 0;
 }
 
@@ -123,7 +165,7 @@ int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int in
 	return dev->be->reg_write(dev, off, ga_reg_field_set(id, l, word, val));
 }
 
-int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint64_t *val)
 {
 	uint32_t off;
 	int rc;
@@ -136,9 +178,44 @@ int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint3
 		rc = ga_err(-EACCES, "register %s is write-only (a strobe): it cannot be read",
 			    ga_regs[id].name);
 	if (rc == 0)
-		rc = ga_field_read_locked(dev, id, index, val);
+		rc = field_read64_locked(dev, id, index, val);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
+}
+
+int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc;
+
+	if (!dev || !val)
+		return ga_err(-EINVAL, "ga_reg_read: NULL argument");
+	rc = ga_reg_read64(dev, id, index, &v);
+	if (rc)
+		return rc;
+	if (v > 0xffffffffu)
+		return ga_err(-EOVERFLOW,
+			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
+			      ga_regs[id].name, (unsigned long long)v);
+	*val = (uint32_t)v;
+	return 0;
+}
+
+/* count_reset also clears the stream monitors (GA_F_WITH_COUNT_RESET rows
+ * present on this firmware), as pyrogue's countReset reaches every device. */
+static int count_reset_extra_locked(struct ga_dev *dev)
+{
+	for (int id = 0; id < GA_REG_COUNT; id++) {
+		int rc;
+
+		if (!(ga_regs[id].flags & GA_F_WITH_COUNT_RESET) ||
+		    !ga_reg_present((enum ga_reg_id)id, dev->info.layout, dev->info.version))
+			continue;
+		rc = ga_field_write_locked(dev, (enum ga_reg_id)id, 0, 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
@@ -154,6 +231,8 @@ int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint
 		rc = ga_err(-EACCES, "register %s is read-only", ga_regs[id].name);
 	if (rc == 0)
 		rc = ga_field_write_locked(dev, id, index, val);
+	if (rc == 0 && id == GA_REG_COUNT_RESET)
+		rc = count_reset_extra_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }

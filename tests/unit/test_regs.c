@@ -123,24 +123,71 @@ START_TEST(test_no_overlap)
 
 			if (!ga_reg_present(i, lay, newest_version(lay)))
 				continue;
+			if (ga_regs[i].flags & GA_F_PLUS_ONE)
+				continue; /* a view of another row's bits: test_views */
 			for (unsigned int idx = 0; idx < n; idx++) {
 				uint32_t off;
 
 				if (ga_reg_offset(i, lay, newest_version(lay), idx, 0, &off) != 0)
 					break;
-				ck_assert_msg(
-					!(used[off / 4] & mask),
-					"%s: %s buffer %u at 0x%x overlaps %s", ga_layout_name(lay),
-					ga_regs[i].name, idx, off,
-					ga_regs[owner[off / 4][__builtin_ctz(used[off / 4] & mask)]]
-						.name);
-				used[off / 4] |= mask;
-				for (int b = 0; b < 32; b++)
-					if (mask & (1u << b))
-						owner[off / 4][b] = (int)i;
+				/* a 64-bit row owns its next word too */
+				for (uint32_t w = off / 4;
+				     w <= off / 4 + !!(ga_regs[i].flags & GA_F_U64); w++) {
+					ck_assert_msg(w < GA_CORE_SIZE / 4, "%s: %s past the block",
+						      ga_layout_name(lay), ga_regs[i].name);
+					ck_assert_msg(
+						!(used[w] & mask),
+						"%s: %s buffer %u at 0x%x overlaps %s",
+						ga_layout_name(lay), ga_regs[i].name, idx, w * 4,
+						ga_regs[owner[w][__builtin_ctz(used[w] & mask)]]
+							.name);
+					used[w] |= mask;
+					for (int b = 0; b < 32; b++)
+						if (mask & (1u << b))
+							owner[w][b] = (int)i;
+				}
 			}
 		}
 	}
+}
+END_TEST
+
+/* A GA_F_PLUS_ONE row is a read-only view of exactly one raw row: the same
+ * bits in every layout, the same versions, and a name that says "buffers"
+ * where the raw one says "count". */
+START_TEST(test_views)
+{
+	unsigned int views = 0;
+
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		const struct ga_reg *v = &ga_regs[i];
+		unsigned int shadows = 0;
+
+		if (!(v->flags & GA_F_PLUS_ONE))
+			continue;
+		views++;
+		ck_assert_msg(v->access == GA_RO, "%s: a view must be read-only", v->name);
+		ck_assert_msg(v->array == GA_ARRAY_NONE && !(v->flags & GA_F_U64), "%s", v->name);
+		for (unsigned int j = 0; j < GA_REG_COUNT; j++) {
+			const struct ga_reg *r = &ga_regs[j];
+			bool same = j != i && !(r->flags & GA_F_PLUS_ONE) &&
+				    r->min_version == v->min_version;
+
+			for (unsigned int l = 0; same && l < NLAYOUTS; l++)
+				same = !memcmp(&r->loc[layouts[l]], &v->loc[layouts[l]],
+					       sizeof(struct ga_reg_loc));
+			if (same)
+				shadows++;
+		}
+		ck_assert_msg(shadows == 1, "%s shadows %u raw rows", v->name, shadows);
+	}
+	ck_assert_uint_eq(views, 2);
+	ck_assert_int_ge(ga_reg_find("write_buffers"), 0);
+	ck_assert_int_ge(ga_reg_find("read_buffers"), 0);
+	ck_assert(!memcmp(&ga_regs[ga_reg_find("write_buffers")].loc,
+			  &ga_regs[GA_REG_WRITE_COUNT].loc, sizeof(ga_regs[0].loc)));
+	ck_assert(!memcmp(&ga_regs[ga_reg_find("read_buffers")].loc,
+			  &ga_regs[GA_REG_READ_COUNT].loc, sizeof(ga_regs[0].loc)));
 }
 END_TEST
 
@@ -402,20 +449,41 @@ struct expect {
 	uint32_t offset;
 	unsigned int lsb, msb;
 	unsigned int stride; /* per-buffer stride; 0 for scalars / buffer 0 only */
+	bool wide;	     /* 64 bits: this word and the next */
 };
 
 #define W(n, o)                                                                                    \
 	{                                                                                          \
-		n, o, 0, 31, 0                                                                     \
+		n, o, 0, 31, 0, false                                                              \
 	} /* a whole word */
 #define F(n, o, l, m)                                                                              \
 	{                                                                                          \
-		n, o, l, m, 0                                                                      \
+		n, o, l, m, 0, false                                                               \
 	} /* a field */
 #define A(n, o, s)                                                                                 \
 	{                                                                                          \
-		n, o, 0, 31, s                                                                     \
+		n, o, 0, 31, s, false                                                              \
 	} /* a per-buffer word */
+
+#define W64(n, o)                                                                                  \
+	{                                                                                          \
+		n, o, 0, 31, 0, true                                                               \
+	} /* a 64-bit value, low word first */
+
+/*
+ * SURF AxiStreamMonAxiL (python/surf/axi/_AxiStreamMonAxiL.py), one lane at
+ * block offset @b (GpuAsyncCore: inbound 0x100, outbound 0x200): config
+ * 0x00 with CntRst in bit 0, FrameCnt 0x04 (64 bits), FrameRate/Max/Min
+ * 0x0C/0x10/0x14, Bandwidth/Max/Min 0x18/0x20/0x28 (64 bits each),
+ * FrameSize/Max/Min 0x30/0x34/0x38.
+ */
+#define FACTS_MONITOR(p, b)                                                                        \
+	F(p "_monitor_reset", (b) + 0x00, 0, 0), W64(p "_frames", (b) + 0x04),                     \
+		W(p "_frame_rate", (b) + 0x0C), W(p "_frame_rate_max", (b) + 0x10),                \
+		W(p "_frame_rate_min", (b) + 0x14), W64(p "_bandwidth", (b) + 0x18),               \
+		W64(p "_bandwidth_max", (b) + 0x20), W64(p "_bandwidth_min", (b) + 0x28),          \
+		W(p "_frame_size", (b) + 0x30), W(p "_frame_size_max", (b) + 0x34),                \
+		W(p "_frame_size_min", (b) + 0x38)
 
 /* §2.3: versions 1-3.  Where driver and FW widths differ, FW wins. */
 static const struct expect facts_v1[] = {
@@ -424,8 +492,10 @@ static const struct expect facts_v1[] = {
 	F("dma_data_bytes", 0x04, 16, 23),
 	F("max_buffers", 0x04, 24, 28),
 	F("write_count", 0x08, 0, 7),
+	F("write_buffers", 0x08, 0, 7),
 	F("write_enable", 0x08, 8, 8),
 	F("read_count", 0x08, 16, 23),
+	F("read_buffers", 0x08, 16, 23),
 	F("read_enable", 0x08, 24, 24),
 	W("rx_frame_count", 0x10),
 	W("tx_frame_count", 0x14),
@@ -468,9 +538,8 @@ static const struct expect facts_v1[] = {
 		F("demux_select", 0x38, 0, 0), F("min_write_buffers", 0x3C, 0, 10),                \
 		F("max_read_queue", 0x40, 0, 10), F("write_active", 0x44, 0, 0),                   \
 		F("read_active", 0x44, 1, 1), W("write_max_size", 0x60),                           \
-		W("inbound_frames", 0x100 + 0x04), W("inbound_frame_rate", 0x100 + 0x0C),          \
-		W("inbound_frame_size", 0x100 + 0x30), W("outbound_frames", 0x200 + 0x04),         \
-		W("outbound_frame_rate", 0x200 + 0x0C), W("outbound_frame_size", 0x200 + 0x30),    \
+		FACTS_MONITOR("inbound", 0x100), FACTS_MONITOR("outbound", 0x200),                 \
+		F("write_buffers", 0x08, 0, 14), F("read_buffers", 0x08, 16, 30),                  \
 		A("free_list", 0x2000, 4), A("read_size", 0x3000, 4),                              \
 		A("write_address_low", 0x4000, 8), A("write_address_high", 0x4004, 8),             \
 		A("read_address_low", 0x6000, 8), A("read_address_high", 0x6004, 8)
@@ -520,6 +589,10 @@ static void check_facts(enum ga_layout lay, const struct expect *e, size_t n)
 			      loc->lsb, loc->msb, e[k].lsb, e[k].msb);
 		ck_assert_msg(loc->stride == e[k].stride, "%s/%s: stride %u, facts %u", e[k].name,
 			      ga_layout_name(lay), loc->stride, e[k].stride);
+		ck_assert_msg(!!(ga_regs[id].flags & GA_F_U64) == e[k].wide,
+			      "%s: %s bits, facts %s", e[k].name,
+			      (ga_regs[id].flags & GA_F_U64) ? "64" : "32",
+			      e[k].wide ? "64" : "32");
 	}
 	/* And nothing else is present in that layout. */
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
@@ -618,6 +691,7 @@ static Suite *regs_suite(void)
 	tcase_add_test(t, test_bits_and_offsets);
 	tcase_add_test(t, test_every_row_somewhere);
 	tcase_add_test(t, test_no_overlap);
+	tcase_add_test(t, test_views);
 	tcase_add_test(t, test_columns);
 	tcase_add_test(t, test_layout_for_version);
 	tcase_add_test(t, test_version_gating);

@@ -19,6 +19,8 @@
  * Errno choices, the same in every call:
  *   -EINVAL  malformed request: NULL, misaligned raw offset, wrong
  *            direction, a buffer index that is not the next one, bad size
+ *   -EOVERFLOW a 64-bit register read through the 32-bit ga_reg_read
+ *            once its value needs more than 32 bits
  *   -ERANGE  position or value outside what exists: register instance,
  *            raw offset, buffer bytes, a value wider than its field
  *   -ENOENT  register absent from the running firmware, unknown name,
@@ -124,6 +126,12 @@ int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 		uint32_t *val);
 int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 		 uint32_t val);
+/* The value a row stands for, whole: both words of a 64-bit row
+ * (GA_F_U64: stream monitor frame counts and bandwidths), field + 1 for a
+ * count kept as a last index (GA_F_PLUS_ONE: write_buffers).  ga_reg_read
+ * gives the same value, or -EOVERFLOW once it needs more than 32 bits. */
+int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+		  uint64_t *val);
 /* Same, by name ("rx_frame_count"). */
 int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index,
 		     uint32_t *val);
