@@ -40,6 +40,8 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 		return dev->be == &ga_backend_sim;
 	case GA_CAP_GPU_MEMORY:
 		return strcmp(dev->info.memory, "gpu") == 0;
+	case GA_CAP_FIRMWARE_ID:
+		return dev->be->fw_read != NULL;
 	default:
 		if (dev->be->has)
 			return dev->be->has(dev, cap);
@@ -50,6 +52,70 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 enum ga_layout ga_dev_layout(struct ga_dev *dev)
 {
 	return dev ? dev->info.layout : GA_LAYOUT_COUNT;
+}
+
+/* ---- link and firmware identity ------------------------------------------- */
+
+int ga_link_check_locked(struct ga_dev *dev)
+{
+	uint32_t off, word;
+	int rc;
+
+	if (ga_reg_offset(GA_REG_VERSION, dev->info.layout, dev->info.version, 0,
+			  dev->info.max_buffers, &off))
+		return 0;
+	rc = dev->be->reg_read(dev, off, &word);
+	if (rc)
+		return rc;
+	if (word != 0xffffffffu)
+		return 0;
+	return ga_err(-ENOLINK, "link down: the card answers 0xffffffff everywhere (PCIe link "
+				"lost, card powered off or reloading its firmware): refused, "
+				"nothing was sent to the card");
+}
+
+int ga_dev_link(struct ga_dev *dev)
+{
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_dev_link: NULL device");
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc == -ENOLINK)
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
+int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len)
+{
+	uint32_t words[64];
+	const struct ga_fw_field *f;
+	int rc = 0;
+
+	if (!dev || !buf || !len)
+		return ga_err(-EINVAL, "ga_fw_read: NULL argument");
+	if ((unsigned int)id >= GA_FW_COUNT)
+		return ga_err(-ENOENT, "no firmware identity field with id %d", (int)id);
+	f = &ga_fw_fields[id];
+	if (!dev->be->fw_read)
+		return ga_err(-ENOTSUP, "%s backend: the AxiVersion block cannot be read",
+			      dev->be->name);
+	if (f->words > sizeof(words) / sizeof(words[0]) || f->offset + 4u * f->words > GA_FW_SIZE)
+		return ga_err(-ERANGE, "firmware field %s lies outside the AxiVersion block",
+			      f->name);
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	for (unsigned int w = 0; rc == 0 && w < f->words; w++)
+		rc = dev->be->fw_read(dev, f->offset + 4u * w, &words[w]);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc)
+		return rc;
+	rc = ga_fw_format(id, words, buf, len);
+	if (rc < 0)
+		return ga_err(rc, "firmware field %s does not fit %zu bytes", f->name, len);
+	return 0;
 }
 
 /* ---- registers ----------------------------------------------------------- */
@@ -230,6 +296,8 @@ int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint
 	if (rc == 0 && ga_regs[id].access == GA_RO)
 		rc = ga_err(-EACCES, "register %s is read-only", ga_regs[id].name);
 	if (rc == 0)
+		rc = ga_link_check_locked(dev);
+	if (rc == 0)
 		rc = ga_field_write_locked(dev, id, index, val);
 	if (rc == 0 && id == GA_REG_COUNT_RESET)
 		rc = count_reset_extra_locked(dev);
@@ -303,7 +371,9 @@ int ga_reg_write_raw(struct ga_dev *dev, uint32_t offset, uint32_t val)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&dev->lock);
-	rc = dev->be->reg_write(dev, offset, val);
+	rc = ga_link_check_locked(dev);
+	if (rc == 0)
+		rc = dev->be->reg_write(dev, offset, val);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }
@@ -360,7 +430,9 @@ int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 		return ga_err(-EINVAL, "ga_dev_enable: direction %d is neither write nor read",
 			      (int)dir);
 	pthread_mutex_lock(&dev->lock);
-	rc = ga_enable_locked(dev, dir, on);
+	rc = ga_link_check_locked(dev);
+	if (rc == 0)
+		rc = ga_enable_locked(dev, dir, on);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }

@@ -5,10 +5,18 @@
  *     counts, sizes with max/min, count_reset clearing both monitors and
  *     each monitor's own reset clearing only itself;
  *   - ring sizes under names that cannot be misread: registers/write_buffers
- *     and read_buffers are the count fields + 1, the raw fields stay.
+ *     and read_buffers are the count fields + 1, the raw fields stay;
+ *   - device/firmware/ (the AxiVersion identity) in the formats pyrogue
+ *     and /proc/datadev_N use;
+ *   - a card whose link drops (sim/link down: all-ones everywhere):
+ *     device/link, an errors line, a POLLPRI wake from the sampler, writes
+ *     refused with ENOLINK and nothing changed, all back when it is up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +129,113 @@ START_TEST(buffer_counts)
 }
 END_TEST
 
+static void match(const char *rel, const char *re)
+{
+	char *s = readf(rel);
+	regex_t rx;
+
+	ck_assert_msg(s, "%s: %s", rel, strerror(errno));
+	ck_assert_int_eq(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB), 0);
+	ck_assert_msg(regexec(&rx, s, 0, NULL, 0) == 0, "%s: '%s' does not match %s", rel, s, re);
+	regfree(&rx);
+	free(s);
+}
+
+START_TEST(firmware_identity)
+{
+	unsigned long long up;
+
+	mnt_start(NULL);
+	match("device/firmware/fpga_version", "^0x[0-9a-f]{8}\n$");
+	match("device/firmware/device_id", "^0x[0-9a-f]{8}\n$");
+	match("device/firmware/git_hash", "^([0-9a-f]{40}|dirty)\n$");
+	match("device/firmware/dna", "^0x[0-9a-f]{32}\n$");
+	match("device/firmware/hardware_type", "^0x[0-9a-f]{3}\n$");
+	/* SURF's build string: "{ImageName}: {BuildEnv}, {BuildServer}, Built
+	 * {BuildDate} by {Builder}" */
+	match("device/firmware/build_stamp", "^[^:]+: [^,]+, [^,]+, Built .+ by .+\n$");
+	ck_assert_uint_eq(readnum("device/firmware/gpu_enable"), 1);
+	/* the DMA clock AxiVersion reports is the clock of the latency counters */
+	ck_assert_uint_eq(readnum("device/firmware/dma_clock_hz"), readnum("device/clock_hz"));
+	/* uptime counts seconds: wait for it to move */
+	up = readnum("device/firmware/uptime");
+	for (int i = 0; i < 300 && readnum("device/firmware/uptime") == up; i++)
+		usleep(10000);
+	ck_assert_uint_eq(readnum("device/firmware/uptime"), up + 1);
+	/* read-only identity: 0444, and a write is refused */
+	ck_assert_int_eq(sh("test \"$(stat -c %%a $M/device/firmware/git_hash)\" = 444"), 0);
+	expect_refused("device/firmware/fpga_version", "1", EACCES);
+	/* README lists every file of the table */
+	ck_assert_int_eq(sh("for f in $(ls $M/device/firmware); do "
+			    "grep -q \"^device/firmware/$f \" $M/README || exit 1; done"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(link_down)
+{
+	struct pollfd pfd;
+	char buf[16];
+	unsigned int lines;
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(
+		sh("cd $M && mkdir buffers/0 read_buffers/0 && echo 3 > registers/aw_cache"), 0);
+	s = readf("device/link");
+	ck_assert_str_eq(s, "up\n");
+	free(s);
+	/* a poller on device/link: the sampler wakes it when the link drops */
+	pfd.fd = open(P("device/link"), O_RDONLY);
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(read(pfd.fd, buf, sizeof(buf)), 3);
+	pfd.events = POLLPRI;
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0); /* registers the poll, nothing yet */
+	lines = err_lines();
+	ck_assert_int_eq(writef("sim/link", "down\n"), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 10000), 1);
+	ck_assert(pfd.revents & POLLPRI);
+	close(pfd.fd);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "device/link: ENOLINK: link down"));
+	s = readf("device/link");
+	ck_assert_str_eq(s, "down\n");
+	free(s);
+	s = readf("sim/link");
+	ck_assert_str_eq(s, "down\n");
+	free(s);
+	/* what the card answers: all-ones */
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 0xf);
+	/* writes are refused, each with its errors line */
+	expect_refused("registers/aw_cache", "5", ENOLINK);
+	expect_refused("registers/count_reset", "1", ENOLINK);
+	expect_refused("registers/write_enable", "1", ENOLINK);
+	expect_refused("buffers/0/write_enable", "1", ENOLINK);
+	expect_refused("read_buffers/0/send", "16", ENOLINK);
+	lines = err_lines();
+	ck_assert_int_ne(sh("mkdir $M/buffers/1 2>/dev/null"), 0);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "ENOLINK"));
+	ck_assert_ptr_null(readf("device/firmware/git_hash"));
+	ck_assert_int_eq(errno, ENOLINK);
+	/* the injection itself refuses nonsense */
+	expect_refused("sim/link", "sideways", EINVAL);
+	/* back up: nothing of the refused writes happened, writes work again */
+	ck_assert_int_eq(writef("sim/link", "up"), 0);
+	s = readf("device/link");
+	ck_assert_str_eq(s, "up\n");
+	free(s);
+	ck_assert_ptr_nonnull(strstr(err_last(), "link up again"));
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 3);
+	ck_assert_uint_eq(readnum("registers/write_enable"), 0);
+	ck_assert_int_eq(access(P("buffers/1"), F_OK), -1);
+	ck_assert_int_eq(sh("echo 5 > $M/registers/aw_cache && mkdir $M/buffers/1"), 0);
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 5);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("firmware");
@@ -130,6 +245,8 @@ int main(void)
 	tcase_add_test(tc, monitors);
 	tcase_add_test(tc, monitors_absent_v1);
 	tcase_add_test(tc, buffer_counts);
+	tcase_add_test(tc, firmware_identity);
+	tcase_add_test(tc, link_down);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -404,6 +404,58 @@ START_TEST(test_buffer_counts)
 }
 END_TEST
 
+/* A card whose link is down answers all-ones: seen as down, every write
+ * refused with -ENOLINK before anything reaches the card, identity reads
+ * refused too; back up, all works again.  Down at open: the open fails. */
+START_TEST(test_link_down)
+{
+	struct ga_dev *dev = open_sim("sim:version=5,max_buffers=4");
+	struct ga_buf *w = NULL, *r = NULL, *w1 = NULL;
+	char text[GA_FW_TEXT_MAX];
+	uint32_t raw = 0;
+
+	ck_assert(ga_dev_has(dev, GA_CAP_FIRMWARE_ID));
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_GPU_ENABLE, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "1");
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, K64, &w), 0);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_READ, 0, K64, &r), 0);
+	wr(dev, GA_REG_AW_CACHE, 0, 3);
+	ck_assert_int_eq(ga_dev_link(dev), 1);
+
+	ck_assert_int_eq(ga_sim_link_set(dev, false), 0);
+	ck_assert_int_eq(ga_dev_link(dev), 0);
+	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &raw), 0);
+	ck_assert_uint_eq(raw, 0xffffffffu);
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AW_CACHE, 0, 5), -ENOLINK);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "link down"));
+	ck_assert_int_eq(ga_reg_write(dev, GA_REG_COUNT_RESET, 0, 1), -ENOLINK);
+	ck_assert_int_eq(ga_reg_write_raw(dev, 0x04, 0), -ENOLINK);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), -ENOLINK);
+	ck_assert_int_eq(ga_buf_arm(w), -ENOLINK);
+	ck_assert_int_eq(ga_buf_arm_many(dev, (const unsigned int[]){0}, 1), -ENOLINK);
+	ck_assert_int_eq(ga_buf_send(r, 16), -ENOLINK);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 1, K64, &w1), -ENOLINK);
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_GIT_HASH, text, sizeof(text)), -ENOLINK);
+
+	ck_assert_int_eq(ga_sim_link_set(dev, true), 0);
+	ck_assert_int_eq(ga_dev_link(dev), 1);
+	/* nothing of the refused writes reached the card */
+	ck_assert_uint_eq(rd(dev, GA_REG_AW_CACHE, 0), 3);
+	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 1);
+	ck_assert_int_eq(ga_buf_arm(w), 0);
+	wr(dev, GA_REG_AW_CACHE, 0, 5);
+	ck_assert_uint_eq(rd(dev, GA_REG_AW_CACHE, 0), 5);
+	ga_dev_close(dev);
+
+	dev = NULL;
+	ck_assert_int_eq(ga_dev_open("sim:link=down", &dev), -ENOLINK);
+	ck_assert_ptr_null(dev);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "0xffffffff"));
+	ck_assert_int_eq(ga_dev_open("sim:link=sideways", &dev), -EINVAL);
+}
+END_TEST
+
 /* ---- buffers ------------------------------------------------------------- */
 
 static struct ga_buf *mk(struct ga_dev *dev, enum ga_dir dir, unsigned int i, size_t size)
@@ -891,6 +943,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_rmw_concurrent);
 	tcase_add_test(tc, test_monitor_counts);
 	tcase_add_test(tc, test_buffer_counts);
+	tcase_add_test(tc, test_link_down);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("buffers");

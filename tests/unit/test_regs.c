@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gpuasync/abi.h"
+#include "gpuasync/axiversion.h"
 #include "gpuasync/regs.h"
 
 static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
@@ -681,6 +682,102 @@ START_TEST(test_facts_engines)
 }
 END_TEST
 
+/* ---- the AxiVersion identity table ---------------------------------------- */
+
+/*
+ * Against SURF's python/surf/axi/_AxiVersion.py (FpgaVersion 0x000,
+ * UpTimeCnt 0x008, UserConstants from 0x400, DeviceId 0x500, GitHash 0x600
+ * of 160 bits, DeviceDna 0x700 of 128 bits, BuildStamp 0x800 of 256 bytes)
+ * and the facts sheet (§2.1: userValues[4] DMA clock, [10] bit 0 GPU
+ * enable; §4.2: hardware type userValues[9] bits 11:0).
+ */
+START_TEST(test_fw_facts)
+{
+	static const struct {
+		const char *name;
+		unsigned int offset, words, lsb, msb;
+	} e[] = {
+		{"fpga_version", 0x000, 1, 0, 31}, {"uptime", 0x008, 1, 0, 31},
+		{"dma_clock_hz", 0x410, 1, 0, 31}, {"hardware_type", 0x424, 1, 0, 11},
+		{"gpu_enable", 0x428, 1, 0, 0},	   {"device_id", 0x500, 1, 0, 31},
+		{"git_hash", 0x600, 5, 0, 31},	   {"dna", 0x700, 4, 0, 31},
+		{"build_stamp", 0x800, 64, 0, 31},
+	};
+
+	ck_assert_uint_eq(sizeof(e) / sizeof(e[0]), GA_FW_COUNT);
+	ck_assert_uint_eq(GA_FW_BASE, 0x20000);
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		int id = ga_fw_find(e[k].name);
+		const struct ga_fw_field *f;
+
+		ck_assert_msg(id >= 0, "%s missing", e[k].name);
+		f = &ga_fw_fields[id];
+		ck_assert_uint_eq(f->offset, e[k].offset);
+		ck_assert_uint_eq(f->words, e[k].words);
+		ck_assert_uint_eq(f->lsb, e[k].lsb);
+		ck_assert_uint_eq(f->msb, e[k].msb);
+		ck_assert_uint_le(f->offset + 4u * f->words, GA_FW_SIZE);
+		ck_assert_ptr_nonnull(f->doc);
+	}
+	/* the two words the drivers already read agree with the table */
+	ck_assert_uint_eq(GA_FW_BASE + ga_fw_fields[GA_FW_GPU_ENABLE].offset, GA_AXIVERSION_GPU_EN);
+	ck_assert_uint_eq(GA_FW_BASE + ga_fw_fields[GA_FW_DMA_CLOCK_HZ].offset,
+			  GA_AXIVERSION_CLOCK_HZ);
+	ck_assert_int_eq(ga_fw_find("nope"), -ENOENT);
+}
+END_TEST
+
+static const char *fw_text(enum ga_fw_id id, const uint32_t *w)
+{
+	static char buf[GA_FW_TEXT_MAX];
+
+	ck_assert_int_ge(ga_fw_format(id, w, buf, sizeof(buf)), 0);
+	return buf;
+}
+
+/* How each kind reads, as pyrogue and /proc/datadev_N show them. */
+START_TEST(test_fw_format)
+{
+	/* GitHash: a 160-bit number, word 0 least significant; pyrogue's
+	 * GitHashShort is its top 7 hex digits (>> 132); 0 means dirty. */
+	static const uint32_t git[5] = {0x55667788, 0x11223344, 0xccddeeff, 0x8899aabb, 0xa1b2c3d4};
+	static const uint32_t zero[64];
+	static const uint32_t dna[4] = {0x89abcdef, 0x01234567, 0x00000001, 0x00000000};
+	uint32_t stamp[64];
+	uint32_t w[1];
+	char small[8];
+	const char *s;
+
+	s = fw_text(GA_FW_GIT_HASH, git);
+	ck_assert_str_eq(s, "a1b2c3d48899aabbccddeeff1122334455667788");
+	ck_assert(!strncmp(s, "a1b2c3d", 7));
+	ck_assert_str_eq(fw_text(GA_FW_GIT_HASH, zero), "dirty");
+	/* DeviceDna: 128 bits, "0x" and 32 hex digits (/proc/datadev_N) */
+	ck_assert_str_eq(fw_text(GA_FW_DNA, dna), "0x00000000000000010123456789abcdef");
+	/* BuildStamp: bytes in address order, NUL-terminated, padding dropped */
+	memset(stamp, 0, sizeof(stamp));
+	memcpy(stamp, "Img: env, srv, Built today by me    ", 36);
+	ck_assert_str_eq(fw_text(GA_FW_BUILD_STAMP, stamp), "Img: env, srv, Built today by me");
+	memset(stamp, 'x', sizeof(stamp)); /* all 256 bytes used: no NUL */
+	ck_assert_uint_eq(strlen(fw_text(GA_FW_BUILD_STAMP, stamp)), 256);
+	/* hardware type: userValues[9] bits 11:0 only (15:12 are the
+	 * bifurcation index), three hex digits */
+	w[0] = 0x0000f0a5;
+	ck_assert_str_eq(fw_text(GA_FW_HARDWARE_TYPE, w), "0x0a5");
+	w[0] = 0xfffffffe;
+	ck_assert_str_eq(fw_text(GA_FW_GPU_ENABLE, w), "0");
+	w[0] = 250000000;
+	ck_assert_str_eq(fw_text(GA_FW_DMA_CLOCK_HZ, w), "250000000");
+	w[0] = 0x02080100;
+	ck_assert_str_eq(fw_text(GA_FW_FPGA_VERSION, w), "0x02080100");
+	w[0] = 0xffffffff;
+	ck_assert_str_eq(fw_text(GA_FW_UPTIME, w), "4294967295");
+	/* too small a buffer: -ENOSPC, still terminated */
+	ck_assert_int_eq(ga_fw_format(GA_FW_GIT_HASH, git, small, sizeof(small)), -ENOSPC);
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+}
+END_TEST
+
 static Suite *regs_suite(void)
 {
 	Suite *s = suite_create("regs");
@@ -702,6 +799,8 @@ static Suite *regs_suite(void)
 	suite_add_tcase(s, t);
 
 	t = tcase_create("facts");
+	tcase_add_test(t, test_fw_facts);
+	tcase_add_test(t, test_fw_format);
 	tcase_add_test(t, test_facts_v1);
 	tcase_add_test(t, test_facts_v4);
 	tcase_add_test(t, test_facts_v4_legacy);

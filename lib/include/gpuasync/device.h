@@ -34,6 +34,9 @@
  *   -ENODEV  not a datadev device, or GpuAsync disabled on the card
  *   -EFAULT  the driver could not pin the memory (upstream's bare -1)
  *   -EEXIST  the driver holds buffers registered by someone else
+ *   -ENOLINK the card's link is down (every register reads 0xffffffff):
+ *            register writes, enables, buffer creation, arming and sends
+ *            are refused before anything is written
  * The upstream driver's bare -1 (errno EPERM) never reaches the caller as
  * EPERM: it is translated per ioctl, with the explanation in ga_last_error.
  *
@@ -54,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuasync/axiversion.h"
 #include "gpuasync/frame.h"
 #include "gpuasync/regs.h"
 
@@ -95,6 +99,7 @@ enum ga_cap {
 	GA_CAP_ENABLE_IOCTL,   /* GPU_Enable_Tx/Rx exist (pre-release ABI) */
 	GA_CAP_GPU_MEMORY,     /* buffers are real CUDA device memory */
 	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
+	GA_CAP_FIRMWARE_ID,    /* AxiVersion identity readable (ga_fw_read) */
 	GA_CAP_COUNT
 };
 
@@ -116,6 +121,17 @@ struct ga_dev_info {
 int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
 bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap);
 enum ga_layout ga_dev_layout(struct ga_dev *dev);
+
+/* ---- link and firmware identity ----------------------------------------- */
+
+/* 1 while the card answers, 0 when its link is down (every register reads
+ * 0xffffffff: PCIe link lost, card off or reloading), or a negative errno.
+ * ga_dev_open fails with -ENOLINK on a card whose link is down. */
+int ga_dev_link(struct ga_dev *dev);
+/* AxiVersion field @id (gpuasync/axiversion.h) as text, no newline, into
+ * @buf (GA_FW_TEXT_MAX bytes hold any field).  -ENOTSUP without
+ * GA_CAP_FIRMWARE_ID, -ENOLINK when the link is down. */
+int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len);
 
 /* ---- registers ----------------------------------------------------------- */
 
