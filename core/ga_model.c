@@ -133,37 +133,151 @@ static uint64_t buf_addr(const struct ga_model *m, bool write, unsigned int inde
 
 /* ---- stream monitors ----------------------------------------------------- */
 
-/* Frames per second over one-second windows; a quiet window reads 0. */
-static void monitor_tick(struct ga_model *m, bool inbound, uint64_t t, bool frame)
-{
-	uint64_t *t0 = inbound ? &m->ib_rate_t0 : &m->ob_rate_t0;
-	uint32_t *n = inbound ? &m->ib_rate_n : &m->ob_rate_n;
-	enum ga_reg_id rate = inbound ? GA_REG_IB_MON_FRAME_RATE : GA_REG_OB_MON_FRAME_RATE;
-	uint64_t span = t - *t0;
+/*
+ * The two AxiStreamMonAxiL blocks (FPGA->GPU inbound, GPU->FPGA outbound),
+ * as SURF's AxiStreamMon measures: a 64-bit frame count; frame rate and
+ * bandwidth (bytes) over one-second windows, a quiet window reading 0;
+ * the size of the last frame.  Each max/min pair is re-armed by the
+ * monitor's reset: both take the present value, and the first measurement
+ * after it sets both, later ones widen them.
+ */
+struct mon_ids {
+	enum ga_reg_id reset, count, rate, rate_max, rate_min, bw, bw_max, bw_min, size, size_max,
+		size_min;
+};
 
-	if (frame)
-		(*n)++;
-	if (t < *t0) {
-		*t0 = t;
+static const struct mon_ids mon_ids[2] = {
+	{GA_REG_IB_MON_RESET, GA_REG_IB_MON_FRAME_COUNT, GA_REG_IB_MON_FRAME_RATE,
+	 GA_REG_IB_MON_FRAME_RATE_MAX, GA_REG_IB_MON_FRAME_RATE_MIN, GA_REG_IB_MON_BANDWIDTH,
+	 GA_REG_IB_MON_BANDWIDTH_MAX, GA_REG_IB_MON_BANDWIDTH_MIN, GA_REG_IB_MON_FRAME_SIZE,
+	 GA_REG_IB_MON_FRAME_SIZE_MAX, GA_REG_IB_MON_FRAME_SIZE_MIN},
+	{GA_REG_OB_MON_RESET, GA_REG_OB_MON_FRAME_COUNT, GA_REG_OB_MON_FRAME_RATE,
+	 GA_REG_OB_MON_FRAME_RATE_MAX, GA_REG_OB_MON_FRAME_RATE_MIN, GA_REG_OB_MON_BANDWIDTH,
+	 GA_REG_OB_MON_BANDWIDTH_MAX, GA_REG_OB_MON_BANDWIDTH_MIN, GA_REG_OB_MON_FRAME_SIZE,
+	 GA_REG_OB_MON_FRAME_SIZE_MAX, GA_REG_OB_MON_FRAME_SIZE_MIN},
+};
+
+/* 64-bit rows (GA_F_U64): low word at the row's offset, high word next. */
+static uint64_t reg_get64(const struct ga_model *m, enum ga_reg_id id)
+{
+	uint32_t off;
+
+	if (!reg_loc(m, id, 0, &off) || off + 8 > GA_CORE_SIZE)
+		return 0;
+	return ((uint64_t)m->regs[off / 4 + 1] << 32) | m->regs[off / 4];
+}
+
+static void reg_set64(struct ga_model *m, enum ga_reg_id id, uint64_t v)
+{
+	uint32_t off;
+
+	if (!reg_loc(m, id, 0, &off) || off + 8 > GA_CORE_SIZE)
+		return;
+	m->regs[off / 4] = (uint32_t)v;
+	m->regs[off / 4 + 1] = (uint32_t)(v >> 32);
+}
+
+/* One value with its max/min pair; @armed says the pair holds a measurement. */
+static void mon_stat(struct ga_model *m, enum ga_reg_id cur, enum ga_reg_id max, enum ga_reg_id min,
+		     bool *armed, uint64_t v)
+{
+	bool wide = ga_regs[cur].flags & GA_F_U64;
+	uint64_t hi, lo;
+
+	if (wide) {
+		reg_set64(m, cur, v);
+		hi = reg_get64(m, max);
+		lo = reg_get64(m, min);
+	} else {
+		v = clamp32(v);
+		reg_set(m, cur, 0, (uint32_t)v);
+		hi = reg_get(m, max, 0);
+		lo = reg_get(m, min, 0);
+	}
+	if (!*armed) {
+		hi = lo = v;
+		*armed = true;
+	}
+	if (v > hi)
+		hi = v;
+	if (v < lo)
+		lo = v;
+	if (wide) {
+		reg_set64(m, max, hi);
+		reg_set64(m, min, lo);
+	} else {
+		reg_set(m, max, 0, (uint32_t)hi);
+		reg_set(m, min, 0, (uint32_t)lo);
+	}
+}
+
+static void monitor_reset(struct ga_model *m, unsigned int d)
+{
+	const struct mon_ids *id = &mon_ids[d];
+	struct ga_model_mon *mon = &m->mon[d];
+
+	if (!reg_has(m, id->count))
+		return;
+	reg_set64(m, id->count, 0);
+	/* The pairs restart from the present values, not yet armed. */
+	mon->rate_armed = mon->bw_armed = mon->size_armed = false;
+	mon_stat(m, id->rate, id->rate_max, id->rate_min, &mon->rate_armed,
+		 reg_get(m, id->rate, 0));
+	mon_stat(m, id->bw, id->bw_max, id->bw_min, &mon->bw_armed, reg_get64(m, id->bw));
+	mon_stat(m, id->size, id->size_max, id->size_min, &mon->size_armed,
+		 reg_get(m, id->size, 0));
+	mon->rate_armed = mon->bw_armed = mon->size_armed = false;
+	mon->t0 = now(m);
+	mon->frames = 0;
+	mon->bytes = 0;
+}
+
+/* @n events in @span ns (>= 1 s) as events per second, without overflow. */
+static uint64_t per_second(uint64_t n, uint64_t span)
+{
+	if (n <= ~0ull / NSEC_PER_SEC_U64)
+		return n * NSEC_PER_SEC_U64 / span;
+	return n / (span / 1000000u) * 1000u; /* > 18 GB in a window: ms steps */
+}
+
+/* Close the one-second window if it has run out. */
+static void monitor_tick(struct ga_model *m, unsigned int d, uint64_t t)
+{
+	const struct mon_ids *id = &mon_ids[d];
+	struct ga_model_mon *mon = &m->mon[d];
+	uint64_t span;
+
+	if (t < mon->t0) {
+		mon->t0 = t;
 		return;
 	}
+	span = t - mon->t0;
 	if (span < NSEC_PER_SEC_U64)
 		return;
-	reg_set(m, rate, 0, clamp32((uint64_t)*n * NSEC_PER_SEC_U64 / span));
-	*t0 = t;
-	*n = 0;
+	if (reg_has(m, id->count)) {
+		mon_stat(m, id->rate, id->rate_max, id->rate_min, &mon->rate_armed,
+			 per_second(mon->frames, span));
+		mon_stat(m, id->bw, id->bw_max, id->bw_min, &mon->bw_armed,
+			 per_second(mon->bytes, span));
+	}
+	mon->t0 = t;
+	mon->frames = 0;
+	mon->bytes = 0;
 }
 
 static void monitor_frame(struct ga_model *m, bool inbound, uint32_t size, uint64_t t)
 {
-	if (inbound) {
-		counter_inc(m, GA_REG_IB_MON_FRAME_COUNT);
-		reg_set(m, GA_REG_IB_MON_FRAME_SIZE, 0, size);
-	} else {
-		counter_inc(m, GA_REG_OB_MON_FRAME_COUNT);
-		reg_set(m, GA_REG_OB_MON_FRAME_SIZE, 0, size);
-	}
-	monitor_tick(m, inbound, t, true);
+	unsigned int d = inbound ? 0 : 1;
+	const struct mon_ids *id = &mon_ids[d];
+	struct ga_model_mon *mon = &m->mon[d];
+
+	if (!reg_has(m, id->count))
+		return;
+	reg_set64(m, id->count, reg_get64(m, id->count) + 1);
+	mon_stat(m, id->size, id->size_max, id->size_min, &mon->size_armed, size);
+	monitor_tick(m, d, t);
+	mon->frames++;
+	mon->bytes += size;
 }
 
 /* ---- free list, watermarks ----------------------------------------------- */
@@ -627,7 +741,7 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 		if (reg_loc(m, GA_REG_READ_SIZE, 1, &off))
 			m->rsize_stride = off - m->rsize_base;
 	}
-	m->ib_rate_t0 = m->ob_rate_t0 = now(m);
+	m->mon[0].t0 = m->mon[1].t0 = now(m);
 	sync_control(m);
 }
 
@@ -680,6 +794,13 @@ void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val)
 			break;
 		case GA_REG_COUNT_RESET:
 			count_reset(m);
+			break;
+		case GA_REG_IB_MON_RESET:
+		case GA_REG_OB_MON_RESET:
+			/* The config word's other bits are the monitor's
+			 * generics (read-only); bit 0 resets its counters. */
+			if (ga_reg_field_get(id, m->layout, val))
+				monitor_reset(m, id == GA_REG_IB_MON_RESET ? 0 : 1);
 			break;
 		case GA_REG_READ_SIZE:
 			/* Taken at once, reading back 0, unless level_words. */
@@ -746,6 +867,10 @@ void ga_model_poll(struct ga_model *m)
 		reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
 	if (reg_loc(m, GA_REG_COUNT_RESET, 0, &off) && take(&m->regs[off / 4]))
 		count_reset(m);
+	for (i = 0; i < 2; i++)
+		if (reg_loc(m, mon_ids[i].reset, 0, &off) &&
+		    ga_reg_field_get(mon_ids[i].reset, m->layout, take(&m->regs[off / 4])))
+			monitor_reset(m, i);
 	for (i = 0; i < m->p.max_buffers; i++) {
 		if (m->p.level_words) {
 			poll_levels(m, i);
@@ -758,8 +883,8 @@ void ga_model_poll(struct ga_model *m)
 			queue_read(m, i, ga_reg_field_get(GA_REG_READ_SIZE, m->layout, v));
 	}
 	run_reads(m);
-	monitor_tick(m, true, now(m), false);
-	monitor_tick(m, false, now(m), false);
+	monitor_tick(m, 0, now(m));
+	monitor_tick(m, 1, now(m));
 }
 
 void ga_model_forget(struct ga_model *m, bool write, unsigned int index)

@@ -112,6 +112,14 @@ struct ga_model_last {
 	bool overflow;
 };
 
+/* One stream monitor's window and max/min state. */
+struct ga_model_mon {
+	uint64_t t0;			       /* start of the current one-second window */
+	uint32_t frames;		       /* frames in the window */
+	uint64_t bytes;			       /* bytes in the window */
+	bool rate_armed, bw_armed, size_armed; /* max/min hold a measurement */
+};
+
 struct ga_model {
 	volatile uint32_t *regs; /* GA_CORE_SIZE / 4 words, host-owned */
 	struct ga_model_params p;
@@ -140,9 +148,8 @@ struct ga_model {
 	uint64_t gpu_start_ns[GA_MODEL_MAX_BUFFERS]; /* write done, waiting for re-arm */
 	uint32_t free_count;			     /* armed buffers within 0..write_count */
 	uint32_t read_queue;			     /* pending read requests */
-	/* stream monitors: frames in the current one-second window */
-	uint64_t ib_rate_t0, ob_rate_t0;
-	uint32_t ib_rate_n, ob_rate_n;
+	/* stream monitors [0] inbound, [1] outbound */
+	struct ga_model_mon mon[2];
 };
 
 /* Reset the register block and state to power-on values. */

@@ -34,6 +34,16 @@
  *
  * state is "invalidated" once the GPU memory went away under the pin; that
  * buffer's status then reads ERROR.
+ *
+ * device/link is live too: "up", or "down" when every register reads
+ * 0xffffffff (a card that fell off the bus); errors says when it changes
+ * and every write is then refused with ENOLINK.  device/firmware/ is the
+ * AxiVersion identity, one file per row of gpuasync/axiversion.h, read
+ * afresh each time (uptime moves); absent where the backend cannot reach
+ * AxiVersion:
+ *
+ *   $ cat /mnt/gpuasync/device/firmware/git_hash
+ *   5eed5eedcafef00ddeadbeef0123456789abcdef
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -111,6 +121,37 @@ static bool has_registers_path(struct fs *fs, const struct fs_node *n, unsigned 
 	(void)n;
 	(void)idx;
 	return ga_dev_reg_path(fs->dev, path, sizeof(path), &off) == 0;
+}
+
+static int show_link(struct fs_ctx *c, struct strbuf *sb)
+{
+	int up = ga_dev_link(c->fs->dev);
+
+	if (up < 0)
+		return up;
+	return sb_printf(sb, "%s\n", up ? "up" : "down") ? -ENOMEM : 0;
+}
+
+/* device/firmware/<name>: the row is found by the file's name. */
+static int show_firmware(struct fs_ctx *c, struct strbuf *sb)
+{
+	char buf[GA_FW_TEXT_MAX];
+	int id = ga_fw_find(c->node->name);
+	int ret;
+
+	if (id < 0)
+		return fs_err(-ENOENT, "%s: not an AxiVersion field", c->node->name);
+	ret = ga_fw_read(c->fs->dev, (enum ga_fw_id)id, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	return sb_printf(sb, "%s\n", buf) ? -ENOMEM : 0;
+}
+
+static bool has_firmware(struct fs *fs, const struct fs_node *n, unsigned int idx)
+{
+	(void)n;
+	(void)idx;
+	return ga_dev_has(fs->dev, GA_CAP_FIRMWARE_ID);
 }
 
 /* The driver's table of pinned buffers, one line each under a header. */
@@ -197,6 +238,16 @@ const struct fs_node fs_core_rows[] = {
 	{ .name = "pinned", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
 	  .show = show_pinned, .visible = has_pinned, .reg = -1,
 	  .doc = "the driver's pinned buffers: dir index gpu_address bus_address size pages owner state" },
+	{ .name = "link", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
+	  .show = show_link, .reg = -1,
+	  .doc = "up, or down when every register reads 0xffffffff (writes then fail: ENOLINK)" },
+	DIR_ROW("firmware", FS_D_DEVICE, FS_D_FIRMWARE, .visible = has_firmware,
+		.doc = "the card's firmware identity (AxiVersion), read live"),
+#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_) \
+	{ .name = name_, .parent = FS_D_FIRMWARE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE, \
+	  .show = show_firmware, .visible = has_firmware, .reg = -1, .doc = doc_ },
+	GA_FIRMWARE(FW_ROW)
+#undef FW_ROW
 	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,
 		.doc = "one file per register field of the running firmware"),
 	DIR_ROW("buffers", FS_D_ROOT, FS_D_BUFFERS,

@@ -49,6 +49,7 @@ enum fs_dir {
 	FS_D_SIM,
 	FS_D_SIM_STATS,
 	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
+	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
 	FS_D_COUNT
 };
 
@@ -162,6 +163,7 @@ struct fs {
 	atomic_bool poll_pending; /* some open file has a poll handle; written under poll_lock */
 	atomic_bool sampler_stop;
 	atomic_uint lost_seen; /* ga_dev_registrations_lost already in errors */
+	atomic_int link_down;  /* errors last said the link is down (0 at mount: up) */
 	_Atomic uint64_t samples;
 	_Atomic uint64_t notifies;
 };
@@ -279,6 +281,8 @@ void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
 void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st);
 /* An errors line when the card was found without our buffers (once). */
 void fs_note_lost(struct fs *fs);
+/* Check the card's link; an errors line when it went down or came back. */
+void fs_note_link(struct fs *fs);
 /* Parse one unsigned value written to a file (text, "0x", suffixes when
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);

@@ -122,6 +122,7 @@ static bool sample(struct fs *fs, struct strbuf *now)
 {
 	bool pending = false;
 
+	fs_note_link(fs);
 	pthread_mutex_lock(&fs->poll_lock);
 	for (struct fs_open *fo = fs->polled; fo; fo = fo->next_polled) {
 		bool changed;

@@ -20,6 +20,10 @@
  * buffer on V1-3, buffer 0 on V4+).  Other per-buffer fields (addresses,
  * free list, read size) are driven through the buffer files instead.
  *
+ * 64-bit rows (stream monitor counts, bandwidths) print whole; counts the
+ * firmware keeps as a last index print as counts (write_buffers =
+ * write_count + 1, beside the raw write_count).
+ *
  * Read-modify-write of shared words happens in the library, under the
  * device lock (ga_reg_write).
  */
@@ -32,15 +36,15 @@
 static int show_reg(struct fs_ctx *c, struct strbuf *sb)
 {
 	enum ga_reg_id id = (enum ga_reg_id)c->node->reg;
-	uint32_t v;
-	int ret = ga_reg_read(c->fs->dev, id, c->idx, &v);
+	uint64_t v;
+	int ret = ga_reg_read64(c->fs->dev, id, c->idx, &v);
 
 	if (ret < 0)
 		return ret;
 	if (ga_regs[id].format == GA_FMT_HEX)
-		ret = sb_printf(sb, "0x%x\n", v);
+		ret = sb_printf(sb, "0x%llx\n", (unsigned long long)v);
 	else
-		ret = sb_printf(sb, "%u\n", v);
+		ret = sb_printf(sb, "%llu\n", (unsigned long long)v);
 	return ret ? -ENOMEM : 0;
 }
 

@@ -214,6 +214,28 @@ static int store_fault_code(struct fs_ctx *c, const char *buf, size_t len)
 	return 0;
 }
 
+/* sim/link: "down" makes the card answer all-ones, as one that fell off
+ * the bus; device/link, errors and refused writes follow. */
+static int show_link(struct fs_ctx *c, struct strbuf *sb)
+{
+	int up = ga_dev_link(c->fs->dev);
+
+	if (up < 0)
+		return up;
+	return sb_printf(sb, "%s\n", up ? "up" : "down") ? -ENOMEM : 0;
+}
+
+static int store_link(struct fs_ctx *c, const char *buf, size_t len)
+{
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (len == 2 && !memcmp(buf, "up", 2))
+		return ga_sim_link_set(c->fs->dev, true);
+	if (len == 4 && !memcmp(buf, "down", 4))
+		return ga_sim_link_set(c->fs->dev, false);
+	return fs_err(-EINVAL, "link: write up or down");
+}
+
 /* sim/push: the bytes of one write() become one frame on the input. */
 static ssize_t push_write(struct fs_ctx *c, const char *src, size_t len, off_t off)
 {
@@ -319,6 +341,7 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_WO(inject_register_ignored,
 	       "write N: the card ignores the next N register writes (a field its build holds fixed)"),
 	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
+	SIM_RW(link, "down: the card answers 0xffffffff everywhere, as one off the bus; up: back"),
 	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,
 	  .flags = FS_BINARY, .read_bin = last_read_read, .visible = is_sim, .reg = -1,
 	  .doc = "the last GPU->FPGA frame the card received (binary)" },

@@ -29,7 +29,9 @@ static const char *excerpt(const char *buf, size_t len, char *out, size_t outlen
 
 		if (c == '\n' || c == '\t' || c == '\\')
 			n += (size_t)snprintf(out + n, outlen - n, "\\%c",
-					      c == '\n' ? 'n' : c == '\t' ? 't' : '\\');
+					      c == '\n'	  ? 'n'
+					      : c == '\t' ? 't'
+							  : '\\');
 		else if (c >= 0x20 && c < 0x7f && c != '\'')
 			out[n++] = (char)c;
 		else
@@ -117,6 +119,25 @@ void fs_note_lost(struct fs *fs)
 			     "mkdir again");
 }
 
+/* Every read and every sample looks at the link (one register read): a
+ * card that drops off the bus is in errors at the next look, once. */
+void fs_note_link(struct fs *fs)
+{
+	int up = ga_dev_link(fs->dev);
+	int seen = atomic_load(&fs->link_down);
+
+	/* ga_dev_open refused a card without link: it was up at mount. */
+	if (up < 0 || (!up) == seen || !atomic_compare_exchange_strong(&fs->link_down, &seen, !up))
+		return;
+	if (!up)
+		fs_error_add(fs, "device/link", -ENOLINK,
+			     "link down: every register reads 0xffffffff (PCIe link lost, card "
+			     "powered off or reloading its firmware); writes are refused until it "
+			     "is back");
+	else
+		fs_error_add(fs, "device/link", 0, "link up again: registers answer");
+}
+
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 {
 	struct fs_ctx c;
@@ -129,6 +150,7 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 	ret = fo->node->show(&c, sb);
 	fs_ctx_leave(fs, &c);
 	fs_note_lost(fs);
+	fs_note_link(fs);
 	if (ret == 0 && sb->oom)
 		ret = fs_err(-ENOMEM, "out of memory rendering the file");
 	return ret;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Emulated GpuAsyncCore cards (emulate=N): a 16 MiB "BAR0" in kernel
- * memory holding an AxiVersion block (GPU enable bit, DMA clock) and the
+ * memory holding an AxiVersion block (identity from the shared table
+ * gpuasync/axiversion.h: version, git hash, DNA, build string, a live
+ * uptime, GPU enable bit, DMA clock) and the
  * core block at 0x28000, run by the same firmware model as libgpuasync's
  * simulated card (core/ga_model.c, a Kbuild object of this module).  This
  * file is the model's kernel host:
@@ -41,6 +43,7 @@
 
 #include "ga_drv.h"
 #include "ga_model.h"
+#include "gpuasync/axiversion.h"
 #include "gpuasync/prbs.h"
 #ifdef GA_P2P_STUB
 #include "nv_p2p_stub.h"
@@ -108,6 +111,7 @@ struct ga_emu {
 	u32 up_seq;
 	u64 up_frames, tx_prbs_errors;
 	u64 ticks;    /* firmware ticks run: absence checks wait for these */
+	unsigned long born; /* jiffies at creation: AxiVersion uptime */
 	bool up_busy; /* deadtime: the last frame went to write buffer up_busy_index */
 	unsigned int up_busy_index;
 	u64 up_busy_base; /* ...at this address, its size word at + GA_HDR_SIZE_OFFSET */
@@ -115,6 +119,45 @@ struct ga_emu {
 
 static struct ga_card *ga_emu_cards[GA_EMU_MAX];
 static int ga_emu_count;
+
+/* ---- AxiVersion ------------------------------------------------------------ */
+
+/* Word @w of AxiVersion row @id, at the offset the shared table gives. */
+static void ga_emu_fw_set(struct ga_emu *e, enum ga_fw_id id, unsigned int w, u32 val)
+{
+	const struct ga_fw_field *f = &ga_fw_fields[id];
+
+	if (w < f->words)
+		WRITE_ONCE(*(u32 *)(e->bar + GA_FW_BASE + f->offset + 4 * w), val);
+}
+
+/*
+ * Plausible identity of an emulated card: an image version, a git hash and
+ * a DNA (distinct per card, as chips are), a build string in SURF's format
+ * and hardware type 0x0e1 (not a real board's).  Uptime follows jiffies.
+ */
+static void ga_emu_fw_init(struct ga_emu *e, int i)
+{
+	static const u32 git[] = { 0x0badc0de, 0x600dcafe, 0x1d2c3b4a, 0x5a6b7c8d, 0xe3a1b2c3 };
+	static const char stamp[] = "GpuAsyncEmu: gpuasync.ko emulated card, kernel, "
+				    "Built Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
+	unsigned int w;
+
+	BUILD_BUG_ON(sizeof(stamp) > 256); /* BuildStamp is 256 bytes */
+	ga_emu_fw_set(e, GA_FW_FPGA_VERSION, 0, 0x02080200);
+	ga_emu_fw_set(e, GA_FW_HARDWARE_TYPE, 0, 0x0e1);
+	ga_emu_fw_set(e, GA_FW_DEVICE_ID, 0, 0xfe000000 + i);
+	for (w = 0; w < ARRAY_SIZE(git); w++)
+		ga_emu_fw_set(e, GA_FW_GIT_HASH, w, git[w]);
+	ga_emu_fw_set(e, GA_FW_DNA, 0, 0x40e0a000 + i);
+	ga_emu_fw_set(e, GA_FW_DNA, 1, 0x01234567);
+	ga_emu_fw_set(e, GA_FW_DNA, 2, 0x00000040);
+	memcpy(e->bar + GA_FW_BASE + ga_fw_fields[GA_FW_BUILD_STAMP].offset, stamp,
+	       sizeof(stamp));
+	ga_emu_fw_set(e, GA_FW_GPU_ENABLE, 0, emulate_gpu_en);
+	ga_emu_fw_set(e, GA_FW_DMA_CLOCK_HZ, 0, GA_EMU_CLOCK_HZ);
+	e->born = jiffies;
+}
 
 /* ---- model environment --------------------------------------------------- */
 
@@ -352,6 +395,7 @@ static int ga_emu_thread(void *data)
 		if (emulate_upstream)
 			ga_emu_upstream_tick(e);
 		e->ticks++;
+		ga_emu_fw_set(e, GA_FW_UPTIME, 0, (jiffies - e->born) / HZ);
 		/* A bounded burst per tick keeps register access responsive. */
 		for (burst = 0; burst < 64 && e->gen_left; burst++) {
 			r = ga_model_push_fill(e->m, e->gen_size, e->gen_user, 0, ga_emu_fill, e);
@@ -555,8 +599,7 @@ static int ga_emu_create(int i)
 	init_waitqueue_head(&e->wq);
 	e->gen_size = 4096;
 	e->gen_user = 0x02; /* SOF, as the read engine emits */
-	*(u32 *)(e->bar + GA_AXIVERSION_GPU_EN) = emulate_gpu_en;
-	*(u32 *)(e->bar + GA_AXIVERSION_CLOCK_HZ) = GA_EMU_CLOCK_HZ;
+	ga_emu_fw_init(e, i);
 	env.ctx = e;
 	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);
 	if (emulate_upstream) {

@@ -40,6 +40,8 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 		return dev->be == &ga_backend_sim;
 	case GA_CAP_GPU_MEMORY:
 		return strcmp(dev->info.memory, "gpu") == 0;
+	case GA_CAP_FIRMWARE_ID:
+		return dev->be->fw_read != NULL;
 	default:
 		if (dev->be->has)
 			return dev->be->has(dev, cap);
@@ -50,6 +52,70 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 enum ga_layout ga_dev_layout(struct ga_dev *dev)
 {
 	return dev ? dev->info.layout : GA_LAYOUT_COUNT;
+}
+
+/* ---- link and firmware identity ------------------------------------------- */
+
+int ga_link_check_locked(struct ga_dev *dev)
+{
+	uint32_t off, word;
+	int rc;
+
+	if (ga_reg_offset(GA_REG_VERSION, dev->info.layout, dev->info.version, 0,
+			  dev->info.max_buffers, &off))
+		return 0;
+	rc = dev->be->reg_read(dev, off, &word);
+	if (rc)
+		return rc;
+	if (word != 0xffffffffu)
+		return 0;
+	return ga_err(-ENOLINK, "link down: the card answers 0xffffffff everywhere (PCIe link "
+				"lost, card powered off or reloading its firmware): refused, "
+				"nothing was sent to the card");
+}
+
+int ga_dev_link(struct ga_dev *dev)
+{
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_dev_link: NULL device");
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc == -ENOLINK)
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
+int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len)
+{
+	uint32_t words[64];
+	const struct ga_fw_field *f;
+	int rc = 0;
+
+	if (!dev || !buf || !len)
+		return ga_err(-EINVAL, "ga_fw_read: NULL argument");
+	if ((unsigned int)id >= GA_FW_COUNT)
+		return ga_err(-ENOENT, "no firmware identity field with id %d", (int)id);
+	f = &ga_fw_fields[id];
+	if (!dev->be->fw_read)
+		return ga_err(-ENOTSUP, "%s backend: the AxiVersion block cannot be read",
+			      dev->be->name);
+	if (f->words > sizeof(words) / sizeof(words[0]) || f->offset + 4u * f->words > GA_FW_SIZE)
+		return ga_err(-ERANGE, "firmware field %s lies outside the AxiVersion block",
+			      f->name);
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	for (unsigned int w = 0; rc == 0 && w < f->words; w++)
+		rc = dev->be->fw_read(dev, f->offset + 4u * w, &words[w]);
+	pthread_mutex_unlock(&dev->lock);
+	if (rc)
+		return rc;
+	rc = ga_fw_format(id, words, buf, len);
+	if (rc < 0)
+		return ga_err(rc, "firmware field %s does not fit %zu bytes", f->name, len);
+	return 0;
 }
 
 /* ---- registers ----------------------------------------------------------- */
@@ -86,18 +152,60 @@ static int reg_locate(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 	return ga_err(rc, "register %s: no offset (%s)", r->name, strerror(-rc));
 }
 
-int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+/*
+ * The value a row stands for: the field, field + 1 for GA_F_PLUS_ONE rows,
+ * both words of a GA_F_U64 row.  A 64-bit counter may carry between the
+ * two reads: high, low, high again, and the low word once more when the
+ * high one moved.
+ */
+static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+			       uint64_t *val)
 {
-	uint32_t off, word;
+	uint32_t off, word, hi, hi2;
 	int rc;
 
 	rc = reg_locate(dev, id, index, &off);
 	if (rc)
 		return rc;
-	rc = dev->be->reg_read(dev, off, &word);
+	if (!(ga_regs[id].flags & GA_F_U64)) {
+		rc = dev->be->reg_read(dev, off, &word);
+		if (rc)
+			return rc;
+		*val = ga_reg_field_get(id, dev->info.layout, word);
+		if (ga_regs[id].flags & GA_F_PLUS_ONE)
+			*val += 1;
+		return 0;
+	}
+	if (off + 8 > GA_CORE_SIZE)
+		return ga_err(-ERANGE, "%s: 64-bit register at 0x%x passes the block end",
+			      ga_regs[id].name, off);
+	rc = dev->be->reg_read(dev, off + 4, &hi);
+	if (rc == 0)
+		rc = dev->be->reg_read(dev, off, &word);
+	if (rc == 0)
+		rc = dev->be->reg_read(dev, off + 4, &hi2);
+	if (rc == 0 && hi2 != hi) {
+		hi = hi2;
+		rc = dev->be->reg_read(dev, off, &word);
+	}
 	if (rc)
 		return rc;
-	*val = ga_reg_field_get(id, dev->info.layout, word);
+	*val = ((uint64_t)hi << 32) | word;
+	return 0;
+}
+
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc = field_read64_locked(dev, id, index, &v);
+
+	if (rc)
+		return rc;
+	if (v > 0xffffffffu)
+		return ga_err(-EOVERFLOW,
+			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
+			      ga_regs[id].name, (unsigned long long)v);
+	*val = (uint32_t)v;
 	return 0;
 }
 
@@ -123,7 +231,7 @@ int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int in
 	return dev->be->reg_write(dev, off, ga_reg_field_set(id, l, word, val));
 }
 
-int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint64_t *val)
 {
 	uint32_t off;
 	int rc;
@@ -136,9 +244,44 @@ int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint3
 		rc = ga_err(-EACCES, "register %s is write-only (a strobe): it cannot be read",
 			    ga_regs[id].name);
 	if (rc == 0)
-		rc = ga_field_read_locked(dev, id, index, val);
+		rc = field_read64_locked(dev, id, index, val);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
+}
+
+int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc;
+
+	if (!dev || !val)
+		return ga_err(-EINVAL, "ga_reg_read: NULL argument");
+	rc = ga_reg_read64(dev, id, index, &v);
+	if (rc)
+		return rc;
+	if (v > 0xffffffffu)
+		return ga_err(-EOVERFLOW,
+			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
+			      ga_regs[id].name, (unsigned long long)v);
+	*val = (uint32_t)v;
+	return 0;
+}
+
+/* count_reset also clears the stream monitors (GA_F_WITH_COUNT_RESET rows
+ * present on this firmware), as pyrogue's countReset reaches every device. */
+static int count_reset_extra_locked(struct ga_dev *dev)
+{
+	for (int id = 0; id < GA_REG_COUNT; id++) {
+		int rc;
+
+		if (!(ga_regs[id].flags & GA_F_WITH_COUNT_RESET) ||
+		    !ga_reg_present((enum ga_reg_id)id, dev->info.layout, dev->info.version))
+			continue;
+		rc = ga_field_write_locked(dev, (enum ga_reg_id)id, 0, 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
@@ -153,7 +296,11 @@ int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint
 	if (rc == 0 && ga_regs[id].access == GA_RO)
 		rc = ga_err(-EACCES, "register %s is read-only", ga_regs[id].name);
 	if (rc == 0)
+		rc = ga_link_check_locked(dev);
+	if (rc == 0)
 		rc = ga_field_write_locked(dev, id, index, val);
+	if (rc == 0 && id == GA_REG_COUNT_RESET)
+		rc = count_reset_extra_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }
@@ -224,7 +371,9 @@ int ga_reg_write_raw(struct ga_dev *dev, uint32_t offset, uint32_t val)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&dev->lock);
-	rc = dev->be->reg_write(dev, offset, val);
+	rc = ga_link_check_locked(dev);
+	if (rc == 0)
+		rc = dev->be->reg_write(dev, offset, val);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }
@@ -281,7 +430,9 @@ int ga_dev_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 		return ga_err(-EINVAL, "ga_dev_enable: direction %d is neither write nor read",
 			      (int)dir);
 	pthread_mutex_lock(&dev->lock);
-	rc = ga_enable_locked(dev, dir, on);
+	rc = ga_link_check_locked(dev);
+	if (rc == 0)
+		rc = ga_enable_locked(dev, dir, on);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }

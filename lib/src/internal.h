@@ -118,6 +118,9 @@ struct ga_backend_ops {
 	/* 32-bit word at @off inside the core block (already range-checked). */
 	int (*reg_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
 	int (*reg_write)(struct ga_dev *dev, uint32_t off, uint32_t val);
+	/* 32-bit word at @off inside the AxiVersion block (BAR0 + GA_FW_BASE,
+	 * @off < GA_FW_SIZE, aligned); NULL where it cannot be reached. */
+	int (*fw_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
 	int (*map_regs)(struct ga_dev *dev, volatile uint32_t **regs);
 	void (*unmap_regs)(struct ga_dev *dev, volatile uint32_t *regs);
 	int (*reg_path)(struct ga_dev *dev, char *path, size_t len, uint64_t *off);
@@ -159,6 +162,11 @@ extern const struct ga_backend_ops ga_backend_sim;
 /* Field @id (instance @index) through the table; errors explained. */
 int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 			 uint32_t *val);
+/* 0 while the card answers; -ENOLINK, explained, when its link is down:
+ * every register then reads 0xffffffff, which the version word (bits
+ * 31:8 always 0) never does on a live card.  Public calls that write to the
+ * card check it first, so nothing is written into a dead link. */
+int ga_link_check_locked(struct ga_dev *dev);
 /* Read-modify-write of the field (a plain store for full-word fields and
  * WO strobes); -ERANGE when @val does not fit.  No access-mode check. */
 int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,

@@ -18,6 +18,11 @@ ok mount
 [ "$(cat $M/device/version)" = "$(cat $CARD/version)" ] && ok device_version || bad device_version
 [ "$(cat $M/device/backend)" = datadev ] && ok device_backend || bad device_backend
 grep -q rx_frame_count $M/README && ok readme || bad readme
+# AxiVersion through the driver's register ioctl: the emulated card's identity
+grep -qxE '[0-9a-f]{40}' $M/device/firmware/git_hash && ok firmware_git_hash ||
+	bad "firmware_git_hash ($(cat $M/device/firmware/git_hash))"
+[ "$(cat $M/device/firmware/gpu_enable)" = 1 ] && [ "$(cat $M/device/link)" = up ] &&
+	ok firmware_link || bad firmware_link
 
 # mkdir allocates, pins and registers a buffer: the kernel sees it.
 mkdir $M/buffers/0 && ok mkdir || bad mkdir

@@ -11,7 +11,8 @@
  * nv_p2p_stub (NVSTUB_ALLOC returns a fake GPU VA plus an mmap offset, so
  * the test reads what the card wrote, as cudaMemcpy would) or from plain
  * host memory.  Register offsets come from the shared register table
- * (core/regs.c is linked in), never from numbers written here.
+ * (core/regs.c is linked in), never from numbers written here; AxiVersion
+ * offsets likewise from core/axiversion.c.
  * Waits for the emulated card's thread are bounded polls: they only decide
  * how long a broken driver may take to show it is broken.
  */
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "gpuasync/abi.h"
+#include "gpuasync/axiversion.h"
 #include "gpuasync/prbs.h"
 #include "gpuasync/regs.h"
 #include "nv_p2p_stub_uapi.h"
@@ -310,6 +312,65 @@ static void t_identity(void)
 	CHECK_ERR(ioctl(fd, _IOR('x', 1, int), 0), ENOTTY);
 	CHECK(field(fd, GA_REG_VERSION, 0) == version);
 	CHECK(field(fd, GA_REG_DMA_DATA_BYTES, 0) == ddb);
+	close(fd);
+}
+
+/* AxiVersion row @id of the card as text (the library's formatting). */
+static const char *fw_text(int fd, enum ga_fw_id id)
+{
+	static char text[GA_FW_TEXT_MAX];
+	const struct ga_fw_field *f = &ga_fw_fields[id];
+	uint32_t words[64] = { 0 };
+	struct DmaRegisterData r;
+	unsigned int w;
+
+	for (w = 0; w < f->words; w++) {
+		r = (struct DmaRegisterData){ .address = GA_FW_BASE + f->offset + 4 * w };
+		CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+		words[w] = r.data;
+	}
+	if (ga_fw_format(id, words, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "(unformattable)");
+	return text;
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	return strlen(s) == n && strspn(s, "0123456789abcdef") == n;
+}
+
+/* The emulated card's AxiVersion: an identity in SURF's formats, a
+ * running uptime, and no way to overwrite it. */
+static void t_firmware(void)
+{
+	int fd = open_card();
+	struct DmaRegisterData r;
+	const char *s;
+	unsigned long up;
+	uint32_t ver;
+	int k;
+
+	s = fw_text(fd, GA_FW_GIT_HASH);
+	CHECK(all_hex(s, 40), "git_hash %s", s);
+	s = fw_text(fd, GA_FW_DNA);
+	CHECK(!strncmp(s, "0x", 2) && all_hex(s + 2, 32), "dna %s", s);
+	s = fw_text(fd, GA_FW_BUILD_STAMP);
+	CHECK(strchr(s, ':') && strstr(s, ", Built ") && strstr(s, " by "), "build_stamp %s", s);
+	CHECK(!strcmp(fw_text(fd, GA_FW_GPU_ENABLE), "1"));
+	CHECK(strtoul(fw_text(fd, GA_FW_DMA_CLOCK_HZ), NULL, 10) > 0);
+	CHECK(strcmp(fw_text(fd, GA_FW_HARDWARE_TYPE), "0x000"));
+	s = fw_text(fd, GA_FW_FPGA_VERSION);
+	CHECK(strcmp(s, "0x00000000") && strcmp(s, "0xffffffff"), "fpga_version %s", s);
+	ver = (uint32_t)strtoul(s, NULL, 16);
+	/* uptime moves with time (bounded wait: 3 s) */
+	up = strtoul(fw_text(fd, GA_FW_UPTIME), NULL, 10);
+	for (k = 0; k < 300 && strtoul(fw_text(fd, GA_FW_UPTIME), NULL, 10) == up; k++)
+		usleep(10000);
+	CHECK(strtoul(fw_text(fd, GA_FW_UPTIME), NULL, 10) > up, "uptime stuck at %lu", up);
+	/* identity is read-only: a write leaves it as it was */
+	r = (struct DmaRegisterData){ .address = GA_FW_BASE, .data = 0x12345678 };
+	CHECK_OK(ioctl(fd, DMA_Write_Register, &r));
+	CHECK((uint32_t)strtoul(fw_text(fd, GA_FW_FPGA_VERSION), NULL, 16) == ver);
 	close(fd);
 }
 
@@ -1321,6 +1382,7 @@ struct kcase {
 static const struct kcase cases[] = {
 	{ "identity", t_identity },
 	{ "registers", t_registers },
+	{ "firmware", t_firmware },
 	{ "add_bad", t_add_bad },
 	{ "add_remove", t_add_remove },
 	{ "too_many", t_too_many },

@@ -902,6 +902,166 @@ START_TEST(test_monitor)
 }
 END_TEST
 
+/*
+ * The stream monitor blocks by raw offset, from SURF's AxiStreamMonAxiL
+ * register map (python/surf/axi/_AxiStreamMonAxiL.py) placed at the
+ * core's inbound (0x100) and outbound (0x200) crossbar slots (facts
+ * §2.4), not from the table: config 0x00 (bit 0 CntRst), FrameCnt 0x04
+ * (64 bits), FrameRate/Max/Min 0x0C/0x10/0x14 (Hz), Bandwidth/Max/Min
+ * 0x18/0x20/0x28 (64 bits, bytes per second, as AxiStreamMon counts),
+ * FrameSize/Max/Min 0x30/0x34/0x38 (bytes).
+ */
+#define MON_IB 0x100u
+#define MON_OB 0x200u
+enum {
+	MON_CFG = 0x00,
+	MON_CNT = 0x04,
+	MON_RATE = 0x0C,
+	MON_RATE_MAX = 0x10,
+	MON_RATE_MIN = 0x14,
+	MON_BW = 0x18,
+	MON_BW_MAX = 0x20,
+	MON_BW_MIN = 0x28,
+	MON_SIZE = 0x30,
+	MON_SIZE_MAX = 0x34,
+	MON_SIZE_MIN = 0x38,
+};
+
+static uint32_t mon32(uint32_t base, uint32_t o)
+{
+	return ga_model_reg_read(m, base + o);
+}
+
+static uint64_t mon64(uint32_t base, uint32_t o)
+{
+	return ((uint64_t)ga_model_reg_read(m, base + o + 4) << 32) |
+	       ga_model_reg_read(m, base + o);
+}
+
+/* Frames 200 ms apart for a second, then 50 ms apart for a second, then
+ * quiet: rates, bandwidths and sizes with their max/min, both counts. */
+START_TEST(test_monitor_block)
+{
+	unsigned int i;
+
+	setup_flavour(_i);
+	if (layout() == GA_LAYOUT_V1) {
+		/* No monitors on V1: 0x104 is write buffer 0's high address. */
+		ck_assert(!has(GA_REG_IB_MON_FRAME_COUNT) && !has(GA_REG_OB_MON_RESET));
+		teardown();
+		return;
+	}
+	add_buffers(BUF_SIZE - DDB);
+	/* engine off: every frame is dropped, and still seen by the monitor */
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(push_n(100 + i, 0), GA_PUSH_DROPPED);
+		h->t += 200000000;
+	}
+	for (i = 0; i < 20; i++) {
+		ck_assert_int_eq(push_n(1000, 0), GA_PUSH_DROPPED);
+		h->t += 50000000;
+	}
+	ga_model_poll(m);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 25);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE), 1000);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MAX), 1000);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MIN), 100);
+	/* the second window: 20 frames of 1000 bytes */
+	ck_assert_uint_ge(mon32(MON_IB, MON_RATE), 19);
+	ck_assert_uint_le(mon32(MON_IB, MON_RATE), 21);
+	ck_assert_uint_ge(mon64(MON_IB, MON_BW), 19000);
+	ck_assert_uint_le(mon64(MON_IB, MON_BW), 21000);
+	/* the first: 5 frames, 510 bytes */
+	ck_assert_uint_ge(mon32(MON_IB, MON_RATE_MIN), 4);
+	ck_assert_uint_le(mon32(MON_IB, MON_RATE_MIN), 6);
+	ck_assert_uint_ge(mon64(MON_IB, MON_BW_MIN), 400);
+	ck_assert_uint_le(mon64(MON_IB, MON_BW_MIN), 700);
+	ck_assert_uint_eq(mon32(MON_IB, MON_RATE_MAX), mon32(MON_IB, MON_RATE));
+	ck_assert_uint_eq(mon64(MON_IB, MON_BW_MAX), mon64(MON_IB, MON_BW));
+	/* quiet seconds read 0 and pull the minimums down; maximums stay */
+	h->t += 1100000000;
+	ga_model_poll(m);
+	h->t += 1100000000;
+	ga_model_poll(m);
+	ck_assert_uint_eq(mon32(MON_IB, MON_RATE), 0);
+	ck_assert_uint_eq(mon64(MON_IB, MON_BW), 0);
+	ck_assert_uint_eq(mon32(MON_IB, MON_RATE_MIN), 0);
+	ck_assert_uint_eq(mon64(MON_IB, MON_BW_MIN), 0);
+	ck_assert_uint_ge(mon32(MON_IB, MON_RATE_MAX), 19);
+	/* the other direction saw nothing */
+	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 0);
+	ck_assert_uint_eq(mon32(MON_OB, MON_SIZE_MAX), 0);
+	teardown();
+}
+END_TEST
+
+/* FrameCnt is 64 bits: the low word carries into the high one. */
+START_TEST(test_monitor_count_64)
+{
+	setup_flavour(_i);
+	if (layout() == GA_LAYOUT_V1) {
+		teardown();
+		return;
+	}
+	regs[(MON_IB + MON_CNT) / 4] = 0xffffffffu;
+	regs[(MON_IB + MON_CNT + 4) / 4] = 6;
+	ck_assert_int_eq(push_n(64, 0), GA_PUSH_DROPPED);
+	ck_assert_uint_eq(mon32(MON_IB, MON_CNT), 0);
+	ck_assert_uint_eq(mon32(MON_IB, MON_CNT + 4), 7);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 7ull << 32);
+	teardown();
+}
+END_TEST
+
+/* Bit 0 of a monitor's config word resets that monitor alone: count 0, and
+ * each max/min pair re-arms (takes the present value, then follows the
+ * next measurement).  Other bits, and the core's count_reset, do not. */
+START_TEST(test_monitor_reset)
+{
+	unsigned int i;
+
+	setup_flavour(_i);
+	if (layout() == GA_LAYOUT_V1) {
+		teardown();
+		return;
+	}
+	add_buffers(BUF_SIZE - DDB);
+	wr(GA_REG_READ_ENABLE, 0, 1);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(push_n(300 - 100 * i, 0), GA_PUSH_DROPPED);
+		wr(GA_REG_READ_SIZE, i, 40 + i);
+	}
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
+	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 3);
+	ck_assert_uint_eq(mon32(MON_OB, MON_SIZE_MIN), 40);
+	/* the core's own count_reset leaves the monitors alone */
+	ga_model_reg_write(m, off(GA_REG_COUNT_RESET, 0), 1);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
+	/* config bits other than 0 reset nothing */
+	ga_model_reg_write(m, MON_IB + MON_CFG, 0x100);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
+	ga_model_reg_write(m, MON_IB + MON_CFG, 1);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 0);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE), 100);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MAX), 100);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MIN), 100);
+	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 3); /* the other one kept its count */
+	/* after the reset, the first frame sets both ends, later ones widen */
+	ck_assert_int_eq(push_n(250, 0), GA_PUSH_DROPPED);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MAX), 250);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MIN), 250);
+	ck_assert_int_eq(push_n(120, 0), GA_PUSH_DROPPED);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MIN), 120);
+	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MAX), 250);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 2);
+	/* a reset written behind the host's back is seen at the next poll */
+	regs[(MON_OB + MON_CFG) / 4] = 1;
+	ga_model_poll(m);
+	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 0);
+	teardown();
+}
+END_TEST
+
 static void fill_cb(void *ctx, void *dst, uint32_t len)
 {
 	(void)ctx;
@@ -996,6 +1156,9 @@ static Suite *model_suite(void)
 	tcase_add_loop_test(tc, test_level_words, 0, NFLAV);
 	tcase_add_loop_test(tc, test_active_bits, 0, NFLAV);
 	tcase_add_loop_test(tc, test_monitor, 0, NFLAV);
+	tcase_add_loop_test(tc, test_monitor_block, 0, NFLAV);
+	tcase_add_loop_test(tc, test_monitor_count_64, 0, NFLAV);
+	tcase_add_loop_test(tc, test_monitor_reset, 0, NFLAV);
 	tcase_add_loop_test(tc, test_push_fill, 0, NFLAV);
 	tcase_add_loop_test(tc, test_forget, 0, NFLAV);
 	tcase_add_loop_test(tc, test_wide_count, 0, NFLAV);

@@ -49,7 +49,7 @@ static void put(struct text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
-/* "0x08[15]", "0x08[14:0]", "0x10", "0x4000 + 8i", "0xC0 (buffer 0)", "-". */
+/* "0x08[15]", "0x08[14:0]", "0x10", "0x104 (64-bit)", "0x4000 + 8i", "0xC0 (buffer 0)", "-". */
 static void put_loc(struct text *t, const struct ga_reg *r, enum ga_layout l)
 {
 	const struct ga_reg_loc *loc = &r->loc[l];
@@ -59,7 +59,9 @@ static void put_loc(struct text *t, const struct ga_reg *r, enum ga_layout l)
 		return;
 	}
 	put(t, " 0x%02X", loc->offset);
-	if (loc->lsb == loc->msb)
+	if (r->flags & GA_F_U64)
+		put(t, " (64-bit)");
+	else if (loc->lsb == loc->msb)
 		put(t, "[%u]", loc->lsb);
 	else if (loc->lsb != 0 || loc->msb != 31)
 		put(t, "[%u:%u]", loc->msb, loc->lsb);

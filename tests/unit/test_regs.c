@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gpuasync/abi.h"
+#include "gpuasync/axiversion.h"
 #include "gpuasync/regs.h"
 
 static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
@@ -123,24 +124,71 @@ START_TEST(test_no_overlap)
 
 			if (!ga_reg_present(i, lay, newest_version(lay)))
 				continue;
+			if (ga_regs[i].flags & GA_F_PLUS_ONE)
+				continue; /* a view of another row's bits: test_views */
 			for (unsigned int idx = 0; idx < n; idx++) {
 				uint32_t off;
 
 				if (ga_reg_offset(i, lay, newest_version(lay), idx, 0, &off) != 0)
 					break;
-				ck_assert_msg(
-					!(used[off / 4] & mask),
-					"%s: %s buffer %u at 0x%x overlaps %s", ga_layout_name(lay),
-					ga_regs[i].name, idx, off,
-					ga_regs[owner[off / 4][__builtin_ctz(used[off / 4] & mask)]]
-						.name);
-				used[off / 4] |= mask;
-				for (int b = 0; b < 32; b++)
-					if (mask & (1u << b))
-						owner[off / 4][b] = (int)i;
+				/* a 64-bit row owns its next word too */
+				for (uint32_t w = off / 4;
+				     w <= off / 4 + !!(ga_regs[i].flags & GA_F_U64); w++) {
+					ck_assert_msg(w < GA_CORE_SIZE / 4, "%s: %s past the block",
+						      ga_layout_name(lay), ga_regs[i].name);
+					ck_assert_msg(
+						!(used[w] & mask),
+						"%s: %s buffer %u at 0x%x overlaps %s",
+						ga_layout_name(lay), ga_regs[i].name, idx, w * 4,
+						ga_regs[owner[w][__builtin_ctz(used[w] & mask)]]
+							.name);
+					used[w] |= mask;
+					for (int b = 0; b < 32; b++)
+						if (mask & (1u << b))
+							owner[w][b] = (int)i;
+				}
 			}
 		}
 	}
+}
+END_TEST
+
+/* A GA_F_PLUS_ONE row is a read-only view of exactly one raw row: the same
+ * bits in every layout, the same versions, and a name that says "buffers"
+ * where the raw one says "count". */
+START_TEST(test_views)
+{
+	unsigned int views = 0;
+
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		const struct ga_reg *v = &ga_regs[i];
+		unsigned int shadows = 0;
+
+		if (!(v->flags & GA_F_PLUS_ONE))
+			continue;
+		views++;
+		ck_assert_msg(v->access == GA_RO, "%s: a view must be read-only", v->name);
+		ck_assert_msg(v->array == GA_ARRAY_NONE && !(v->flags & GA_F_U64), "%s", v->name);
+		for (unsigned int j = 0; j < GA_REG_COUNT; j++) {
+			const struct ga_reg *r = &ga_regs[j];
+			bool same = j != i && !(r->flags & GA_F_PLUS_ONE) &&
+				    r->min_version == v->min_version;
+
+			for (unsigned int l = 0; same && l < NLAYOUTS; l++)
+				same = !memcmp(&r->loc[layouts[l]], &v->loc[layouts[l]],
+					       sizeof(struct ga_reg_loc));
+			if (same)
+				shadows++;
+		}
+		ck_assert_msg(shadows == 1, "%s shadows %u raw rows", v->name, shadows);
+	}
+	ck_assert_uint_eq(views, 2);
+	ck_assert_int_ge(ga_reg_find("write_buffers"), 0);
+	ck_assert_int_ge(ga_reg_find("read_buffers"), 0);
+	ck_assert(!memcmp(&ga_regs[ga_reg_find("write_buffers")].loc,
+			  &ga_regs[GA_REG_WRITE_COUNT].loc, sizeof(ga_regs[0].loc)));
+	ck_assert(!memcmp(&ga_regs[ga_reg_find("read_buffers")].loc,
+			  &ga_regs[GA_REG_READ_COUNT].loc, sizeof(ga_regs[0].loc)));
 }
 END_TEST
 
@@ -402,20 +450,41 @@ struct expect {
 	uint32_t offset;
 	unsigned int lsb, msb;
 	unsigned int stride; /* per-buffer stride; 0 for scalars / buffer 0 only */
+	bool wide;	     /* 64 bits: this word and the next */
 };
 
 #define W(n, o)                                                                                    \
 	{                                                                                          \
-		n, o, 0, 31, 0                                                                     \
+		n, o, 0, 31, 0, false                                                              \
 	} /* a whole word */
 #define F(n, o, l, m)                                                                              \
 	{                                                                                          \
-		n, o, l, m, 0                                                                      \
+		n, o, l, m, 0, false                                                               \
 	} /* a field */
 #define A(n, o, s)                                                                                 \
 	{                                                                                          \
-		n, o, 0, 31, s                                                                     \
+		n, o, 0, 31, s, false                                                              \
 	} /* a per-buffer word */
+
+#define W64(n, o)                                                                                  \
+	{                                                                                          \
+		n, o, 0, 31, 0, true                                                               \
+	} /* a 64-bit value, low word first */
+
+/*
+ * SURF AxiStreamMonAxiL (python/surf/axi/_AxiStreamMonAxiL.py), one lane at
+ * block offset @b (GpuAsyncCore: inbound 0x100, outbound 0x200): config
+ * 0x00 with CntRst in bit 0, FrameCnt 0x04 (64 bits), FrameRate/Max/Min
+ * 0x0C/0x10/0x14, Bandwidth/Max/Min 0x18/0x20/0x28 (64 bits each),
+ * FrameSize/Max/Min 0x30/0x34/0x38.
+ */
+#define FACTS_MONITOR(p, b)                                                                        \
+	F(p "_monitor_reset", (b) + 0x00, 0, 0), W64(p "_frames", (b) + 0x04),                     \
+		W(p "_frame_rate", (b) + 0x0C), W(p "_frame_rate_max", (b) + 0x10),                \
+		W(p "_frame_rate_min", (b) + 0x14), W64(p "_bandwidth", (b) + 0x18),               \
+		W64(p "_bandwidth_max", (b) + 0x20), W64(p "_bandwidth_min", (b) + 0x28),          \
+		W(p "_frame_size", (b) + 0x30), W(p "_frame_size_max", (b) + 0x34),                \
+		W(p "_frame_size_min", (b) + 0x38)
 
 /* §2.3: versions 1-3.  Where driver and FW widths differ, FW wins. */
 static const struct expect facts_v1[] = {
@@ -424,8 +493,10 @@ static const struct expect facts_v1[] = {
 	F("dma_data_bytes", 0x04, 16, 23),
 	F("max_buffers", 0x04, 24, 28),
 	F("write_count", 0x08, 0, 7),
+	F("write_buffers", 0x08, 0, 7),
 	F("write_enable", 0x08, 8, 8),
 	F("read_count", 0x08, 16, 23),
+	F("read_buffers", 0x08, 16, 23),
 	F("read_enable", 0x08, 24, 24),
 	W("rx_frame_count", 0x10),
 	W("tx_frame_count", 0x14),
@@ -468,9 +539,8 @@ static const struct expect facts_v1[] = {
 		F("demux_select", 0x38, 0, 0), F("min_write_buffers", 0x3C, 0, 10),                \
 		F("max_read_queue", 0x40, 0, 10), F("write_active", 0x44, 0, 0),                   \
 		F("read_active", 0x44, 1, 1), W("write_max_size", 0x60),                           \
-		W("inbound_frames", 0x100 + 0x04), W("inbound_frame_rate", 0x100 + 0x0C),          \
-		W("inbound_frame_size", 0x100 + 0x30), W("outbound_frames", 0x200 + 0x04),         \
-		W("outbound_frame_rate", 0x200 + 0x0C), W("outbound_frame_size", 0x200 + 0x30),    \
+		FACTS_MONITOR("inbound", 0x100), FACTS_MONITOR("outbound", 0x200),                 \
+		F("write_buffers", 0x08, 0, 14), F("read_buffers", 0x08, 16, 30),                  \
 		A("free_list", 0x2000, 4), A("read_size", 0x3000, 4),                              \
 		A("write_address_low", 0x4000, 8), A("write_address_high", 0x4004, 8),             \
 		A("read_address_low", 0x6000, 8), A("read_address_high", 0x6004, 8)
@@ -520,6 +590,10 @@ static void check_facts(enum ga_layout lay, const struct expect *e, size_t n)
 			      loc->lsb, loc->msb, e[k].lsb, e[k].msb);
 		ck_assert_msg(loc->stride == e[k].stride, "%s/%s: stride %u, facts %u", e[k].name,
 			      ga_layout_name(lay), loc->stride, e[k].stride);
+		ck_assert_msg(!!(ga_regs[id].flags & GA_F_U64) == e[k].wide,
+			      "%s: %s bits, facts %s", e[k].name,
+			      (ga_regs[id].flags & GA_F_U64) ? "64" : "32",
+			      e[k].wide ? "64" : "32");
 	}
 	/* And nothing else is present in that layout. */
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
@@ -608,6 +682,102 @@ START_TEST(test_facts_engines)
 }
 END_TEST
 
+/* ---- the AxiVersion identity table ---------------------------------------- */
+
+/*
+ * Against SURF's python/surf/axi/_AxiVersion.py (FpgaVersion 0x000,
+ * UpTimeCnt 0x008, UserConstants from 0x400, DeviceId 0x500, GitHash 0x600
+ * of 160 bits, DeviceDna 0x700 of 128 bits, BuildStamp 0x800 of 256 bytes)
+ * and the facts sheet (§2.1: userValues[4] DMA clock, [10] bit 0 GPU
+ * enable; §4.2: hardware type userValues[9] bits 11:0).
+ */
+START_TEST(test_fw_facts)
+{
+	static const struct {
+		const char *name;
+		unsigned int offset, words, lsb, msb;
+	} e[] = {
+		{"fpga_version", 0x000, 1, 0, 31}, {"uptime", 0x008, 1, 0, 31},
+		{"dma_clock_hz", 0x410, 1, 0, 31}, {"hardware_type", 0x424, 1, 0, 11},
+		{"gpu_enable", 0x428, 1, 0, 0},	   {"device_id", 0x500, 1, 0, 31},
+		{"git_hash", 0x600, 5, 0, 31},	   {"dna", 0x700, 4, 0, 31},
+		{"build_stamp", 0x800, 64, 0, 31},
+	};
+
+	ck_assert_uint_eq(sizeof(e) / sizeof(e[0]), GA_FW_COUNT);
+	ck_assert_uint_eq(GA_FW_BASE, 0x20000);
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		int id = ga_fw_find(e[k].name);
+		const struct ga_fw_field *f;
+
+		ck_assert_msg(id >= 0, "%s missing", e[k].name);
+		f = &ga_fw_fields[id];
+		ck_assert_uint_eq(f->offset, e[k].offset);
+		ck_assert_uint_eq(f->words, e[k].words);
+		ck_assert_uint_eq(f->lsb, e[k].lsb);
+		ck_assert_uint_eq(f->msb, e[k].msb);
+		ck_assert_uint_le(f->offset + 4u * f->words, GA_FW_SIZE);
+		ck_assert_ptr_nonnull(f->doc);
+	}
+	/* the two words the drivers already read agree with the table */
+	ck_assert_uint_eq(GA_FW_BASE + ga_fw_fields[GA_FW_GPU_ENABLE].offset, GA_AXIVERSION_GPU_EN);
+	ck_assert_uint_eq(GA_FW_BASE + ga_fw_fields[GA_FW_DMA_CLOCK_HZ].offset,
+			  GA_AXIVERSION_CLOCK_HZ);
+	ck_assert_int_eq(ga_fw_find("nope"), -ENOENT);
+}
+END_TEST
+
+static const char *fw_text(enum ga_fw_id id, const uint32_t *w)
+{
+	static char buf[GA_FW_TEXT_MAX];
+
+	ck_assert_int_ge(ga_fw_format(id, w, buf, sizeof(buf)), 0);
+	return buf;
+}
+
+/* How each kind reads, as pyrogue and /proc/datadev_N show them. */
+START_TEST(test_fw_format)
+{
+	/* GitHash: a 160-bit number, word 0 least significant; pyrogue's
+	 * GitHashShort is its top 7 hex digits (>> 132); 0 means dirty. */
+	static const uint32_t git[5] = {0x55667788, 0x11223344, 0xccddeeff, 0x8899aabb, 0xa1b2c3d4};
+	static const uint32_t zero[64];
+	static const uint32_t dna[4] = {0x89abcdef, 0x01234567, 0x00000001, 0x00000000};
+	uint32_t stamp[64];
+	uint32_t w[1];
+	char small[8];
+	const char *s;
+
+	s = fw_text(GA_FW_GIT_HASH, git);
+	ck_assert_str_eq(s, "a1b2c3d48899aabbccddeeff1122334455667788");
+	ck_assert(!strncmp(s, "a1b2c3d", 7));
+	ck_assert_str_eq(fw_text(GA_FW_GIT_HASH, zero), "dirty");
+	/* DeviceDna: 128 bits, "0x" and 32 hex digits (/proc/datadev_N) */
+	ck_assert_str_eq(fw_text(GA_FW_DNA, dna), "0x00000000000000010123456789abcdef");
+	/* BuildStamp: bytes in address order, NUL-terminated, padding dropped */
+	memset(stamp, 0, sizeof(stamp));
+	memcpy(stamp, "Img: env, srv, Built today by me    ", 36);
+	ck_assert_str_eq(fw_text(GA_FW_BUILD_STAMP, stamp), "Img: env, srv, Built today by me");
+	memset(stamp, 'x', sizeof(stamp)); /* all 256 bytes used: no NUL */
+	ck_assert_uint_eq(strlen(fw_text(GA_FW_BUILD_STAMP, stamp)), 256);
+	/* hardware type: userValues[9] bits 11:0 only (15:12 are the
+	 * bifurcation index), three hex digits */
+	w[0] = 0x0000f0a5;
+	ck_assert_str_eq(fw_text(GA_FW_HARDWARE_TYPE, w), "0x0a5");
+	w[0] = 0xfffffffe;
+	ck_assert_str_eq(fw_text(GA_FW_GPU_ENABLE, w), "0");
+	w[0] = 250000000;
+	ck_assert_str_eq(fw_text(GA_FW_DMA_CLOCK_HZ, w), "250000000");
+	w[0] = 0x02080100;
+	ck_assert_str_eq(fw_text(GA_FW_FPGA_VERSION, w), "0x02080100");
+	w[0] = 0xffffffff;
+	ck_assert_str_eq(fw_text(GA_FW_UPTIME, w), "4294967295");
+	/* too small a buffer: -ENOSPC, still terminated */
+	ck_assert_int_eq(ga_fw_format(GA_FW_GIT_HASH, git, small, sizeof(small)), -ENOSPC);
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+}
+END_TEST
+
 static Suite *regs_suite(void)
 {
 	Suite *s = suite_create("regs");
@@ -618,6 +788,7 @@ static Suite *regs_suite(void)
 	tcase_add_test(t, test_bits_and_offsets);
 	tcase_add_test(t, test_every_row_somewhere);
 	tcase_add_test(t, test_no_overlap);
+	tcase_add_test(t, test_views);
 	tcase_add_test(t, test_columns);
 	tcase_add_test(t, test_layout_for_version);
 	tcase_add_test(t, test_version_gating);
@@ -628,6 +799,8 @@ static Suite *regs_suite(void)
 	suite_add_tcase(s, t);
 
 	t = tcase_create("facts");
+	tcase_add_test(t, test_fw_facts);
+	tcase_add_test(t, test_fw_format);
 	tcase_add_test(t, test_facts_v1);
 	tcase_add_test(t, test_facts_v4);
 	tcase_add_test(t, test_facts_v4_legacy);

@@ -67,6 +67,19 @@ enum ga_format {
  * driver's enable ioctl where it has one, not a raw field write. */
 #define GA_F_ENGINE_WRITE 0x40 /* FPGA->GPU (firmware write engine) */
 #define GA_F_ENGINE_READ 0x80  /* GPU->FPGA (firmware read engine) */
+/* A 64-bit value: the row's word holds the low half, the next word (offset
+ * + 4) the high half; loc is the low word (lsb 0, msb 31).  Read it whole
+ * with ga_reg_read64; ga_reg_read gives it only while it fits 32 bits. */
+#define GA_F_U64 0x100
+/* A count shown as field + 1: the firmware keeps the index of a ring's last
+ * entry (count - 1).  Such a row is a read-only second view of the same
+ * bits as the raw row (write_count -> write_buffers), never a field of its
+ * own; the table tests check that it shadows exactly one raw row. */
+#define GA_F_PLUS_ONE 0x200
+/* A stream monitor's counter reset (AxiStreamMonAxiL config bit 0): the
+ * library strobes every such row whenever count_reset is written, as
+ * pyrogue's countReset resets every device below the root. */
+#define GA_F_WITH_COUNT_RESET 0x400
 
 enum ga_array {
 	GA_ARRAY_NONE,  /* a scalar: registers/<name> */
@@ -100,13 +113,19 @@ struct ga_reg_loc {
    "AXI data width; the payload starts this far into each buffer") \
  X(WRITE_COUNT, "write_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
    GA_LOC(0x08, 0, 7, 0), GA_LOC(0x08, 0, 14, 0), GA_LOC(0x08, 0, 14, 0), 1, "", \
-   "index of the last write buffer in the ring (buffers in use - 1)") \
+   "raw field: index of the last write buffer in the ring (write_buffers - 1)") \
+ X(WRITE_BUFFERS, "write_buffers", GA_RO, GA_FMT_DEC, GA_F_PLUS_ONE, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 0, 7, 0), GA_LOC(0x08, 0, 14, 0), GA_LOC(0x08, 0, 14, 0), 1, "buffers", \
+   "write buffers in the firmware's ring (write_count + 1; 1 also when none is registered)") \
  X(WRITE_ENABLE, "write_enable", GA_RW, GA_FMT_BOOL, GA_F_ENGINE_WRITE, GA_ARRAY_NONE, \
    GA_LOC(0x08, 8, 8, 0), GA_LOC(0x08, 15, 15, 0), GA_LOC(0x08, 15, 15, 0), 1, "", \
    "FPGA->GPU write engine on; off drops frames (header still goes to buffer 0's address)") \
  X(READ_COUNT, "read_count", GA_RW, GA_FMT_DEC, GA_F_DRIVER, GA_ARRAY_NONE, \
    GA_LOC(0x08, 16, 23, 0), GA_LOC(0x08, 16, 30, 0), GA_LOC(0x08, 16, 30, 0), 1, "", \
-   "index of the last read buffer in the ring (buffers in use - 1)") \
+   "raw field: index of the last read buffer in the ring (read_buffers - 1)") \
+ X(READ_BUFFERS, "read_buffers", GA_RO, GA_FMT_DEC, GA_F_PLUS_ONE, GA_ARRAY_NONE, \
+   GA_LOC(0x08, 16, 23, 0), GA_LOC(0x08, 16, 30, 0), GA_LOC(0x08, 16, 30, 0), 1, "buffers", \
+   "read buffers in the firmware's ring (read_count + 1; 1 also when none is registered)") \
  X(READ_ENABLE, "read_enable", GA_RW, GA_FMT_BOOL, GA_F_ENGINE_READ, GA_ARRAY_NONE, \
    GA_LOC(0x08, 24, 24, 0), GA_LOC(0x08, 31, 31, 0), GA_LOC(0x08, 31, 31, 0), 1, "", \
    "GPU->FPGA read engine on; off discards pending read requests") \
@@ -124,7 +143,7 @@ struct ga_reg_loc {
    "read DMA returns with a non-zero result") \
  X(COUNT_RESET, "count_reset", GA_WO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
    GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), 1, "", \
-   "write anything: clear frame/error/timeout counters, latency max/min and watermarks") \
+   "write anything: clear frame/error/timeout counters, latency max/min, watermarks and both stream monitors") \
  X(AXI_WRITE_ERROR_VALUE, "axi_write_error_value", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
    GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), 1, "", \
    "last write error: bits 1:0 AXI response, bit 2 overflow, bit 3 timeout") \
@@ -194,24 +213,72 @@ struct ga_reg_loc {
    GA_NA, GA_LOC(0xF4, 0, 31, 0), GA_NA, 4, "cycles", "largest read DMA latency since count_reset") \
  X(READ_LATENCY_MIN, "read_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
    GA_NA, GA_LOC(0xF8, 0, 31, 0), GA_NA, 4, "cycles", "smallest read DMA latency since count_reset") \
- X(IB_MON_FRAME_COUNT, "inbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(IB_MON_RESET, "inbound_monitor_reset", GA_WO, GA_FMT_DEC, GA_F_WITH_COUNT_RESET, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x100, 0, 0, 0), GA_LOC(0x100, 0, 0, 0), 4, "", \
+   "write 1: clear the FPGA->GPU stream monitor (count_reset does it too)") \
+ X(IB_MON_FRAME_COUNT, "inbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_U64, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x104, 0, 31, 0), GA_LOC(0x104, 0, 31, 0), 4, "frames", \
-   "stream monitor: frames seen on the FPGA->GPU stream (low 32 bits)") \
+   "stream monitor: frames seen on the FPGA->GPU stream (64-bit)") \
  X(IB_MON_FRAME_RATE, "inbound_frame_rate", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x10C, 0, 31, 0), GA_LOC(0x10C, 0, 31, 0), 4, "Hz", \
-   "stream monitor: FPGA->GPU frames per second") \
+   "stream monitor: FPGA->GPU frames in the last second") \
+ X(IB_MON_FRAME_RATE_MAX, "inbound_frame_rate_max", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x110, 0, 31, 0), GA_LOC(0x110, 0, 31, 0), 4, "Hz", \
+   "stream monitor: highest FPGA->GPU frame rate since its reset") \
+ X(IB_MON_FRAME_RATE_MIN, "inbound_frame_rate_min", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x114, 0, 31, 0), GA_LOC(0x114, 0, 31, 0), 4, "Hz", \
+   "stream monitor: lowest FPGA->GPU frame rate since its reset") \
+ X(IB_MON_BANDWIDTH, "inbound_bandwidth", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x118, 0, 31, 0), GA_LOC(0x118, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: FPGA->GPU bytes in the last second (64-bit)") \
+ X(IB_MON_BANDWIDTH_MAX, "inbound_bandwidth_max", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x120, 0, 31, 0), GA_LOC(0x120, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: highest FPGA->GPU bandwidth since its reset (64-bit)") \
+ X(IB_MON_BANDWIDTH_MIN, "inbound_bandwidth_min", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x128, 0, 31, 0), GA_LOC(0x128, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: lowest FPGA->GPU bandwidth since its reset (64-bit)") \
  X(IB_MON_FRAME_SIZE, "inbound_frame_size", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x130, 0, 31, 0), GA_LOC(0x130, 0, 31, 0), 4, "bytes", \
    "stream monitor: size of the last FPGA->GPU frame") \
- X(OB_MON_FRAME_COUNT, "outbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(IB_MON_FRAME_SIZE_MAX, "inbound_frame_size_max", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x134, 0, 31, 0), GA_LOC(0x134, 0, 31, 0), 4, "bytes", \
+   "stream monitor: largest FPGA->GPU frame since its reset") \
+ X(IB_MON_FRAME_SIZE_MIN, "inbound_frame_size_min", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x138, 0, 31, 0), GA_LOC(0x138, 0, 31, 0), 4, "bytes", \
+   "stream monitor: smallest FPGA->GPU frame since its reset") \
+ X(OB_MON_RESET, "outbound_monitor_reset", GA_WO, GA_FMT_DEC, GA_F_WITH_COUNT_RESET, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x200, 0, 0, 0), GA_LOC(0x200, 0, 0, 0), 4, "", \
+   "write 1: clear the GPU->FPGA stream monitor (count_reset does it too)") \
+ X(OB_MON_FRAME_COUNT, "outbound_frames", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_U64, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x204, 0, 31, 0), GA_LOC(0x204, 0, 31, 0), 4, "frames", \
-   "stream monitor: frames sent on the GPU->FPGA stream (low 32 bits)") \
+   "stream monitor: frames seen on the GPU->FPGA stream (64-bit)") \
  X(OB_MON_FRAME_RATE, "outbound_frame_rate", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x20C, 0, 31, 0), GA_LOC(0x20C, 0, 31, 0), 4, "Hz", \
-   "stream monitor: GPU->FPGA frames per second") \
+   "stream monitor: GPU->FPGA frames in the last second") \
+ X(OB_MON_FRAME_RATE_MAX, "outbound_frame_rate_max", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x210, 0, 31, 0), GA_LOC(0x210, 0, 31, 0), 4, "Hz", \
+   "stream monitor: highest GPU->FPGA frame rate since its reset") \
+ X(OB_MON_FRAME_RATE_MIN, "outbound_frame_rate_min", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x214, 0, 31, 0), GA_LOC(0x214, 0, 31, 0), 4, "Hz", \
+   "stream monitor: lowest GPU->FPGA frame rate since its reset") \
+ X(OB_MON_BANDWIDTH, "outbound_bandwidth", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x218, 0, 31, 0), GA_LOC(0x218, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: GPU->FPGA bytes in the last second (64-bit)") \
+ X(OB_MON_BANDWIDTH_MAX, "outbound_bandwidth_max", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x220, 0, 31, 0), GA_LOC(0x220, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: highest GPU->FPGA bandwidth since its reset (64-bit)") \
+ X(OB_MON_BANDWIDTH_MIN, "outbound_bandwidth_min", GA_RO, GA_FMT_DEC, GA_F_U64, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x228, 0, 31, 0), GA_LOC(0x228, 0, 31, 0), 4, "bytes/s", \
+   "stream monitor: lowest GPU->FPGA bandwidth since its reset (64-bit)") \
  X(OB_MON_FRAME_SIZE, "outbound_frame_size", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x230, 0, 31, 0), GA_LOC(0x230, 0, 31, 0), 4, "bytes", \
    "stream monitor: size of the last GPU->FPGA frame") \
+ X(OB_MON_FRAME_SIZE_MAX, "outbound_frame_size_max", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x234, 0, 31, 0), GA_LOC(0x234, 0, 31, 0), 4, "bytes", \
+   "stream monitor: largest GPU->FPGA frame since its reset") \
+ X(OB_MON_FRAME_SIZE_MIN, "outbound_frame_size_min", GA_RO, GA_FMT_DEC, GA_F_BYTES, GA_ARRAY_NONE, \
+   GA_NA, GA_LOC(0x238, 0, 31, 0), GA_LOC(0x238, 0, 31, 0), 4, "bytes", \
+   "stream monitor: smallest GPU->FPGA frame since its reset") \
  X(WRITE_ADDR_LO, "write_address_low", GA_RW, GA_FMT_HEX, GA_F_DRIVER, GA_ARRAY_WRITE, \
    GA_LOC(0x100, 0, 31, 16), GA_LOC(0x4000, 0, 31, 8), GA_LOC(0x4000, 0, 31, 8), 1, "", \
    "bus address of the write buffer, low word") \

@@ -19,6 +19,8 @@
  * Errno choices, the same in every call:
  *   -EINVAL  malformed request: NULL, misaligned raw offset, wrong
  *            direction, a buffer index that is not the next one, bad size
+ *   -EOVERFLOW a 64-bit register read through the 32-bit ga_reg_read
+ *            once its value needs more than 32 bits
  *   -ERANGE  position or value outside what exists: register instance,
  *            raw offset, buffer bytes, a value wider than its field
  *   -ENOENT  register absent from the running firmware, unknown name,
@@ -32,6 +34,9 @@
  *   -ENODEV  not a datadev device, or GpuAsync disabled on the card
  *   -EFAULT  the driver could not pin the memory (upstream's bare -1)
  *   -EEXIST  the driver holds buffers registered by someone else
+ *   -ENOLINK the card's link is down (every register reads 0xffffffff):
+ *            register writes, enables, buffer creation, arming and sends
+ *            are refused before anything is written
  * The upstream driver's bare -1 (errno EPERM) never reaches the caller as
  * EPERM: it is translated per ioctl, with the explanation in ga_last_error.
  *
@@ -52,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuasync/axiversion.h"
 #include "gpuasync/frame.h"
 #include "gpuasync/regs.h"
 
@@ -93,6 +99,7 @@ enum ga_cap {
 	GA_CAP_ENABLE_IOCTL,   /* GPU_Enable_Tx/Rx exist (pre-release ABI) */
 	GA_CAP_GPU_MEMORY,     /* buffers are real CUDA device memory */
 	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
+	GA_CAP_FIRMWARE_ID,    /* AxiVersion identity readable (ga_fw_read) */
 	GA_CAP_COUNT
 };
 
@@ -115,6 +122,17 @@ int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
 bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap);
 enum ga_layout ga_dev_layout(struct ga_dev *dev);
 
+/* ---- link and firmware identity ----------------------------------------- */
+
+/* 1 while the card answers, 0 when its link is down (every register reads
+ * 0xffffffff: PCIe link lost, card off or reloading), or a negative errno.
+ * ga_dev_open fails with -ENOLINK on a card whose link is down. */
+int ga_dev_link(struct ga_dev *dev);
+/* AxiVersion field @id (gpuasync/axiversion.h) as text, no newline, into
+ * @buf (GA_FW_TEXT_MAX bytes hold any field).  -ENOTSUP without
+ * GA_CAP_FIRMWARE_ID, -ENOLINK when the link is down. */
+int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len);
+
 /* ---- registers ----------------------------------------------------------- */
 
 /* Read/write a field by id; @index selects the buffer for per-buffer rows.
@@ -124,6 +142,12 @@ int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 		uint32_t *val);
 int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 		 uint32_t val);
+/* The value a row stands for, whole: both words of a 64-bit row
+ * (GA_F_U64: stream monitor frame counts and bandwidths), field + 1 for a
+ * count kept as a last index (GA_F_PLUS_ONE: write_buffers).  ga_reg_read
+ * gives the same value, or -EOVERFLOW once it needs more than 32 bits. */
+int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
+		  uint64_t *val);
 /* Same, by name ("rx_frame_count"). */
 int ga_reg_read_name(struct ga_dev *dev, const char *name, unsigned int index,
 		     uint32_t *val);

@@ -7,6 +7,7 @@
  *   dma_data_bytes=N (32)      clock_hz=N (250000000)   latency=legacy|current
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
  *   rate=HZ size=BYTES pattern=prbs|counter|zero  (frame generator defaults)
+ *   link=up|down (default up; down: the card answers all-ones, see below)
  *
  * The model runs in its own thread.  It watches the register block (which
  * lives in shared memory, so a CUDA consumer in another process can map it
@@ -78,6 +79,12 @@ const char *ga_sim_fault_name(enum ga_sim_fault f);
 /* Make the next @count operations fail with @fault (code where it applies). */
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 		  uint32_t code);
+
+/* The card's PCIe link: down, every register and AxiVersion word reads
+ * 0xffffffff and writes are lost, as with a card that fell off the bus or
+ * reloads its firmware; the library then refuses writes (-ENOLINK).  The
+ * model keeps its state and resumes when the link is up again. */
+int ga_sim_link_set(struct ga_dev *dev, bool up);
 
 struct ga_sim_stats {
 	uint64_t generated;     /* frames the generator produced */

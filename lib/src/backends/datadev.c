@@ -295,6 +295,19 @@ static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	return 0;
 }
 
+/* AxiVersion through the register ioctl (BAR0 0x20000 is inside the
+ * window it allows, 0x10000 and up); the mapping covers the core only. */
+static int dd_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
+{
+	struct DmaRegisterData r = {.address = GA_FW_BASE + off};
+	int rc = dd_ioctl(dd(dev), DMA_Read_Register, (unsigned long)&r);
+
+	if (rc < 0)
+		return rc;
+	*val = r.data;
+	return 0;
+}
+
 static int dd_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 {
 	struct dd_priv *p = dd(dev);
@@ -874,6 +887,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.close = dd_close,
 	.reg_read = dd_reg_read,
 	.reg_write = dd_reg_write,
+	.fw_read = dd_fw_read,
 	.map_regs = dd_map_regs,
 	.unmap_regs = dd_unmap_regs,
 	.reg_path = dd_reg_path,

@@ -72,6 +72,7 @@ struct sim_cfg {
 	unsigned int version, max_buffers, ddb;
 	uint64_t clock_hz;
 	bool legacy;
+	bool link_down;
 	char shm[128];
 	struct ga_sim_gen gen;
 };
@@ -128,6 +129,13 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 			c->legacy = false;
 		else
 			return ga_err(-EINVAL, "sim: latency must be legacy or current");
+	} else if (KEY("link")) {
+		if (vlen == 2 && !strncmp(v, "up", 2))
+			c->link_down = false;
+		else if (vlen == 4 && !strncmp(v, "down", 4))
+			c->link_down = true;
+		else
+			return ga_err(-EINVAL, "sim: link must be up or down");
 	} else if (KEY("shm")) {
 		if (!shm_name_ok(v, vlen))
 			return ga_err(-EINVAL, "sim: shm name must be 1-99 characters of "
@@ -226,6 +234,44 @@ static void sim_free(struct sim *s)
 	free(s);
 }
 
+/*
+ * The simulated card's AxiVersion: values of its own, in the formats real
+ * images use (SURF AxiVersion), so every device/firmware/ file has
+ * something plausible to show.  The DMA clock is the latency clock, as
+ * on hardware the DMA clock is where software reads it (facts §3.4).
+ */
+static void sim_fw_words(struct sim *s)
+{
+	static const uint32_t git[5] = {0x89abcdef, 0x01234567, 0xdeadbeef, 0xcafef00d, 0x5eed5eed};
+	static const uint32_t dna[4] = {0x4d2a1c03, 0x01234a5b, 0x00000040, 0x00000000};
+	static const char stamp[] = "GpuAsyncSim: libgpuasync model, simulated, Built "
+				    "Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
+	const struct ga_fw_field *f = ga_fw_fields;
+
+	s->fw[f[GA_FW_FPGA_VERSION].offset / 4] = 0x02080100;
+	s->fw[f[GA_FW_DMA_CLOCK_HZ].offset / 4] = (uint32_t)s->clock_hz;
+	s->fw[f[GA_FW_HARDWARE_TYPE].offset / 4] = 0x0c1;
+	s->fw[f[GA_FW_GPU_ENABLE].offset / 4] = 1;
+	s->fw[f[GA_FW_DEVICE_ID].offset / 4] = 0xfe000000;
+	memcpy(&s->fw[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
+	memcpy(&s->fw[f[GA_FW_DNA].offset / 4], dna, sizeof(dna));
+	memcpy(&s->fw[f[GA_FW_BUILD_STAMP].offset / 4], stamp, sizeof(stamp));
+	s->power_up_ns = sim_mono_ns();
+}
+
+static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
+{
+	struct sim *s = dev_sim(dev);
+
+	if (atomic_load(&s->link_down))
+		*val = 0xffffffffu;
+	else if (off == ga_fw_fields[GA_FW_UPTIME].offset)
+		*val = (uint32_t)((sim_mono_ns() - s->power_up_ns) / 1000000000ull);
+	else
+		*val = off < GA_FW_SIZE ? s->fw[off / 4] : 0;
+	return 0;
+}
+
 static int sim_open(struct ga_dev *dev, const char *spec)
 {
 	static atomic_uint instance;
@@ -254,6 +300,8 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	s->legacy = c.legacy;
 	s->layout = ga_layout_for_version(c.version, c.legacy);
 	s->gen = c.gen;
+	atomic_store(&s->link_down, c.link_down);
+	sim_fw_words(s);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -342,7 +390,7 @@ static int sim_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 {
 	struct sim *s = dev_sim(dev);
 
-	*val = ga_model_reg_read(&s->model, off);
+	*val = atomic_load(&s->link_down) ? 0xffffffffu : ga_model_reg_read(&s->model, off);
 	return 0;
 }
 
@@ -350,6 +398,8 @@ static int sim_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 {
 	struct sim *s = dev_sim(dev);
 
+	if (atomic_load(&s->link_down))
+		return 0; /* lost on the way, as over a dead link */
 	sim_lock(s);
 	if (s->reg_ignored)
 		s->reg_ignored--; /* injected: the write goes nowhere, silently */
@@ -628,6 +678,7 @@ const struct ga_backend_ops ga_backend_sim = {
 	.close = sim_close,
 	.reg_read = sim_reg_read,
 	.reg_write = sim_reg_write,
+	.fw_read = sim_fw_read,
 	.map_regs = sim_map_regs,
 	.unmap_regs = sim_unmap_regs,
 	.reg_path = sim_reg_path,

@@ -148,6 +148,17 @@ const char *ga_sim_fault_name(enum ga_sim_fault f)
 	}
 }
 
+int ga_sim_link_set(struct ga_dev *dev, bool up)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
+
+	if (rc)
+		return rc;
+	atomic_store(&s->link_down, !up);
+	return 0;
+}
+
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
 {
 	struct sim *s = NULL;

@@ -15,6 +15,7 @@
 #define GA_SIM_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -60,6 +61,12 @@ struct sim {
 	uint64_t clock_hz;
 	bool legacy;
 	enum ga_layout layout;
+	/* AxiVersion words (sim.c sim_fw_words) and power-up time for uptime */
+	uint32_t fw[GA_FW_SIZE / 4];
+	uint64_t power_up_ns;
+	/* Link down (ga_sim_link_set): every register reads all-ones and
+	 * writes go nowhere, as over a lost PCIe link.  No lock: one flag. */
+	_Atomic bool link_down;
 	char shm_name[128];
 	int shm_fd;
 	volatile uint32_t *regs;

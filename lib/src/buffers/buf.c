@@ -75,7 +75,9 @@ int ga_buf_arm(struct ga_buf *b)
 			      b->index);
 	pthread_mutex_lock(&b->dev->lock);
 	idx = b->index;
-	rc = arm_locked(b->dev, &idx, 1);
+	rc = ga_link_check_locked(b->dev);
+	if (rc == 0)
+		rc = arm_locked(b->dev, &idx, 1);
 	pthread_mutex_unlock(&b->dev->lock);
 	return rc;
 }
@@ -98,7 +100,9 @@ int ga_buf_arm_many(struct ga_dev *dev, const unsigned int *indices, unsigned in
 	for (i = 0; i < n; i++)
 		idx[i] = indices[i];
 	pthread_mutex_lock(&dev->lock);
-	rc = arm_locked(dev, idx, n);
+	rc = ga_link_check_locked(dev);
+	if (rc == 0)
+		rc = arm_locked(dev, idx, n);
 	pthread_mutex_unlock(&dev->lock);
 	free(idx);
 	return rc;
@@ -126,6 +130,9 @@ int ga_buf_send(struct ga_buf *b, uint32_t bytes)
 		return ga_err(-ERANGE, "read buffer %u: %u bytes exceed its payload of %zu bytes",
 			      b->index, bytes, max);
 	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	if (rc)
+		goto out_unlock;
 	buf_check_registration_locked(dev);
 	if (b->gone) {
 		rc = ga_err(-EIO,

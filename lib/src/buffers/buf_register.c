@@ -93,6 +93,9 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 	pthread_mutex_lock(&dev->lock);
 	n = dev->nbufs[dir];
 	dbytes = dev->info.dma_data_bytes;
+	rc = ga_link_check_locked(dev);
+	if (rc)
+		goto out_unlock;
 	if (any_gone(dev)) {
 		rc = ga_err(-EIO,
 			    "the card no longer holds buffers listed here (removed by another "

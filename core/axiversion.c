@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The AxiVersion identity table (gpuasync/axiversion.h) and its text
+ * rendering.  GA_FIRMWARE() is expanded here, once, into ga_fw_fields[]
+ * with designated initializers.  Part of core/: no libc beyond ga_base.h,
+ * so the few number formats are written out by hand.
+ */
+#include "ga_base.h"
+#include "gpuasync/axiversion.h"
+
+#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_)                               \
+	[GA_FW_##id_] = {                                                                          \
+		.name = name_,                                                                     \
+		.offset = off_,                                                                    \
+		.words = words_,                                                                   \
+		.kind = kind_,                                                                     \
+		.lsb = lsb_,                                                                       \
+		.msb = msb_,                                                                       \
+		.doc = doc_,                                                                       \
+	},
+
+const struct ga_fw_field ga_fw_fields[GA_FW_COUNT] = {GA_FIRMWARE(GA_FW_ROW)};
+
+#undef GA_FW_ROW
+
+static_assert(sizeof(ga_fw_fields) / sizeof(ga_fw_fields[0]) == GA_FW_COUNT,
+	      "ga_fw_fields[] and enum ga_fw_id disagree");
+
+int ga_fw_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; name && i < GA_FW_COUNT; i++)
+		if (ga_fw_fields[i].name && !strcmp(ga_fw_fields[i].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+struct out {
+	char *buf;
+	size_t len, n;
+};
+
+static void put_c(struct out *o, char c)
+{
+	if (o->n + 1 < o->len)
+		o->buf[o->n] = c;
+	o->n++;
+}
+
+static void put_s(struct out *o, const char *s)
+{
+	while (*s)
+		put_c(o, *s++);
+}
+
+static void put_hex(struct out *o, uint32_t v, unsigned int digits)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	while (digits--)
+		put_c(o, hex[(v >> (digits * 4)) & 0xf]);
+}
+
+static void put_dec(struct out *o, uint32_t v)
+{
+	char tmp[10];
+	unsigned int k = 0;
+
+	do {
+		tmp[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (k)
+		put_c(o, tmp[--k]);
+}
+
+int ga_fw_format(enum ga_fw_id id, const uint32_t *words, char *buf, size_t len)
+{
+	const struct ga_fw_field *f;
+	struct out o = {buf, len, 0};
+	uint32_t v, any = 0;
+	unsigned int w, b;
+
+	if ((unsigned int)id >= GA_FW_COUNT || !buf || !len)
+		return -EINVAL;
+	f = &ga_fw_fields[id];
+	v = words[0] >> f->lsb;
+	if (f->msb - f->lsb < 31)
+		v &= (1u << (f->msb - f->lsb + 1)) - 1;
+	switch (f->kind) {
+	case GA_FWK_HEX:
+		put_s(&o, "0x");
+		put_hex(&o, v, 8);
+		break;
+	case GA_FWK_HEX3:
+		put_s(&o, "0x");
+		put_hex(&o, v, 3);
+		break;
+	case GA_FWK_DEC:
+		put_dec(&o, v);
+		break;
+	case GA_FWK_GIT:
+		for (w = 0; w < f->words; w++)
+			any |= words[w];
+		if (!any) {
+			put_s(&o, "dirty");
+			break;
+		}
+		for (w = f->words; w-- > 0;)
+			put_hex(&o, words[w], 8);
+		break;
+	case GA_FWK_WIDE:
+		put_s(&o, "0x");
+		for (w = f->words; w-- > 0;)
+			put_hex(&o, words[w], 8);
+		break;
+	case GA_FWK_STRING: {
+		size_t end;
+
+		/* bytes in address order, up to the first NUL */
+		for (w = 0; w < f->words; w++) {
+			for (b = 0; b < 4; b++) {
+				char c = (char)(words[w] >> (8 * b));
+
+				if (!c)
+					goto padded;
+				put_c(&o, (c >= 0x20 && c < 0x7f) ? c : '?');
+			}
+		}
+	padded:
+		/* and without the space padding */
+		end = o.n < o.len ? o.n : o.len - 1;
+		while (end && buf[end - 1] == ' ')
+			end--;
+		if (o.n < o.len)
+			o.n = end;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (o.n >= o.len) {
+		buf[o.len - 1] = '\0';
+		return -ENOSPC;
+	}
+	buf[o.n] = '\0';
+	return (int)o.n;
+}

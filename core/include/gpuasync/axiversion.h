@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The card's firmware identity: SURF's AxiVersion block at BAR0 + 0x20000
+ * (research/gpuasynccore-facts.md §2.1; layout of surf's
+ * python/surf/axi/_AxiVersion.py), as one table like the register table.
+ *
+ * GA_FIRMWARE() below is the only place that knows an AxiVersion offset.
+ * It expands into the enum of identity ids and the table of struct
+ * ga_fw_field rows; the daemon makes device/firmware/<name> of each row,
+ * the README lists them, the simulated and emulated cards fill them.
+ *
+ * Row columns: id, "name", offset (bytes from the AxiVersion base), words
+ * (32-bit words the value spans, least significant first), kind (how the
+ * words become text), lsb, msb (for single-word fields), "one-line doc".
+ *
+ * This header is plain C usable from the kernel (kmod/) too.
+ */
+#ifndef GPUASYNC_AXIVERSION_H
+#define GPUASYNC_AXIVERSION_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+/* BAR0 offset of the AxiVersion block, and the span the table reaches. */
+#define GA_FW_BASE 0x20000u
+#define GA_FW_SIZE 0x1000u
+
+enum ga_fw_kind {
+	GA_FWK_HEX,    /* one field, "0x%08x" */
+	GA_FWK_HEX3,   /* one field, "0x%03x" (hardware type, 12 bits) */
+	GA_FWK_DEC,    /* one field, decimal */
+	GA_FWK_GIT,    /* 160-bit SHA-1 as 40 hex digits; all zero: "dirty" */
+	GA_FWK_WIDE,   /* a wide number: "0x" and 8 hex digits per word */
+	GA_FWK_STRING, /* bytes of text, NUL- or space-padded */
+};
+
+/* clang-format off */
+#define GA_FIRMWARE(X) \
+ X(FPGA_VERSION, "fpga_version", 0x000, 1, GA_FWK_HEX, 0, 31, \
+   "firmware image version (AxiVersion FpgaVersion)") \
+ X(UPTIME, "uptime", 0x008, 1, GA_FWK_DEC, 0, 31, \
+   "seconds since power-up or the last firmware reload") \
+ X(DMA_CLOCK_HZ, "dma_clock_hz", 0x410, 1, GA_FWK_DEC, 0, 31, \
+   "DMA clock frequency in Hz (userValues[4])") \
+ X(HARDWARE_TYPE, "hardware_type", 0x424, 1, GA_FWK_HEX3, 0, 11, \
+   "board type code (userValues[9] bits 11:0)") \
+ X(GPU_ENABLE, "gpu_enable", 0x428, 1, GA_FWK_DEC, 0, 0, \
+   "1 when the image was built with GpuAsync (userValues[10] bit 0)") \
+ X(DEVICE_ID, "device_id", 0x500, 1, GA_FWK_HEX, 0, 31, \
+   "device identification set by the image") \
+ X(GIT_HASH, "git_hash", 0x600, 5, GA_FWK_GIT, 0, 31, \
+   "git commit the image was built from (40 hex digits), or dirty") \
+ X(DNA, "dna", 0x700, 4, GA_FWK_WIDE, 0, 31, \
+   "FPGA device DNA (unique per chip)") \
+ X(BUILD_STAMP, "build_stamp", 0x800, 64, GA_FWK_STRING, 0, 31, \
+   "build string: image name, environment, server, date, builder")
+/* clang-format on */
+
+enum ga_fw_id {
+#define GA_FW_ENUM(id, ...) GA_FW_##id,
+	GA_FIRMWARE(GA_FW_ENUM)
+#undef GA_FW_ENUM
+	GA_FW_COUNT
+};
+
+struct ga_fw_field {
+	const char *name;
+	uint16_t offset; /* from GA_FW_BASE */
+	uint8_t words;
+	uint8_t kind; /* enum ga_fw_kind */
+	uint8_t lsb, msb;
+	const char *doc;
+};
+
+/* The table, indexed by enum ga_fw_id (core/axiversion.c). */
+extern const struct ga_fw_field ga_fw_fields[GA_FW_COUNT];
+
+/* Longest text a row renders to (build stamp), NUL included. */
+#define GA_FW_TEXT_MAX 260u
+
+/* Lookup by name (file name under device/firmware/): id, or -ENOENT. */
+int ga_fw_find(const char *name);
+
+/*
+ * Render row @id from its @words (ga_fw_fields[id].words of them, least
+ * significant first, as read from offset, offset + 4, ...) into @buf of
+ * @len bytes, without a newline.  Returns the length, or -ENOSPC.
+ */
+int ga_fw_format(enum ga_fw_id id, const uint32_t *words, char *buf, size_t len);
+
+#endif /* GPUASYNC_AXIVERSION_H */

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Issue 12 ("Field-ready"), driven with cat and echo on real mounts:
+ *   - the two stream monitors (registers/inbound_*, outbound_*): 64-bit
+ *     counts, sizes with max/min, count_reset clearing both monitors and
+ *     each monitor's own reset clearing only itself;
+ *   - ring sizes under names that cannot be misread: registers/write_buffers
+ *     and read_buffers are the count fields + 1, the raw fields stay;
+ *   - device/firmware/ (the AxiVersion identity) in the formats pyrogue
+ *     and /proc/datadev_N use;
+ *   - a card whose link drops (sim/link down: all-ones everywhere):
+ *     device/link, an errors line, a POLLPRI wake from the sampler, writes
+ *     refused with ENOLINK and nothing changed, all back when it is up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Wait until the number in @rel reaches @want (bounded; fails the test). */
+static void wait_num(const char *rel, unsigned long long want)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (readnum(rel) >= want)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("%s stayed below %llu", rel, want);
+}
+
+START_TEST(monitors)
+{
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(
+		sh("cd $M && mkdir read_buffers/0 read_buffers/1 && "
+		   "for i in 0 1 2 3; do mkdir buffers/$i && "
+		   "echo 1 > buffers/$i/write_enable || exit 1; done && "
+		   "echo 1 > registers/write_enable && echo 0 > sim/rate && echo 300 > sim/size && "
+		   "echo 3 > sim/remaining && echo 1 > sim/running"),
+		0);
+	wait_num("sim/stats/delivered", 3);
+	ck_assert_uint_eq(readnum("registers/inbound_frames"), 3);
+	ck_assert_uint_eq(readnum("registers/inbound_frame_size"), 300);
+	ck_assert_uint_eq(readnum("registers/inbound_frame_size_max"), 300);
+	ck_assert_uint_eq(readnum("registers/inbound_frame_size_min"), 300);
+	/* GPU->FPGA: two frames of 100 and 40 bytes through read buffer 0 and 1 */
+	ck_assert_int_eq(sh("cd $M && "
+			    "echo 1 > registers/read_enable && echo 100 > read_buffers/0/send && "
+			    "echo 40 > read_buffers/1/send"),
+			 0);
+	wait_num("registers/outbound_frames", 2);
+	ck_assert_uint_eq(readnum("registers/outbound_frame_size_max"), 100);
+	ck_assert_uint_eq(readnum("registers/outbound_frame_size_min"), 40);
+	ck_assert_uint_eq(readnum("registers/outbound_frame_size"), 40);
+
+	/* each monitor's reset is a strobe: 0200, refuses reads and values
+	 * wider than its bit, and clears only its own monitor */
+	ck_assert_int_eq(sh("test \"$(stat -c %%a $M/registers/inbound_monitor_reset)\" = 200"), 0);
+	s = readf("registers/inbound_monitor_reset");
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(errno, EACCES);
+	expect_refused("registers/outbound_monitor_reset", "2", ERANGE);
+	ck_assert_uint_eq(readnum("registers/outbound_frames"), 2);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/outbound_monitor_reset"), 0);
+	ck_assert_uint_eq(readnum("registers/outbound_frames"), 0);
+	ck_assert_uint_eq(readnum("registers/inbound_frames"), 3);
+	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 2);
+
+	/* count_reset: the core's counters and both monitors */
+	ck_assert_int_eq(sh("echo 1 > $M/sim/remaining && echo 1 > $M/sim/running && "
+			    "echo 7 > $M/read_buffers/0/send"),
+			 0);
+	wait_num("registers/inbound_frames", 4);
+	wait_num("registers/outbound_frames", 1);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/count_reset"), 0);
+	ck_assert_uint_eq(readnum("registers/inbound_frames"), 0);
+	ck_assert_uint_eq(readnum("registers/outbound_frames"), 0);
+	ck_assert_uint_eq(readnum("registers/rx_frame_count"), 0);
+	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 0);
+	/* re-armed: both ends hold the last frame's size until the next one */
+	ck_assert_uint_eq(readnum("registers/outbound_frame_size_max"), 7);
+	ck_assert_uint_eq(readnum("registers/outbound_frame_size_min"), 7);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* The firmware's V1 map has no monitor blocks: no such files. */
+START_TEST(monitors_absent_v1)
+{
+	mnt_start("-o version=3");
+	ck_assert_int_ne(access(P("registers/inbound_frames"), F_OK), 0);
+	ck_assert_int_ne(access(P("registers/outbound_monitor_reset"), F_OK), 0);
+	ck_assert_int_eq(access(P("registers/write_buffers"), F_OK), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* write_buffers = write_count + 1, read_buffers = read_count + 1, read-only. */
+START_TEST(buffer_counts)
+{
+	static const char *const versions[] = {"-o version=2", "-o version=5"};
+
+	for (unsigned int v = 0; v < 2; v++) {
+		mnt_start(versions[v]);
+		ck_assert_uint_eq(readnum("registers/write_count"), 0);
+		ck_assert_uint_eq(readnum("registers/write_buffers"), 1);
+		ck_assert_int_eq(sh("cd $M && mkdir buffers/0 buffers/1 buffers/2 read_buffers/0 "
+				    "read_buffers/1"),
+				 0);
+		ck_assert_uint_eq(readnum("registers/write_buffers"), 3);
+		ck_assert_uint_eq(readnum("registers/write_count"), 2);
+		ck_assert_uint_eq(readnum("registers/read_buffers"), 2);
+		ck_assert_uint_eq(readnum("registers/read_count"), 1);
+		ck_assert_int_eq(sh("test \"$(stat -c %%a $M/registers/write_buffers)\" = 444"), 0);
+		expect_refused("registers/write_buffers", "5", EACCES);
+		ck_assert_int_eq(sh("rmdir $M/buffers/2"), 0);
+		ck_assert_uint_eq(readnum("registers/write_buffers"), 2);
+		ck_assert_int_eq(mnt_stop(), 0);
+	}
+}
+END_TEST
+
+static void match(const char *rel, const char *re)
+{
+	char *s = readf(rel);
+	regex_t rx;
+
+	ck_assert_msg(s, "%s: %s", rel, strerror(errno));
+	ck_assert_int_eq(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB), 0);
+	ck_assert_msg(regexec(&rx, s, 0, NULL, 0) == 0, "%s: '%s' does not match %s", rel, s, re);
+	regfree(&rx);
+	free(s);
+}
+
+START_TEST(firmware_identity)
+{
+	unsigned long long up;
+
+	mnt_start(NULL);
+	match("device/firmware/fpga_version", "^0x[0-9a-f]{8}\n$");
+	match("device/firmware/device_id", "^0x[0-9a-f]{8}\n$");
+	match("device/firmware/git_hash", "^([0-9a-f]{40}|dirty)\n$");
+	match("device/firmware/dna", "^0x[0-9a-f]{32}\n$");
+	match("device/firmware/hardware_type", "^0x[0-9a-f]{3}\n$");
+	/* SURF's build string: "{ImageName}: {BuildEnv}, {BuildServer}, Built
+	 * {BuildDate} by {Builder}" */
+	match("device/firmware/build_stamp", "^[^:]+: [^,]+, [^,]+, Built .+ by .+\n$");
+	ck_assert_uint_eq(readnum("device/firmware/gpu_enable"), 1);
+	/* the DMA clock AxiVersion reports is the clock of the latency counters */
+	ck_assert_uint_eq(readnum("device/firmware/dma_clock_hz"), readnum("device/clock_hz"));
+	/* uptime counts seconds: wait for it to move */
+	up = readnum("device/firmware/uptime");
+	for (int i = 0; i < 300 && readnum("device/firmware/uptime") == up; i++)
+		usleep(10000);
+	ck_assert_uint_eq(readnum("device/firmware/uptime"), up + 1);
+	/* read-only identity: 0444, and a write is refused */
+	ck_assert_int_eq(sh("test \"$(stat -c %%a $M/device/firmware/git_hash)\" = 444"), 0);
+	expect_refused("device/firmware/fpga_version", "1", EACCES);
+	/* README lists every file of the table */
+	ck_assert_int_eq(sh("for f in $(ls $M/device/firmware); do "
+			    "grep -q \"^device/firmware/$f \" $M/README || exit 1; done"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(link_down)
+{
+	struct pollfd pfd;
+	char buf[16];
+	unsigned int lines;
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(
+		sh("cd $M && mkdir buffers/0 read_buffers/0 && echo 3 > registers/aw_cache"), 0);
+	s = readf("device/link");
+	ck_assert_str_eq(s, "up\n");
+	free(s);
+	/* a poller on device/link: the sampler wakes it when the link drops */
+	pfd.fd = open(P("device/link"), O_RDONLY);
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(read(pfd.fd, buf, sizeof(buf)), 3);
+	pfd.events = POLLPRI;
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0); /* registers the poll, nothing yet */
+	lines = err_lines();
+	ck_assert_int_eq(writef("sim/link", "down\n"), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 10000), 1);
+	ck_assert(pfd.revents & POLLPRI);
+	close(pfd.fd);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "device/link: ENOLINK: link down"));
+	s = readf("device/link");
+	ck_assert_str_eq(s, "down\n");
+	free(s);
+	s = readf("sim/link");
+	ck_assert_str_eq(s, "down\n");
+	free(s);
+	/* what the card answers: all-ones */
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 0xf);
+	/* writes are refused, each with its errors line */
+	expect_refused("registers/aw_cache", "5", ENOLINK);
+	expect_refused("registers/count_reset", "1", ENOLINK);
+	expect_refused("registers/write_enable", "1", ENOLINK);
+	expect_refused("buffers/0/write_enable", "1", ENOLINK);
+	expect_refused("read_buffers/0/send", "16", ENOLINK);
+	lines = err_lines();
+	ck_assert_int_ne(sh("mkdir $M/buffers/1 2>/dev/null"), 0);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_ptr_nonnull(strstr(err_last(), "ENOLINK"));
+	ck_assert_ptr_null(readf("device/firmware/git_hash"));
+	ck_assert_int_eq(errno, ENOLINK);
+	/* the injection itself refuses nonsense */
+	expect_refused("sim/link", "sideways", EINVAL);
+	/* back up: nothing of the refused writes happened, writes work again */
+	ck_assert_int_eq(writef("sim/link", "up"), 0);
+	s = readf("device/link");
+	ck_assert_str_eq(s, "up\n");
+	free(s);
+	ck_assert_ptr_nonnull(strstr(err_last(), "link up again"));
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 3);
+	ck_assert_uint_eq(readnum("registers/write_enable"), 0);
+	ck_assert_int_eq(access(P("buffers/1"), F_OK), -1);
+	ck_assert_int_eq(sh("echo 5 > $M/registers/aw_cache && mkdir $M/buffers/1"), 0);
+	ck_assert_uint_eq(readnum("registers/aw_cache"), 5);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("firmware");
+	TCase *tc = tcase_create("monitors");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, monitors);
+	tcase_add_test(tc, monitors_absent_v1);
+	tcase_add_test(tc, buffer_counts);
+	tcase_add_test(tc, firmware_identity);
+	tcase_add_test(tc, link_down);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
