@@ -103,18 +103,19 @@ static void scalar_registers(struct fs *fs, struct strbuf *sb, const char *id)
 	for (unsigned int i = 0; i < fs->nrows; i++) {
 		const struct fs_node *n = &fs->rows[i];
 		const struct ga_reg *r;
-		uint32_t v;
+		uint64_t v;
 
 		if (n->reg < 0 || n->parent != FS_D_REGISTERS || !n->show)
 			continue;
 		r = &ga_regs[n->reg];
 		if (r->flags & GA_F_DRIVER)
 			continue;
-		if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, 0, &v) < 0)
+		/* Whole values: both words of 64-bit monitors, counts + 1. */
+		if (ga_reg_read64(fs->dev, (enum ga_reg_id)n->reg, 0, &v) < 0)
 			continue; /* a failing read leaves the sample out, never a fake 0 */
 		metric_name(r, name, sizeof(name));
 		family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc, r->unit);
-		sb_printf(sb, "%s{%s} %u\n", name, id, v);
+		sb_printf(sb, "%s{%s} %llu\n", name, id, (unsigned long long)v);
 	}
 }
 
@@ -231,6 +232,7 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	struct fs *fs = c->fs;
 	struct strbuf idsb = {0};
 	const char *id;
+	int link;
 
 	card_labels(fs, &idsb);
 	if (idsb.oom) {
@@ -246,12 +248,20 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 		  ga_layout_name(fs->info.layout), fs->info.memory);
 	put_escaped(sb, fs->info.gpu, true);
 	sb_printf(sb, "\"} 1\n");
+	family(sb, "gpuasync_link_up", "gauge",
+	       "1 while the card answers, 0 when its link is down (registers read all ones)", NULL);
+	link = ga_dev_link(fs->dev) > 0;
+	sb_printf(sb, "gpuasync_link_up{%s} %d\n", id, link);
 	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
 	sb_printf(sb, "gpuasync_clock_hertz{%s} %llu\n", id, (unsigned long long)fs->info.clock_hz);
 
-	scalar_registers(fs, sb, id);
+	/* A card whose link is down reads all ones: no register sample then,
+	 * rather than garbage (buffer states come from memory, not the card). */
+	if (link)
+		scalar_registers(fs, sb, id);
 	pthread_rwlock_rdlock(&fs->bufs_lock);
-	buffer_latencies(fs, sb, id);
+	if (link)
+		buffer_latencies(fs, sb, id);
 	buffer_states(fs, sb, id);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	sim_stats(fs, sb, id);

@@ -6,7 +6,7 @@
 
 MNT is a fresh gpuasyncfs --sim mount.  The card is driven through phases
 (healthy, engine off with frames arriving, healthy, injected write errors,
-healthy, no buffer re-armed); after each step MNT/metrics is read once, and
+healthy, no buffer re-armed, link down); after each step MNT/metrics is read once, and
 that reading becomes one sample, one minute apart, of every series in the
 test's input_series.  The expected alerts are stated per phase (PHASES);
 their labels are the card's own (read from the recording) plus the rule's,
@@ -32,6 +32,7 @@ PHASES = [
     ('write_errors', {'GpuAsyncWriteErrors': {}}),
     ('recovered_again', {}),
     ('not_rearmed', {'GpuAsyncFreeBuffersExhausted': {'direction': 'write', 'state': 'FREE'}}),
+    ('link_down', {'GpuAsyncLinkDown': {}}),
 ]
 
 
@@ -87,6 +88,8 @@ def enter(mnt, phase):
     elif phase == 'recovered':
         put(mnt, 'registers/write_enable', '1')
         rearm(mnt)
+    elif phase == 'link_down':
+        put(mnt, 'sim/link', 'down')
 
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?) (\S+)$')
