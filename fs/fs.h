@@ -120,6 +120,10 @@ struct fs {
 	struct ga_dev_info info;
 	struct ga_config cfg;
 	char device_spec[512];
+	/* The FPGA's DNA (device/firmware/dna), read once at mount so every
+	 * metrics sample names the chip even while its link is down; "" where
+	 * the card has no AxiVersion block. */
+	char dna[GA_FW_TEXT_MAX];
 	bool sim;
 	uid_t uid;
 	gid_t gid;

@@ -537,6 +537,8 @@ static int fs_state_init(struct fs *fs)
 	ret = ga_dev_info(fs->dev, &fs->info);
 	if (ret < 0)
 		return ret;
+	if (ga_fw_read(fs->dev, GA_FW_DNA, fs->dna, sizeof(fs->dna)) < 0)
+		fs->dna[0] = '\0'; /* no AxiVersion block: no dna label */
 	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL) ||
 	    pthread_mutex_init(&fs->open_lock, NULL))
 		return -ENOMEM;

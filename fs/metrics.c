@@ -74,8 +74,9 @@ static void metric_name(const struct ga_reg *r, char *out, size_t len)
  *           spec is the same for every mount, its register file
  *           (/dev/shm/gpuasync-sim-PID-N), unique while it is mounted
  *   card    the number ending that path (N), where it ends in one
- * Hook: the firmware's identity (DNA, serial) is not in struct ga_dev_info
- * yet; once it is, add it here as dna="..." and every sample carries it.
+ *   dna     the FPGA's device DNA (unique per chip), where the card has an
+ *           AxiVersion block; read at mount, so it stays while the link is
+ *           down and series keep their identity
  */
 static void card_labels(struct fs *fs, struct strbuf *id)
 {
@@ -94,6 +95,11 @@ static void card_labels(struct fs *fs, struct strbuf *id)
 		digits++;
 	if (digits && digits < 10)
 		sb_printf(id, ",card=\"%s\"", path + n - digits);
+	if (fs->dna[0]) {
+		sb_printf(id, ",dna=\"");
+		put_escaped(id, fs->dna, true);
+		sb_printf(id, "\"");
+	}
 }
 
 static void scalar_registers(struct fs *fs, struct strbuf *sb, const char *id)

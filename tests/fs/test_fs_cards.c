@@ -32,6 +32,16 @@ static void stop_card_a(void)
 }
 
 /* The register file of the mount in M: its device label. */
+/* The mounted card's DNA (device/firmware/dna), the metrics' dna label. */
+static char *dna_of_mount(void)
+{
+	char *d = readf("device/firmware/dna");
+
+	ck_assert_ptr_nonnull(d);
+	d[strcspn(d, "\n")] = '\0';
+	return d;
+}
+
 static char *device_of_mount(void)
 {
 	char *rp = readf("device/registers_path"), *sp;
@@ -69,7 +79,7 @@ static void assert_no_duplicate_series(const char *text)
 START_TEST(two_cards_one_node_exporter)
 {
 	char dir[] = "/tmp/gafs-textfile-XXXXXX", want[600];
-	char *dev_a, *dev_b, *out, *log;
+	char *dev_a, *dev_b, *dna_a, *dna_b, *out, *log;
 	pid_t ne;
 	int port;
 
@@ -82,6 +92,7 @@ START_TEST(two_cards_one_node_exporter)
 			    "echo 1 > buffers/0/write_enable && printf abc > sim/push"),
 			 0);
 	dev_a = device_of_mount();
+	dna_a = dna_of_mount();
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(sh("ln -s $M/metrics %s/card-a.prom", dir), 0);
 	card_a = M;
@@ -94,6 +105,7 @@ START_TEST(two_cards_one_node_exporter)
 			    "&& printf abc > sim/push && printf def > sim/push"),
 			 0);
 	dev_b = device_of_mount();
+	dna_b = dna_of_mount();
 	ck_assert_str_ne(dev_a, dev_b);
 	ck_assert_int_eq(sh("ln -s $M/metrics %s/card-b.prom", dir), 0);
 
@@ -109,15 +121,17 @@ START_TEST(two_cards_one_node_exporter)
 	/* each card's own value under its own labels (node_exporter sorts
 	 * labels by name; each register file ends in -0) */
 	snprintf(want, sizeof(want),
-		 "\ngpuasync_rx_frame_count_total{card=\"0\",device=\"%s\"} 1\n", dev_a);
+		 "\ngpuasync_rx_frame_count_total{card=\"0\",device=\"%s\",dna=\"%s\"} 1\n", dev_a,
+		 dna_a);
 	ck_assert_msg(strstr(out, want) != NULL, "no %s in:\n%.3000s", want + 1, out);
 	snprintf(want, sizeof(want),
-		 "\ngpuasync_rx_frame_count_total{card=\"0\",device=\"%s\"} 2\n", dev_b);
+		 "\ngpuasync_rx_frame_count_total{card=\"0\",device=\"%s\",dna=\"%s\"} 2\n", dev_b,
+		 dna_b);
 	ck_assert_msg(strstr(out, want) != NULL, "no %s in:\n%.3000s", want + 1, out);
 	snprintf(want, sizeof(want),
-		 "\ngpuasync_buffers{card=\"0\",device=\"%s\",direction=\"write\",state=\"READY\"} "
-		 "2\n",
-		 dev_b);
+		 "\ngpuasync_buffers{card=\"0\",device=\"%s\",direction=\"write\",dna=\"%s\","
+		 "state=\"READY\"} 2\n",
+		 dev_b, dna_b);
 	ck_assert_msg(strstr(out, want) != NULL, "no %s", want + 1);
 	/* both files read */
 	snprintf(want, sizeof(want), "node_textfile_mtime_seconds{file=\"%s/card-a.prom\"}", dir);
@@ -128,6 +142,8 @@ START_TEST(two_cards_one_node_exporter)
 	free(out);
 	free(dev_a);
 	free(dev_b);
+	free(dna_a);
+	free(dna_b);
 
 	sh("rm -rf %s", dir);
 	ck_assert_int_eq(mnt_stop(), 0);

@@ -48,8 +48,8 @@ static double sample(const char *text, const char *prefix)
  * writes them. */
 static const char *card_id_as(bool sorted)
 {
-	static char id[300];
-	char *rp = readf("device/registers_path"), *sp;
+	static char id[400];
+	char *rp = readf("device/registers_path"), *sp, *dna = readf("device/firmware/dna");
 	size_t n, d = 0;
 
 	ck_assert_ptr_nonnull(rp);
@@ -60,11 +60,16 @@ static const char *card_id_as(bool sorted)
 	while (d < n && rp[n - d - 1] >= '0' && rp[n - d - 1] <= '9')
 		d++;
 	ck_assert_uint_gt(d, 0);
+	ck_assert_ptr_nonnull(dna); /* the simulated card has an AxiVersion block */
+	dna[strcspn(dna, "\n")] = '\0';
 	if (sorted)
-		snprintf(id, sizeof(id), "card=\"%s\",device=\"%s\"", rp + n - d, rp);
+		snprintf(id, sizeof(id), "card=\"%s\",device=\"%s\",dna=\"%s\"", rp + n - d, rp,
+			 dna);
 	else
-		snprintf(id, sizeof(id), "device=\"%s\",card=\"%s\"", rp, rp + n - d);
+		snprintf(id, sizeof(id), "device=\"%s\",card=\"%s\",dna=\"%s\"", rp, rp + n - d,
+			 dna);
 	free(rp);
+	free(dna);
 	return id;
 }
 
@@ -228,9 +233,17 @@ START_TEST(node_exporter_scrapes)
 	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
 	ck_assert_msg(strstr(out, want) != NULL,
 		      "node_exporter did not export the mount's metrics");
-	snprintf(want, sizeof(want),
-		 "gpuasync_buffer_state{buffer=\"0\",%s,direction=\"write\",state=\"READY\"} 1",
-		 card_id_as(true));
+	{ /* sorted: buffer, card, device, direction, dna, state */
+		char head[400], *dna = strstr(card_id_as(true), ",dna=");
+
+		ck_assert_ptr_nonnull(dna);
+		snprintf(head, sizeof(head), "%.*s", (int)(dna - card_id_as(true)),
+			 card_id_as(true));
+		snprintf(want, sizeof(want),
+			 "gpuasync_buffer_state{buffer=\"0\",%s,direction=\"write\"%s,state="
+			 "\"READY\"} 1",
+			 head, strstr(card_id_as(true), ",dna="));
+	}
 	ck_assert_ptr_nonnull(strstr(out, want));
 	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
 	free(out);
