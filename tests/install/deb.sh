@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The Debian package (packaging/): build it with CPack in BUILD_DIR, check
+# it with lintian (no error), install it with dpkg into a private root
+# (its own admin directory: the machine's packages are not touched), and
+# use what was installed: the daemon mounts the simulated card, the man
+# pages render, the systemd units and the library's pkg-config file are
+# there.  Exit 77 when a tool is missing (CI=true: failure).
+set -u
+BUILD=$1
+skip() {
+	echo "SKIP: $*"
+	[ "${CI:-}" = true ] && exit 1
+	exit 77
+}
+for t in cpack dpkg dpkg-deb lintian man fusermount3; do
+	command -v "$t" >/dev/null || skip "no $t"
+done
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+T=$(mktemp -d /tmp/gafs-deb.XXXXXX)
+cleanup() {
+	mountpoint -q "$T/mnt" 2>/dev/null && fusermount3 -u "$T/mnt"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/log" ] && tail -30 "$T/log"
+	exit 1
+}
+
+(cd "$BUILD" && cpack --config CPackConfig.cmake -G DEB -B "$T/pkg") >"$T/log" 2>&1 ||
+	fail "cpack failed"
+deb=$(ls "$T"/pkg/gpuasyncfs_*_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || fail "no .deb produced"
+info=$(dpkg-deb -f "$deb" Package Depends Section)
+grep -q '^Package: gpuasyncfs$' <<<"$info" || fail "package name: $info"
+grep -q 'fuse3' <<<"$info" || fail "no dependency on fuse3: $info"
+lintian --fail-on error "$deb" >"$T/log" 2>&1 || fail "lintian reports errors"
+
+mkdir -p "$T/root" "$T/admin/updates" "$T/admin/info" "$T/mnt"
+: >"$T/admin/status"
+dpkg --instdir="$T/root" --admindir="$T/admin" --force-depends --force-not-root \
+	--no-triggers -i "$deb" >"$T/log" 2>&1 || fail "dpkg -i failed"
+dpkg --admindir="$T/admin" -s gpuasyncfs 2>/dev/null | grep -q '^Status: install ok installed' ||
+	fail "dpkg does not list it as installed"
+R=$T/root/usr
+for f in bin/gpuasyncfs lib/libgpuasync.so.0 lib/pkgconfig/gpuasync.pc include/gpuasync/gpuasync.h \
+	share/doc/gpuasyncfs/copyright share/doc/gpuasyncfs/changelog.gz \
+	share/doc/gpuasyncfs/examples/gpuasyncfs.service share/doc/gpuasyncfs/examples/gpuasyncfs@.service \
+	share/man/man8/gpuasyncfs.8.gz share/man/man5/gpuasyncfs.conf.5.gz share/man/man3/libgpuasync.3.gz; do
+	[ -e "$R/$f" ] || fail "not installed: /usr/$f"
+done
+for page in man8/gpuasyncfs.8.gz man5/gpuasyncfs.conf.5.gz man3/libgpuasync.3.gz; do
+	out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$R/share/man/$page" 2>&1 >/dev/null)
+	[ -z "$out" ] || fail "man -l $page: $out"
+done
+LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$R/share/man/man8/gpuasyncfs.8.gz" 2>/dev/null |
+	grep -q 'gpuasyncfs' || fail "gpuasyncfs(8) renders empty"
+
+# The installed daemon mounts the simulated card.
+"$R/bin/gpuasyncfs" --sim "$T/mnt" >"$T/log" 2>&1 || fail "the installed daemon failed"
+mountpoint -q "$T/mnt" || fail "nothing mounted"
+[ "$(cat "$T/mnt/device/backend")" = sim ] || fail "not the simulated card"
+[ "$(cat "$T/mnt/device/version")" = 4 ] || fail "device/version is not 4"
+fusermount3 -u "$T/mnt" || fail "cannot unmount"
+dpkg --instdir="$T/root" --admindir="$T/admin" --force-not-root --no-triggers -r gpuasyncfs \
+	>"$T/log" 2>&1 || fail "dpkg -r failed"
+[ ! -e "$R/bin/gpuasyncfs" ] || fail "dpkg -r left the daemon"
+echo "PASS: $(basename "$deb"): lintian clean of errors, installed, mounted, removed"
