@@ -686,6 +686,7 @@ int main(int argc, char *argv[])
 		oo.latency_legacy = fs.cfg.latency_legacy;
 		oo.gpu_index = fs.cfg.gpu_index;
 		oo.use_gpu = fs.cfg.use_gpu;
+		oo.core_offset = (uint32_t)fs.cfg.core_offset;
 		ret = ga_dev_open_opts(fs.device_spec, &oo, &fs.dev);
 	}
 	if (ret < 0) {

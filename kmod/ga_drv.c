@@ -100,6 +100,13 @@ static unsigned int node_gid;
 module_param(node_gid, uint, 0444);
 MODULE_PARM_DESC(node_gid, "group of the /dev nodes (default 0)");
 
+/* SLAC's standard images put GpuAsyncCore at BAR0 + 0x28000; others (LCLS-II
+ * DRP on the KCU1500: 0xD00000) elsewhere. */
+unsigned int ga_core_offset = GA_CORE_OFFSET;
+module_param_named(core_offset, ga_core_offset, uint, 0444);
+MODULE_PARM_DESC(core_offset,
+		 "GpuAsyncCore's offset in BAR0, every card (default 0x28000; LCLS-II DRP: 0xd00000)");
+
 /* ---- globals ------------------------------------------------------------- */
 
 static struct class *ga_class;
@@ -117,12 +124,12 @@ static const struct attribute_group *ga_card_groups[];
 
 static u32 ga_core_rd(struct ga_card *card, u32 off)
 {
-	return card->ops->read32(card, GA_CORE_OFFSET + off);
+	return card->ops->read32(card, card->core_offset + off);
 }
 
 static void ga_core_wr(struct ga_card *card, u32 off, u32 val)
 {
-	card->ops->write32(card, GA_CORE_OFFSET + off, val);
+	card->ops->write32(card, card->core_offset + off, val);
 }
 
 static int ga_field_rd(struct ga_card *card, enum ga_reg_id id, u32 index, u32 *val)
@@ -188,7 +195,7 @@ static void ga_set_addr(struct ga_card *card, bool write, u32 index, u64 bus)
 	    !ga_reg_offset(lo_id, card->layout, card->version, index, card->max_buffers, &lo) &&
 	    !ga_reg_offset(hi_id, card->layout, card->version, index, card->max_buffers, &hi) &&
 	    hi == lo + 4) {
-		card->ops->write64(card, GA_CORE_OFFSET + lo, bus);
+		card->ops->write64(card, card->core_offset + lo, bus);
 		return;
 	}
 	ga_field_wr(card, lo_id, index, lower_32_bits(bus));
@@ -1050,6 +1057,14 @@ static ssize_t live_pins_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(live_pins);
 
+static ssize_t core_offset_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "0x%x\n", card->core_offset);
+}
+static DEVICE_ATTR_RO(core_offset);
+
 static struct attribute *ga_card_attrs[] = {
 	&dev_attr_version.attr,
 	&dev_attr_max_buffers.attr,
@@ -1058,6 +1073,7 @@ static struct attribute *ga_card_attrs[] = {
 	&dev_attr_buffers.attr,
 	&dev_attr_quiesce_timeouts.attr,
 	&dev_attr_live_pins.attr,
+	&dev_attr_core_offset.attr,
 	NULL,
 };
 
@@ -1156,6 +1172,7 @@ struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, v
 	card->ops = ops;
 	card->priv = priv;
 	card->bar_len = GA_BAR_SIZE;
+	card->core_offset = ga_core_offset;
 	card->minor = -1;
 	mutex_init(&card->lock);
 	mutex_init(&card->reg_lock);
@@ -1373,7 +1390,7 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	if (pci_resource_len(pdev, 0) < GA_CORE_OFFSET + GA_CORE_SIZE ||
+	if (pci_resource_len(pdev, 0) < ga_core_offset + GA_CORE_SIZE ||
 	    pci_resource_len(pdev, 0) > GA_BAR_SIZE) {
 		dev_err(&pdev->dev, "BAR0 of %llu bytes is not a datadev BAR\n",
 			(unsigned long long)pci_resource_len(pdev, 0));
@@ -1443,6 +1460,15 @@ static int __init ga_init(void)
 	}
 	if (node_mode & 0002)
 		pr_warn("gpuasync: node_mode=0%o: every local user may open the cards\n", node_mode);
+	/* Page aligned (it is mapped), clear of AxiVersion's page, in the BAR. */
+	if ((ga_core_offset & (PAGE_SIZE - 1)) || ga_core_offset > GA_BAR_SIZE - GA_CORE_SIZE ||
+	    (ga_core_offset < GA_AXIVERSION_OFFSET + PAGE_SIZE &&
+	     ga_core_offset + GA_CORE_SIZE > GA_AXIVERSION_OFFSET)) {
+		pr_err("gpuasync: core_offset=0x%x: must be page aligned, inside the 16 MiB BAR and "
+		       "clear of AxiVersion at 0x%x\n",
+		       ga_core_offset, GA_AXIVERSION_OFFSET);
+		return -EINVAL;
+	}
 	ret = alloc_chrdev_region(&ga_devt, 0, GA_MAX_CARDS, "gpuasync");
 	if (ret)
 		return ret;

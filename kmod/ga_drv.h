@@ -23,6 +23,10 @@
 
 #define GA_BAR_SIZE 0x1000000u /* upstream accepts BAR0 up to 16 MiB */
 
+/* Where GpuAsyncCore sits in BAR0 (module parameter core_offset, checked
+ * at load: page aligned, clear of AxiVersion, inside the BAR). */
+extern unsigned int ga_core_offset;
+
 struct ga_card;
 struct vm_area_struct;
 
@@ -101,6 +105,7 @@ struct ga_card {
 	bool emulated;
 	bool dead;             /* unregistered: files get -ENODEV */
 	u32 bar_len;
+	u32 core_offset;       /* GpuAsyncCore inside BAR0 (core_offset parameter) */
 	int minor;
 	char name[32];
 	/* Allocated on its own (cdev_alloc): an open file's inode may hold it

@@ -275,7 +275,7 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 
 static bool ga_emu_in_core(u32 off)
 {
-	return off >= GA_CORE_OFFSET && off < GA_CORE_OFFSET + GA_CORE_SIZE;
+	return off >= ga_core_offset && off < ga_core_offset + GA_CORE_SIZE;
 }
 
 static u32 ga_emu_read32(struct ga_card *card, u32 off)
@@ -286,7 +286,7 @@ static u32 ga_emu_read32(struct ga_card *card, u32 off)
 	if (!ga_emu_in_core(off))
 		return READ_ONCE(*(u32 *)(e->bar + off));
 	mutex_lock(&e->model_lock);
-	v = ga_model_reg_read(e->m, off - GA_CORE_OFFSET);
+	v = ga_model_reg_read(e->m, off - ga_core_offset);
 	mutex_unlock(&e->model_lock);
 	return v;
 }
@@ -302,7 +302,7 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 		return;
 	}
 	mutex_lock(&e->model_lock);
-	ga_model_reg_write(e->m, off - GA_CORE_OFFSET, val);
+	ga_model_reg_write(e->m, off - ga_core_offset, val);
 	mutex_unlock(&e->model_lock);
 	WRITE_ONCE(e->kick, true);
 	wake_up(&e->wq);
@@ -319,8 +319,8 @@ static void ga_emu_write64(struct ga_card *card, u32 off, u64 val)
 		return;
 	}
 	mutex_lock(&e->model_lock);
-	ga_model_reg_write(e->m, off - GA_CORE_OFFSET, lower_32_bits(val));
-	ga_model_reg_write(e->m, off + 4 - GA_CORE_OFFSET, upper_32_bits(val));
+	ga_model_reg_write(e->m, off - ga_core_offset, lower_32_bits(val));
+	ga_model_reg_write(e->m, off + 4 - ga_core_offset, upper_32_bits(val));
 	mutex_unlock(&e->model_lock);
 }
 
@@ -601,7 +601,7 @@ static int ga_emu_create(int i)
 	e->gen_user = 0x02; /* SOF, as the read engine emits */
 	ga_emu_fw_init(e, i);
 	env.ctx = e;
-	ga_model_init(e->m, (volatile uint32_t *)(e->bar + GA_CORE_OFFSET), &p, &env);
+	ga_model_init(e->m, (volatile uint32_t *)(e->bar + ga_core_offset), &p, &env);
 	if (emulate_upstream) {
 		u32 off;
 

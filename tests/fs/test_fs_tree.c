@@ -131,7 +131,19 @@ END_TEST
 
 /* device/registers_path names the block another process maps: this
  * daemon's shared-memory file at offset 0, live (a word stored through the
- * mapping is what registers/ shows). */
+ * mapping is what registers/ shows); with core_offset (issue 12: LCLS-II DRP
+ * images have a V1 core at BAR0 + 0xD00000) the file is the BAR up to the
+ * core and the offset says where it is. */
+static const struct {
+	const char *opts;
+	unsigned int version;
+	unsigned long long off;
+} PLACES[] = {
+	{ "-o version=4", 4, 0 },
+	{ "-o version=1 -o core_offset=0xd00000", 1, 0xd00000 },
+	{ "-o version=4 -o core_offset=0x10000", 4, 0x10000 },
+};
+
 START_TEST(registers_path_maps)
 {
 	char path[256], want[64], *s;
@@ -140,7 +152,7 @@ START_TEST(registers_path_maps)
 	uint32_t w;
 	int fd;
 
-	mnt_start("-o version=4");
+	mnt_start(PLACES[_i].opts);
 	s = readf("device/registers_path");
 	ck_assert_ptr_nonnull(s);
 	ck_assert_msg(sscanf(s, "%255s 0x%llx", path, &off) == 2, "registers_path '%s'", s);
@@ -149,13 +161,13 @@ START_TEST(registers_path_maps)
 	free(s);
 	snprintf(want, sizeof(want), "/dev/shm/gpuasync-sim-%d-", (int)M.pid);
 	ck_assert_msg(!strncmp(path, want, strlen(want)), "%s is not %s*", path, want);
-	ck_assert_uint_eq(off, 0);
+	ck_assert_uint_eq(off, PLACES[_i].off);
 	fd = open(path, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	close(fd);
 	ck_assert(regs != MAP_FAILED);
-	ck_assert_uint_eq(regs[0x30 / 4] & 0xff, 4); /* version */
+	ck_assert_uint_eq(regs[0x30 / 4] & 0xff, PLACES[_i].version); /* every layout */
 	w = regs[0x04 / 4];
 	regs[0x04 / 4] = (w & ~0xfu) | 0x6; /* ar_cache */
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
@@ -164,6 +176,26 @@ START_TEST(registers_path_maps)
 	munmap((void *)regs, GA_CORE_SIZE);
 	expect_refused("device/registers_path", "/tmp/x 0x0\n", EACCES);
 	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* A core offset that is not page aligned, or past the 16 MiB BAR the
+ * register window reaches, stops the mount with a reason. */
+START_TEST(core_offset_refused)
+{
+	char dir[] = "/tmp/gafs-core.XXXXXX", *out;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	out = sh_out("$GAFS --sim %s -o core_offset=0x28800 2>&1; echo rc=$?", dir);
+	ck_assert_msg(strstr(out, "core_offset") && strstr(out, "not a multiple of 4096") &&
+			      !strstr(out, "rc=0"),
+		      "%s", out);
+	free(out);
+	out = sh_out("$GAFS --sim %s -o core_offset=0xff9000 2>&1; echo rc=$?", dir);
+	ck_assert_msg(strstr(out, "core_offset") && !strstr(out, "rc=0"), "%s", out);
+	free(out);
+	ck_assert(!is_mounted(dir));
+	rmdir(dir);
 }
 END_TEST
 
@@ -485,7 +517,8 @@ int main(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, device_files);
 	tcase_add_test(tc, device_pinned);
-	tcase_add_test(tc, registers_path_maps);
+	tcase_add_loop_test(tc, registers_path_maps, 0, sizeof(PLACES) / sizeof(PLACES[0]));
+	tcase_add_test(tc, core_offset_refused);
 	tcase_add_test(tc, registers_from_table_v1);
 	tcase_add_test(tc, registers_from_table_v4);
 	tcase_add_test(tc, registers_from_table_v5);

@@ -104,6 +104,45 @@ done
 insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=3 2>/dev/null &&
 	{ bad emulate_upstream_v1; rmmod gpuasync; } || ok emulate_upstream_v1
 
+# GpuAsyncCore elsewhere in BAR0 (LCLS-II DRP: a V1 core at 0xD00000): the
+# driver, the suite and the library (which finds the offset in sysfs) follow
+# the core_offset parameter; a library told otherwise refuses; bad offsets
+# are refused at load.
+for v in 1 4; do
+	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v core_offset=0xd00000; then
+		[ "$(cat /sys/class/gpuasync/gpuasync_emu0/core_offset)" = 0xd00000 ] &&
+			ok "core_offset_sysfs_v$v" || bad "core_offset_sysfs_v$v"
+		run /t/kt identity registers add_remove arm frames read_path kill9
+		# t_lib waits for completion words, which V1 firmware does not write.
+		if [ -x /t/t_lib ] && [ $v = 4 ]; then run /t/t_lib /dev/gpuasync_emu0; fi
+		if [ -x /t/gpuasyncfs ]; then
+			mkdir -p /tmp/mco
+			/t/gpuasyncfs /dev/gpuasync_emu0 /tmp/mco -o core_offset=0x28000 \
+				>/tmp/co.out 2>&1 && { bad "core_offset_mismatch_v$v"; umount /tmp/mco; } ||
+				{ grep -q "at 0xd00000 (module parameter core_offset)" /tmp/co.out &&
+					ok "core_offset_mismatch_v$v" || { bad "core_offset_mismatch_v$v"; cat /tmp/co.out; }; }
+			/t/gpuasyncfs -f /dev/gpuasync_emu0 /tmp/mco >/tmp/co.out 2>&1 &
+			dp=$!
+			if wait_file /tmp/mco/device/version; then
+				grep -q " 0xd00000$" /tmp/mco/device/registers_path &&
+					[ "$(cat /tmp/mco/device/version)" = $v ] &&
+					ok "core_offset_mount_v$v" || bad "core_offset_mount_v$v"
+				umount /tmp/mco
+			else
+				bad "core_offset_mount_v$v"; cat /tmp/co.out; kill $dp
+			fi
+			wait $dp
+		fi
+		rmmod gpuasync || bad "unload_core_offset_v$v"
+	else
+		bad "load_core_offset_v$v"
+	fi
+done
+for off in 0x28800 0x20000 0xff9000; do
+	insmod /t/gpuasync.ko emulate=1 core_offset=$off 2>/dev/null &&
+		{ bad "core_offset_refused($off)"; rmmod gpuasync; } || ok "core_offset_refused($off)"
+done
+
 # gpuasyncfs on the emulated card, driven from the shell.
 insmod /t/gpuasync.ko emulate=1 || bad reload_for_fs
 if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then

@@ -226,6 +226,8 @@ static int add_buf(int fd, int write, uint64_t va, uint32_t size)
 /* ---- registers through the table ------------------------------------------ */
 
 static unsigned int version, max_buffers, ddb;
+/* Where the card's GpuAsyncCore sits in BAR0 (sysfs core_offset). */
+static uint32_t core_base = 0x28000;
 static enum ga_layout layout;
 
 static uint32_t reg_off(enum ga_reg_id id, unsigned int index)
@@ -239,7 +241,7 @@ static uint32_t reg_off(enum ga_reg_id id, unsigned int index)
 
 static uint32_t rd_word(int fd, uint32_t core_off)
 {
-	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + core_off };
+	struct DmaRegisterData r = { .address = core_base + core_off };
 
 	if (ioctl(fd, DMA_Read_Register, &r))
 		printf("KTEST FAIL DMA_Read_Register %#x: %s\n", core_off, strerror(errno));
@@ -248,7 +250,7 @@ static uint32_t rd_word(int fd, uint32_t core_off)
 
 static void wr_word(int fd, uint32_t core_off, uint32_t val)
 {
-	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + core_off, .data = val };
+	struct DmaRegisterData r = { .address = core_base + core_off, .data = val };
 
 	if (ioctl(fd, DMA_Write_Register, &r))
 		printf("KTEST FAIL DMA_Write_Register %#x: %s\n", core_off, strerror(errno));
@@ -391,7 +393,7 @@ static void t_registers(void)
 	CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
 	r = (struct DmaRegisterData){ .address = 0x1000000 };
 	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
-	r = (struct DmaRegisterData){ .address = GA_CORE_OFFSET + 1 };
+	r = (struct DmaRegisterData){ .address = core_base + 1 };
 	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
 	r = (struct DmaRegisterData){ .address = ~0ull - 3 };
 	CHECK_ERR(ioctl(fd, DMA_Read_Register, &r), EINVAL);
@@ -405,7 +407,7 @@ static void t_registers(void)
 	CHECK(r.data & 1);
 
 	/* mmap: the register block at file offset 0x28000 (0 DMA buffers). */
-	p = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, GA_CORE_OFFSET);
+	p = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, core_base);
 	CHECK(p != MAP_FAILED, "mmap core: %s", strerror(errno));
 	if (p != MAP_FAILED) {
 		m = p;
@@ -681,7 +683,7 @@ static void t_frames(void)
 	/* Re-arm through the mapped free list, as a GPU stream would. */
 	{
 		volatile uint32_t *m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-					    fd, GA_CORE_OFFSET);
+					    fd, core_base);
 
 		CHECK(m != MAP_FAILED);
 		if (m != MAP_FAILED) {
@@ -976,7 +978,7 @@ static void t_bad_pointers(void)
 						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct ga_buffer_table *t = (void *)(r + 1);
 
-		r->address = GA_CORE_OFFSET;
+		r->address = core_base;
 		t->capacity = 0;
 		mprotect(r, 4096, PROT_READ);
 		CHECK_ERR(ioctl(fd, DMA_Read_Register, r), EFAULT);
@@ -1309,7 +1311,7 @@ static void t_upstream(void)
 		CHECK_OK(add_buf(fd, 0, (uintptr_t)r[i], KB64));
 		fw[i] = reg_off(GA_REG_FREE_LIST, i) / 4;
 	}
-	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, GA_CORE_OFFSET);
+	regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, core_base);
 	CHECK(regs != MAP_FAILED, "mmap registers: %s", strerror(errno));
 	if (regs == MAP_FAILED)
 		goto out;
@@ -1410,7 +1412,7 @@ static const struct kcase cases[] = {
  */
 static int unprivileged(bool owned_elsewhere, bool node_open)
 {
-	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + reg_off(GA_REG_AR_CACHE, 0) };
+	struct DmaRegisterData r = { .address = core_base + reg_off(GA_REG_AR_CACHE, 0) };
 	uint32_t i = 0;
 	void *m;
 	int c;
@@ -1426,10 +1428,10 @@ static int unprivileged(bool owned_elsewhere, bool node_open)
 		return 93; /* reads: everyone who may open */
 	if (ioctl(c, DMA_Write_Register, &r) != -1 || errno != EPERM)
 		return 94; /* writes: owner or CAP_SYS_RAWIO only, owned or not */
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, GA_CORE_OFFSET);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, core_base);
 	if (m != MAP_FAILED || errno != EPERM)
 		return 95;
-	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c, GA_CORE_OFFSET);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c, core_base);
 	if (m == MAP_FAILED)
 		return 96; /* read-only mappings: fine */
 	if (((volatile uint32_t *)m)[reg_off(GA_REG_VERSION, 0) / 4] == 0)
@@ -1459,7 +1461,7 @@ static void t_perms(void)
 {
 	int fd = open_card(), s = open_stub(), rc;
 	struct gmem g = galloc(s, KB64);
-	struct DmaRegisterData r = { .address = GA_CORE_OFFSET + reg_off(GA_REG_AR_CACHE, 0) };
+	struct DmaRegisterData r = { .address = core_base + reg_off(GA_REG_AR_CACHE, 0) };
 
 	rc = run_unprivileged(false, true);
 	CHECK(rc == 0, "unowned card, unprivileged: step %d", rc);
@@ -1506,6 +1508,8 @@ static void identify(void)
 {
 	int fd = open_card();
 
+	if (sys_read("core_offset") > 0)
+		core_base = (uint32_t)sys_read("core_offset");
 	version = (unsigned int)ioctl(fd, GPU_Get_Gpu_Async_Ver, 0);
 	max_buffers = (unsigned int)ioctl(fd, GPU_Get_Max_Buffers, 0);
 	layout = ga_layout_for_version(version, false);
@@ -1515,7 +1519,7 @@ static void identify(void)
 		struct DmaRegisterData r;
 
 		ga_reg_offset(GA_REG_DMA_DATA_BYTES, layout, version, 0, 0, &off);
-		r = (struct DmaRegisterData){ .address = GA_CORE_OFFSET + off };
+		r = (struct DmaRegisterData){ .address = core_base + off };
 		if (ioctl(fd, DMA_Read_Register, &r) == 0)
 			ddb = ga_reg_field_get(GA_REG_DMA_DATA_BYTES, layout, r.data);
 	}
@@ -1549,8 +1553,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	identify();
-	printf("KTEST card %s: version %u, %u buffers, DmaDataBytes %u\n", dev_path, version,
-	       max_buffers, ddb);
+	printf("KTEST card %s: version %u, %u buffers, DmaDataBytes %u, core at 0x%x\n", dev_path,
+	       version, max_buffers, ddb, core_base);
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 

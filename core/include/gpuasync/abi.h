@@ -84,6 +84,10 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 /* BAR0 placement of the GpuAsyncCore block and its neighbours. */
 #define GA_CORE_OFFSET 0x28000u
 #define GA_CORE_SIZE 0x8000u
+/* Other images place the core elsewhere (LCLS-II DRP: 0xD00000): page
+ * aligned, inside the 16 MiB BAR the register window reaches. */
+#define GA_CORE_ALIGN 0x1000u
+#define GA_CORE_OFFSET_MAX (DMA_REG_WINDOW_END - GA_CORE_SIZE)
 #define GA_AXIVERSION_OFFSET 0x20000u
 #define GA_AXIVERSION_GPU_EN 0x20428u   /* userValues[10], bit 0 */
 #define GA_AXIVERSION_CLOCK_HZ 0x20410u /* userValues[4], DMA clock in Hz */

@@ -32,6 +32,7 @@ struct ga_config {
 	/* [device] */
 	char device[256];
 	char settings_file[256]; /* applied at mount ("" = none) */
+	uint64_t core_offset;	 /* GpuAsyncCore in BAR0; 0 = the driver's */
 	bool latency_legacy;
 	int gpu_index;
 	bool use_gpu;

@@ -54,6 +54,7 @@ struct dd_priv {
 	volatile uint32_t *regs; /* mapped core block; NULL: register ioctls */
 	bool can_map;		 /* map_offset is known to reach the core block */
 	uint64_t map_offset;	 /* file offset of the core block */
+	uint32_t core;		 /* GpuAsyncCore's offset in BAR0 */
 	uint32_t features;	 /* GA_FEAT_* from gpuasync.ko, 0 on upstream */
 	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx exist */
 	int api_version;	 /* DMA_Get_Version, -1 unknown */
@@ -281,7 +282,7 @@ static int dd_ioctl(struct dd_priv *p, unsigned int cmd, unsigned long arg)
 static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 {
 	struct dd_priv *p = dd(dev);
-	struct DmaRegisterData r = {.address = GA_CORE_OFFSET + off};
+	struct DmaRegisterData r = {.address = p->core + off};
 	int rc;
 
 	if (p->regs) {
@@ -311,7 +312,7 @@ static int dd_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 static int dd_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 {
 	struct dd_priv *p = dd(dev);
-	struct DmaRegisterData r = {.address = GA_CORE_OFFSET + off, .data = val};
+	struct DmaRegisterData r = {.address = p->core + off, .data = val};
 	int rc;
 
 	if (p->regs) {
@@ -358,7 +359,7 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 		ga_log("datadev %s: no DMA buffer geometry, registers via ioctl", p->path);
 		return;
 	}
-	off = (uint64_t)count * (uint64_t)bsize + GA_CORE_OFFSET;
+	off = (uint64_t)count * (uint64_t)bsize + p->core;
 	if (page <= 0 || off % (uint64_t)page != 0) {
 		ga_log("datadev %s: register block offset 0x%llx not page aligned", p->path,
 		       (unsigned long long)off);
@@ -435,6 +436,46 @@ static void dd_identify(struct dd_priv *p, const struct stat *st)
 	fclose(f);
 }
 
+/*
+ * Where GpuAsyncCore is in BAR0.  gpuasync.ko says where its cards have it
+ * (sysfs core_offset, its module parameter); upstream's datadev has it at
+ * 0x28000, fixed: its GPU ioctls program buffer addresses there, so a core
+ * elsewhere cannot work with it.  @want (the configuration; 0: the
+ * driver's) must agree.
+ */
+static int dd_core_offset(struct dd_priv *p, uint32_t want)
+{
+	char path[PATH_MAX], buf[32] = "";
+	struct stat st;
+	FILE *f;
+	uint32_t have = GA_CORE_OFFSET;
+
+	if (p->driver == DD_GPUASYNC && fstat(p->fd, &st) == 0) {
+		snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/core_offset",
+			 major(st.st_rdev), minor(st.st_rdev));
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				have = (uint32_t)strtoul(buf, NULL, 0);
+			fclose(f);
+		}
+	}
+	if (want && want != have) {
+		if (p->driver == DD_GPUASYNC)
+			return ga_err(-EINVAL,
+				      "%s: gpuasync.ko has this card's GpuAsyncCore at 0x%x (module "
+				      "parameter core_offset), the configuration says 0x%x",
+				      p->path, have, want);
+		return ga_err(-EINVAL,
+			      "%s: upstream's datadev programs GpuAsyncCore at 0x%x (its GPU ioctls "
+			      "write buffer addresses there), so a core at 0x%x cannot work with "
+			      "it: load gpuasync.ko with core_offset=0x%x instead",
+			      p->path, have, want, want);
+	}
+	p->core = have;
+	return 0;
+}
+
 static int dd_open(struct ga_dev *dev, const char *spec)
 {
 	struct dd_priv *p;
@@ -471,6 +512,11 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 		rc = ga_err(-ENODEV, "%s: not a character device (expected /dev/datadev_N)", spec);
 		goto out_free;
 	}
+
+	dd_identify(p, &st);
+	rc = dd_core_offset(p, dev->opts.core_offset);
+	if (rc)
+		goto out_free;
 
 	p->api_version = ioctl(p->fd, DMA_Get_Version, 0);
 	if (p->api_version >= 0 && p->api_version != DMA_VERSION)
@@ -549,7 +595,6 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 			 "AxiVersion reports no DMA clock: assuming 250 MHz");
 	}
 
-	dd_identify(p, &st);
 	if (p->driver == DD_GPUASYNC) {
 		abi = ioctl(p->fd, GA_Get_Abi_Version, 0);
 		if (abi > 0 && (abi >> 16) >= 1)

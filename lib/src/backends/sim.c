@@ -73,6 +73,7 @@ struct sim_cfg {
 	uint64_t clock_hz;
 	bool legacy;
 	bool link_down;
+	uint32_t core_offset; /* 0: the shm file is the core block alone */
 	char shm[128];
 	struct ga_sim_gen gen;
 };
@@ -136,6 +137,14 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 			c->link_down = true;
 		else
 			return ga_err(-EINVAL, "sim: link must be up or down");
+	} else if (KEY("core_offset")) {
+		rc = ga_parse_u64(v, vlen, GA_CORE_OFFSET_MAX, &x);
+		if (rc || (x & (GA_CORE_ALIGN - 1)))
+			return ga_err(rc ? rc : -EINVAL,
+				      "sim: core_offset must be a multiple of 0x%x up to 0x%x (the "
+				      "card's BAR is 16 MiB)",
+				      GA_CORE_ALIGN, GA_CORE_OFFSET_MAX);
+		c->core_offset = (uint32_t)x;
 	} else if (KEY("shm")) {
 		if (!shm_name_ok(v, vlen))
 			return ga_err(-EINVAL, "sim: shm name must be 1-99 characters of "
@@ -163,7 +172,8 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 	} else {
 		return ga_err(-EINVAL,
 			      "sim: unknown option '%.*s' (known: version, max_buffers, "
-			      "dma_data_bytes, clock_hz, latency, shm, rate, size, pattern)",
+			      "dma_data_bytes, clock_hz, latency, link, core_offset, shm, rate, size, "
+			      "pattern)",
 			      (int)klen, k);
 	}
 #undef KEY
@@ -324,12 +334,16 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 					  : "");
 		goto out_free;
 	}
-	if (ftruncate(s->shm_fd, GA_CORE_SIZE) < 0) {
+	/* With core_offset the file is the card's BAR up to the core block
+	 * (sparse before it), as a consumer maps a real card's BAR. */
+	s->core_offset = c.core_offset;
+	if (ftruncate(s->shm_fd, (off_t)s->core_offset + GA_CORE_SIZE) < 0) {
 		rc = ga_err(-errno, "sim: cannot size /dev/shm%s: %s", s->shm_name,
 			    strerror(errno));
 		goto out_free;
 	}
-	s->regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
+	s->regs = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd,
+		       (off_t)s->core_offset);
 	if (s->regs == MAP_FAILED) {
 		s->regs = NULL;
 		rc = ga_err(-errno, "sim: cannot map /dev/shm%s: %s", s->shm_name, strerror(errno));
@@ -431,7 +445,7 @@ static int sim_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *of
 	if (n < 0 || (size_t)n >= len)
 		return ga_err(-ENAMETOOLONG, "sim: register path needs %d bytes", n + 1);
 	if (off)
-		*off = 0;
+		*off = s->core_offset;
 	return 0;
 }
 

@@ -69,6 +69,7 @@ struct sim {
 	_Atomic bool link_down;
 	char shm_name[128];
 	int shm_fd;
+	uint32_t core_offset; /* of the core block in the shm file */
 	volatile uint32_t *regs;
 	pthread_t thread;
 	bool thread_started;

@@ -75,6 +75,10 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "sim (the simulated card) or a datadev device such as /dev/datadev_0"),
 	GA_KEY("device", "latency_block", GA_CT_LATENCY, latency_legacy, 0, 0, 0, 0,
 	       "V4/V5 latency registers: current (0xC0..0xF8) or legacy (0x48/0x50/0x58)"),
+	GA_KEY("device", "core_offset", GA_CT_U64, core_offset, 0, GA_CORE_OFFSET_MAX, GA_CORE_ALIGN,
+	       0,
+	       "GpuAsyncCore's offset in BAR0 (LCLS-II DRP: 0xd00000); 0: where the driver has it "
+	       "(0x28000 on upstream's datadev)"),
 	GA_KEY("device", "settings", GA_CT_PATH, settings_file, 0, 0, 0, 0,
 	       "card settings (as MOUNTPOINT/settings shows them) applied at mount; empty: none"),
 	GA_KEY("device", "gpu", GA_CT_INT, gpu_index, 0, 255, 0, 0, "CUDA device ordinal"),
@@ -754,5 +758,7 @@ int ga_config_device_spec(const struct ga_config *cfg, char *buf, size_t len)
 	       cfg->sim_clock_hz, cfg->latency_legacy ? "legacy" : "current");
 	ga_out(&o, ",rate=%" PRIu64 ",size=%" PRIu32 ",pattern=%s", cfg->sim_rate_hz, cfg->sim_size,
 	       cfg->sim_pattern);
+	if (cfg->core_offset)
+		ga_out(&o, ",core_offset=0x%" PRIx64, cfg->core_offset);
 	return ga_out_done(&o);
 }
