@@ -217,6 +217,25 @@ int main(int argc, char **argv)
 		return wipe(argv[2]);
 	if (argc != 2 || !payload)
 		return 2;
+	/* Upstream programs buffer addresses at 0x28000: a core elsewhere is
+	 * refused, saying why (LCLS-II DRP images need gpuasync.ko). */
+	{
+		struct ga_open_opts drp = opts;
+
+		drp.core_offset = 0xd00000;
+		rc = ga_dev_open_opts(argv[1], &drp, &dev);
+		CHECK(rc == -EINVAL && strstr(ga_last_error(), "programs GpuAsyncCore at 0x28000") &&
+			      strstr(ga_last_error(), "core_offset=0xd00000"),
+		      "core_offset 0xd00000 on upstream: rc %d (%s)", rc, ga_last_error());
+		if (rc == 0)
+			ga_dev_close(dev);
+		drp.core_offset = 0x28000; /* the same place, said explicitly: fine */
+		rc = ga_dev_open_opts(argv[1], &drp, &dev);
+		CHECK(rc == 0, "core_offset 0x28000 on upstream: %s", ga_last_error());
+		if (rc == 0)
+			ga_dev_close(dev);
+		ok("core_offset");
+	}
 	rc = ga_dev_open_opts(argv[1], &opts, &dev);
 	CHECK(rc == 0, "open %s", argv[1]);
 	if (rc)
