@@ -416,6 +416,16 @@ unsigned long long readnum(const char *rel)
 	return v;
 }
 
+void wait_num(const char *rel, unsigned long long want)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (readnum(rel) >= want)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("%s stayed below %llu", rel, want);
+}
+
 void expect_refused(const char *rel, const char *value, int err)
 {
 	char *before = readf(rel), *after;

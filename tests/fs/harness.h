@@ -80,6 +80,8 @@ unsigned int err_lines(void);
 const char *err_last(void);
 /* The value of a one-line file as a number (fails the test if absent). */
 unsigned long long readnum(const char *rel);
+/* Wait until the number in @rel reaches @want (10 s at most; fails the test). */
+void wait_num(const char *rel, unsigned long long want);
 
 /* Assert a write fails with @err, leaves @file's value as it was and adds
  * one errors line mentioning @path_part. */

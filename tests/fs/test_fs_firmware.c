@@ -24,17 +24,6 @@
 
 #include "harness.h"
 
-/* Wait until the number in @rel reaches @want (bounded; fails the test). */
-static void wait_num(const char *rel, unsigned long long want)
-{
-	for (int i = 0; i < 1000; i++) {
-		if (readnum(rel) >= want)
-			return;
-		usleep(10000);
-	}
-	ck_abort_msg("%s stayed below %llu", rel, want);
-}
-
 START_TEST(monitors)
 {
 	char *s;
