@@ -70,6 +70,27 @@ module_param(reenter_unmap, bool, 0644);
 MODULE_PARM_DESC(reenter_unmap,
 		 "dma_unmap_pages runs the pin's callback synchronously first (tests re-entry guards)");
 
+static int invalidate_after_map;
+module_param(invalidate_after_map, int, 0644);
+MODULE_PARM_DESC(invalidate_after_map,
+		 "the next N dma_map_pages run the pin's callback after making the mapping, "
+		 "before returning it (the memory goes away once the client's mapping exists)");
+
+/*
+ * Who frees after a free callback.  NVIDIA's open kernel modules (595.x):
+ * the resource manager frees the page table and every DMA mapping left once
+ * the callback returns; nvidia_p2p_free_page_table/free_dma_mapping are
+ * no-ops.  The older reading of the interface, which legacy_free models:
+ * the callback must free them itself with those calls, and whatever it
+ * does not free is leaked (counted in NVSTUB_STATS leaked; the stub still
+ * releases it so the machine stays clean).
+ */
+static bool legacy_free;
+module_param(legacy_free, bool, 0644);
+MODULE_PARM_DESC(legacy_free,
+		 "the older free-callback contract: the client frees page table and mappings "
+		 "in its callback; what it leaves counts as leaked");
+
 static int invalidate_on_map;
 module_param(invalidate_on_map, int, 0644);
 MODULE_PARM_DESC(invalidate_on_map,
@@ -242,10 +263,22 @@ static void stub_pin_release_locked(struct stub_pin *pin)
  */
 static void stub_fire(struct stub_pin *pin)
 {
+	struct stub_map *map;
+
 	pin->cb(pin->data);
 
 	mutex_lock(&stub.lock);
 	stub.st.callbacks++;
+	if (READ_ONCE(legacy_free)) {
+		unsigned int left = !pin->pt_freed;
+
+		list_for_each_entry(map, &pin->maps, node)
+			left++;
+		if (left)
+			pr_warn("nv_p2p_stub: legacy_free: the callback left %u object(s) unfreed\n",
+				left);
+		stub.st.leaked += left;
+	}
 	stub_pin_release_locked(pin);
 	mutex_unlock(&stub.lock);
 	complete_all(&pin->cb_done);
@@ -462,10 +495,17 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 			break;
 		}
 	}
-	if (!found || map->pin->state != PIN_CB_RUNNING)
+	if (!found || map->pin->state != PIN_CB_RUNNING) {
 		stub_misuse("free_dma_mapping outside the invalidation callback");
-	else
+	} else if (READ_ONCE(legacy_free)) {
+		list_del(&map->node); /* freed here, by the client */
+		list_del(&map->gnode);
+		stub.st.mappings--;
+		kfree(map->m.dma_addresses);
+		kfree(map);
+	} else {
 		map->pin->maps_freed = true;
+	}
 	mutex_unlock(&stub.lock);
 	return 0;
 }
@@ -529,6 +569,16 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table 
 	list_add_tail(&map->gnode, &stub.maps);
 	stub.st.mappings++;
 	*dma_mapping = &map->m;
+	if (READ_ONCE(invalidate_after_map) > 0) {
+		/* The memory goes away now: the callback runs before the client
+		 * has its mapping back; what we return is then already gone. */
+		WRITE_ONCE(invalidate_after_map, invalidate_after_map - 1);
+		pin->state = PIN_CB_RUNNING;
+		kref_get(&pin->ref);
+		mutex_unlock(&stub.lock);
+		stub_fire(pin);
+		return 0;
+	}
 	mutex_unlock(&stub.lock);
 	return 0;
 

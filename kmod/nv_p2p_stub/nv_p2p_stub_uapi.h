@@ -37,6 +37,7 @@ struct nvstub_stats {
 	__u64 put_pages;     /* successful nvidia_p2p_put_pages */
 	__u64 stale_dma;     /* device DMA to a bus address once mapped, now gone */
 	__u64 misuse;        /* API rule broken by the caller (also a WARN) */
+	__u64 leaked;        /* legacy_free: objects a callback left unfreed */
 };
 
 #define NVSTUB_ALLOC _IOWR('S', 0x40, struct nvstub_alloc)

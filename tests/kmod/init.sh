@@ -27,6 +27,8 @@ if [ -x /t/t_lib ]; then run /t/t_lib /dev/gpuasync_emu0; else echo "KTEST skip 
 # Load/unload cycles with buffers registered: refused while a process holds
 # buffers, clean after kill -9, then again after a plain exit.
 for cycle in 1 2 3; do
+	# The redirection happens in the child: an old file would answer for it.
+	rm -f /tmp/hold.out
 	/t/kt hold > /tmp/hold.out 2>&1 &
 	hp=$!
 	if wait_for /tmp/hold.out HOLDING; then
