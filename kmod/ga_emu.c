@@ -456,6 +456,39 @@ GA_EMU_SHOW(tx_prbs_errors)
 static DEVICE_ATTR_RO(tx_prbs_errors);
 
 
+/* Upstream mode's source, for a tool that waits in vain: engine, ring
+ * position, the first buffers' free-list state and size words, deadtime. */
+static ssize_t up_state_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	struct ga_model *m = e->m;
+	unsigned int i, n;
+	int len;
+
+	mutex_lock(&e->model_lock);
+	n = min_t(unsigned int, m->p.max_buffers, 8);
+	len = sysfs_emit(buf, "write_enabled=%d index=%u count=%u busy=%d busy_index=%u",
+			 m->write_enabled, m->write_index, m->write_count, e->up_busy,
+			 e->up_busy_index);
+	len += sysfs_emit_at(buf, len, " armed=");
+	for (i = 0; i < n; i++)
+		len += sysfs_emit_at(buf, len, "%d", m->armed[i]);
+	len += sysfs_emit_at(buf, len, " size_words=");
+	for (i = 0; i < n; i++) {
+		u64 base = ga_emu_write_addr(m, i);
+		u32 db = 0;
+
+		if (!base || ga_emu_dma_read(e, base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)))
+			len += sysfs_emit_at(buf, len, "%s-", i ? "," : "");
+		else
+			len += sysfs_emit_at(buf, len, "%s%u", i ? "," : "", db);
+	}
+	mutex_unlock(&e->model_lock);
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+static DEVICE_ATTR_RO(up_state);
+
 static ssize_t tx_last_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct ga_emu *e = ga_emu_of(dev);
@@ -541,6 +574,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_tx_last.attr,
 	&dev_attr_ticks.attr,
 	&dev_attr_up_frames.attr,
+	&dev_attr_up_state.attr,
 	&dev_attr_tx_prbs_errors.attr,
 	NULL,
 };
