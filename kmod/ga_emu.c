@@ -111,7 +111,11 @@ struct ga_emu {
 	u32 up_seq;
 	u64 up_frames, tx_prbs_errors;
 	u64 ticks;    /* firmware ticks run: absence checks wait for these */
+	/* upstream mode's last events (up_log): tick, what, buffer, value */
+	struct { u64 tick; char what; u8 idx; u32 val; } up_log[32];
+	unsigned int up_log_n;
 	unsigned long born; /* jiffies at creation: AxiVersion uptime */
+	u64 up_on_tick; /* tick the write engine was first seen on; 0: off */
 	bool up_busy; /* deadtime: the last frame went to write buffer up_busy_index */
 	unsigned int up_busy_index;
 	u64 up_busy_base; /* ...at this address, its size word at + GA_HDR_SIZE_OFFSET */
@@ -233,6 +237,15 @@ static void ga_emu_fill_prbs(void *ctx, void *dst, uint32_t len)
  * so their timing, assumes frames of at most 64 KiB).
  */
 #define GA_EMU_UPSTREAM_MAX_FRAME 65536u
+/*
+ * The source starts this many ticks after the write engine goes on: the
+ * tools switch the engine on and only then clear their buffers' size words
+ * and re-arm (dmaGpuToggleTest's resume), so a frame sent at once would be
+ * wiped before they look (1% of 7.5 toggle runs stalled that way, where an
+ * enable ioctl made the card act at once).  Upstream's emulator gets the
+ * same grace from its tick phase, by chance.
+ */
+#define GA_EMU_UPSTREAM_START_TICKS 5
 /* Write buffer @i's address register, or 0 when the table has none. */
 static u64 ga_emu_write_addr(struct ga_model *m, unsigned int i)
 {
@@ -242,6 +255,16 @@ static u64 ga_emu_write_addr(struct ga_model *m, unsigned int i)
 	    ga_reg_offset(GA_REG_WRITE_ADDR_HI, m->layout, m->p.version, i, m->p.max_buffers, &hi))
 		return 0;
 	return (u64)ga_model_reg_read(m, hi) << 32 | ga_model_reg_read(m, lo);
+}
+
+static void ga_emu_up_event(struct ga_emu *e, char what, unsigned int idx, u32 val)
+{
+	unsigned int k = e->up_log_n++ % ARRAY_SIZE(e->up_log);
+
+	e->up_log[k].tick = e->ticks;
+	e->up_log[k].what = what;
+	e->up_log[k].idx = idx;
+	e->up_log[k].val = val;
 }
 
 static void ga_emu_upstream_tick(struct ga_emu *e)
@@ -254,9 +277,19 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	 * goes off, or the buffer goes away (never read a stale address). */
 	if (e->up_busy &&
 	    (!m->write_enabled || ga_emu_write_addr(m, e->up_busy_index) != e->up_busy_base ||
-	     ga_emu_dma_read(e, e->up_busy_base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)) || !db))
+	     ga_emu_dma_read(e, e->up_busy_base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)) || !db)) {
 		e->up_busy = false;
-	if (e->up_busy || !ga_model_write_ready(m))
+		ga_emu_up_event(e, m->write_enabled ? 'r' : 'o', e->up_busy_index, 0);
+	}
+	if (!m->write_enabled && e->up_on_tick) {
+		e->up_on_tick = 0;
+		ga_emu_up_event(e, 'd', 0, 0);
+	} else if (m->write_enabled && !e->up_on_tick) {
+		e->up_on_tick = e->ticks + 1;
+		ga_emu_up_event(e, 'e', 0, 0);
+	}
+	if (e->up_busy || !ga_model_write_ready(m) ||
+	    e->ticks + 1 < e->up_on_tick + GA_EMU_UPSTREAM_START_TICKS)
 		return;
 	if (!ga_reg_offset(GA_REG_WRITE_MAX_SIZE, m->layout, m->p.version, 0, m->p.max_buffers,
 			   &off))
@@ -264,6 +297,7 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	size = min_t(u32, size ? size : 4096, GA_EMU_UPSTREAM_MAX_FRAME);
 	if (ga_model_push_fill(m, size, 0x02, 0, ga_emu_fill_prbs, e) != GA_PUSH_DELIVERED)
 		return;
+	ga_emu_up_event(e, 'F', m->last.index, e->up_seq);
 	e->up_seq++;
 	e->up_frames++;
 	e->up_busy_index = m->last.index;
@@ -489,6 +523,33 @@ static ssize_t up_state_show(struct device *dev, struct device_attribute *attr, 
 }
 static DEVICE_ATTR_RO(up_state);
 
+/* The source's last events, oldest first: "tick:F<buffer>=<sequence>" a
+ * frame sent, "r<buffer>" deadtime ended by the consumer, "o<buffer>" by the
+ * engine going off, "e0"/"d0" the write engine seen on/off. */
+static ssize_t up_log_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	unsigned int i, n, first;
+	int len = 0;
+
+	mutex_lock(&e->model_lock);
+	n = min_t(unsigned int, e->up_log_n, ARRAY_SIZE(e->up_log));
+	first = e->up_log_n - n;
+	for (i = 0; i < n; i++) {
+		unsigned int k = (first + i) % ARRAY_SIZE(e->up_log);
+
+		len += sysfs_emit_at(buf, len, "%llu:%c%u", e->up_log[k].tick, e->up_log[k].what,
+				     e->up_log[k].idx);
+		if (e->up_log[k].what == 'F')
+			len += sysfs_emit_at(buf, len, "=%u", e->up_log[k].val);
+		len += sysfs_emit_at(buf, len, " ");
+	}
+	mutex_unlock(&e->model_lock);
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+static DEVICE_ATTR_RO(up_log);
+
 static ssize_t tx_last_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct ga_emu *e = ga_emu_of(dev);
@@ -575,6 +636,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_ticks.attr,
 	&dev_attr_up_frames.attr,
 	&dev_attr_up_state.attr,
+	&dev_attr_up_log.attr,
 	&dev_attr_tx_prbs_errors.attr,
 	NULL,
 };

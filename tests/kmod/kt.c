@@ -1384,6 +1384,18 @@ static void t_upstream(void)
 	wait_ticks(3);
 	CHECK(word_at(w[2] + 4) == 0 && sys_read("up_frames") == up0 + 2, "withdrawn arm used");
 	CHECK(field(fd, GA_REG_RX_FRAME_COUNT, 0) == 2);
+	/* Startup grace: switched on with a buffer armed, the source lets a
+	 * few ticks pass (the tools clear and re-arm after enabling).  Ticks
+	 * of 20 ms, so that counting two of them cannot overshoot five. */
+	CHECK_OK(write_file("/sys/module/gpuasync/parameters/emulate_poll_us", "20000"));
+	set_field(fd, GA_REG_WRITE_ENABLE, 0);
+	wait_ticks(2);
+	regs[fw[0]] = 1;
+	set_field(fd, GA_REG_WRITE_ENABLE, 1);
+	wait_ticks(2);
+	CHECK(word_at(w[0] + 4) == 0, "a frame at once after the enable");
+	CHECK(wait_word(w[0] + 4) == 1000, "no frame after the grace");
+	CHECK_OK(write_file("/sys/module/gpuasync/parameters/emulate_poll_us", "500"));
 
 	/* GPU->FPGA: the frame sent back is PRBS; a zeroed one is counted. */
 	memcpy(r[0] + 16, w[0] + 16, 1000);
