@@ -123,7 +123,7 @@ static void latency_record(struct ga_model *m, enum ga_reg_id cur, enum ga_reg_i
 		reg_set(m, min, index, v);
 }
 
-static uint64_t buf_addr(const struct ga_model *m, bool write, unsigned int index)
+uint64_t ga_model_buf_addr(const struct ga_model *m, bool write, unsigned int index)
 {
 	enum ga_reg_id lo = write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
 	enum ga_reg_id hi = write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
@@ -465,7 +465,7 @@ static void cancel_read(struct ga_model *m, unsigned int i)
 static void service_read(struct ga_model *m, unsigned int i)
 {
 	uint32_t len = m->read_len[i];
-	uint64_t base = buf_addr(m, false, i);
+	uint64_t base = ga_model_buf_addr(m, false, i);
 	bool v4 = m->layout != GA_LAYOUT_V1;
 	uint64_t t0 = now(m), t1;
 	uint32_t result = 0;
@@ -600,7 +600,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	if (!m->write_enabled) {
 		/* Accepted with "drop": nothing written but the descriptor,
 		 * which goes to write address [0] (facts §3.1 steps 2, 5). */
-		base = buf_addr(m, true, 0);
+		base = ga_model_buf_addr(m, true, 0);
 		if (base && write_header(m, base, 0, len, fu, lu))
 			result = AXI_SLVERR;
 		write_done(m, result);
@@ -625,7 +625,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	m->lat_start_ns[i] = t0;
 	m->lat_valid[i] = 1;
 
-	base = buf_addr(m, true, i);
+	base = ga_model_buf_addr(m, true, i);
 	max = write_max(m, i);
 	n = len;
 	if (n > max) {

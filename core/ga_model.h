@@ -175,6 +175,9 @@ enum ga_model_push ga_model_push_fill(struct ga_model *m, uint32_t len, uint8_t 
  * forget write buffer @index's free-list bit, or read buffer @index's
  * pending request. */
 void ga_model_forget(struct ga_model *m, bool write, unsigned int index);
+/* The bus address write (@write) or read buffer @index is programmed with
+ * (0 when unset): where the model's DMA for it goes. */
+uint64_t ga_model_buf_addr(const struct ga_model *m, bool write, unsigned int index);
 /* Is the next write buffer armed (a push would not meet backpressure)? */
 bool ga_model_write_ready(const struct ga_model *m);
 /* Are there read requests the engine could service now? */

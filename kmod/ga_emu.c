@@ -246,17 +246,6 @@ static void ga_emu_fill_prbs(void *ctx, void *dst, uint32_t len)
  * same grace from its tick phase, by chance.
  */
 #define GA_EMU_UPSTREAM_START_TICKS 5
-/* Write buffer @i's address register, or 0 when the table has none. */
-static u64 ga_emu_write_addr(struct ga_model *m, unsigned int i)
-{
-	u32 lo, hi;
-
-	if (ga_reg_offset(GA_REG_WRITE_ADDR_LO, m->layout, m->p.version, i, m->p.max_buffers, &lo) ||
-	    ga_reg_offset(GA_REG_WRITE_ADDR_HI, m->layout, m->p.version, i, m->p.max_buffers, &hi))
-		return 0;
-	return (u64)ga_model_reg_read(m, hi) << 32 | ga_model_reg_read(m, lo);
-}
-
 static void ga_emu_up_event(struct ga_emu *e, char what, unsigned int idx, u32 val)
 {
 	unsigned int k = e->up_log_n++ % ARRAY_SIZE(e->up_log);
@@ -276,7 +265,7 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	/* Deadtime ends when the consumer clears the size word, the engine
 	 * goes off, or the buffer goes away (never read a stale address). */
 	if (e->up_busy &&
-	    (!m->write_enabled || ga_emu_write_addr(m, e->up_busy_index) != e->up_busy_base ||
+	    (!m->write_enabled || ga_model_buf_addr(m, true, e->up_busy_index) != e->up_busy_base ||
 	     ga_emu_dma_read(e, e->up_busy_base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)) || !db)) {
 		e->up_busy = false;
 		ga_emu_up_event(e, m->write_enabled ? 'r' : 'o', e->up_busy_index, 0);
@@ -301,7 +290,7 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	e->up_seq++;
 	e->up_frames++;
 	e->up_busy_index = m->last.index;
-	e->up_busy_base = ga_emu_write_addr(m, m->last.index);
+	e->up_busy_base = ga_model_buf_addr(m, true, m->last.index);
 	e->up_busy = e->up_busy_base != 0;
 }
 
@@ -509,7 +498,7 @@ static ssize_t up_state_show(struct device *dev, struct device_attribute *attr, 
 		len += sysfs_emit_at(buf, len, "%d", m->armed[i]);
 	len += sysfs_emit_at(buf, len, " size_words=");
 	for (i = 0; i < n; i++) {
-		u64 base = ga_emu_write_addr(m, i);
+		u64 base = ga_model_buf_addr(m, true, i);
 		u32 db = 0;
 
 		if (!base || ga_emu_dma_read(e, base + GA_HDR_SIZE_OFFSET, &db, sizeof(db)))
