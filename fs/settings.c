@@ -76,15 +76,6 @@ static int show_settings(struct fs_ctx *c, struct strbuf *sb)
 	return ret ? -ENOMEM : 0;
 }
 
-/* The table row named @name, or -1. */
-static int reg_by_name(const char *name, size_t len)
-{
-	for (int id = 0; id < GA_REG_COUNT; id++)
-		if (strlen(ga_regs[id].name) == len && !strncmp(ga_regs[id].name, name, len))
-			return id;
-	return -1;
-}
-
 static size_t trim(const char **s, size_t len)
 {
 	while (len && isspace((unsigned char)**s)) {
@@ -123,7 +114,12 @@ static int parse_line(struct fs *fs, const char *s, size_t len, unsigned int lin
 	klen = trim(&s, klen);
 	val = eq + 1;
 	vlen = trim(&val, (size_t)(end - val));
-	id = reg_by_name(s, klen);
+	{
+		char key[64];
+
+		snprintf(key, sizeof(key), "%.*s", (int)(klen < sizeof(key) ? klen : 0), s);
+		id = ga_reg_find(key);
+	}
 	if (id < 0)
 		return fs_err(-EINVAL, "settings line %u: unknown setting '%.*s'", line, (int)klen,
 			      s);
