@@ -121,11 +121,13 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 #define GA_Rem_Buffer 0x8101       /* arg: struct ga_buffer_ref * */
 #define GA_Arm_Buffers 0x8102      /* arg: struct ga_arm_many * */
 #define GA_Get_Buffer_Table 0x8103 /* arg: struct ga_buffer_table * */
+#define GA_Add_Dmabuf 0x8104       /* arg: struct ga_dmabuf_add * */
 
 #define GA_ABI_VERSION 1
 #define GA_FEAT_REM_BUFFER (1u << 0)
 #define GA_FEAT_ARM_MANY (1u << 1)
 #define GA_FEAT_BUFFER_TABLE (1u << 2)
+#define GA_FEAT_DMABUF (1u << 3)
 
 struct ga_buffer_ref {
 	ga_u32 write; /* in: 1 write (FPGA->GPU) list, 0 read list */
@@ -153,6 +155,9 @@ struct ga_buffer_entry {
 GA_ABI_ASSERT(sizeof(struct ga_buffer_entry) == 40, "ga_buffer_entry size");
 
 #define GA_BUF_INVALIDATED (1u << 0) /* the GPU memory went away */
+/* Registered with GA_Add_Dmabuf; gpu_address is then the offset into the
+ * dma-buf, pages the 64 KiB pages the buffer spans. */
+#define GA_BUF_DMABUF (1u << 1)
 
 struct ga_buffer_table {
 	ga_u64 entries; /* in: user pointer to struct ga_buffer_entry[capacity] */
@@ -160,5 +165,28 @@ struct ga_buffer_table {
 	ga_u32 count;   /* out: entries that exist (may exceed capacity) */
 };
 GA_ABI_ASSERT(sizeof(struct ga_buffer_table) == 16, "ga_buffer_table size");
+
+/*
+ * GA_Add_Dmabuf: register a buffer from a dma-buf (CUDA's
+ * cuMemGetHandleForAddressRange(..DMA_BUF_FD..), udmabuf, any exporter)
+ * instead of nvidia_p2p.  The driver takes its own reference: the caller may
+ * close fd afterwards.  The buffer goes to the end of its list like
+ * GPU_Add_Nvidia_Memory's and is removed the same ways.  If the exporter
+ * revokes the memory (move_notify), the buffer is invalidated exactly as by
+ * an nvidia_p2p free callback.  Errors: EBADF/EINVAL fd is not a dma-buf;
+ * EINVAL offset not 64 KiB aligned, size not a non-zero multiple of 64 KiB,
+ * range outside the dma-buf, or memory not contiguous on the bus (the card
+ * takes one base address; the kernel log says which); the exporter's error
+ * when it refuses the card's device.
+ */
+struct ga_dmabuf_add {
+	ga_u32 fd;     /* in: dma-buf file descriptor */
+	ga_u32 write;  /* in: 1 write (FPGA->GPU) list, 0 read list */
+	ga_u64 offset; /* in: first byte of the buffer in the dma-buf */
+	ga_u32 size;   /* in: bytes */
+	ga_u32 index;  /* out: the buffer's index in its list */
+};
+GA_ABI_ASSERT(sizeof(struct ga_dmabuf_add) == 24, "ga_dmabuf_add size");
+GA_ABI_ASSERT(offsetof(struct ga_dmabuf_add, offset) == 8, "ga_dmabuf_add.offset");
 
 #endif /* GPUASYNC_ABI_H */
