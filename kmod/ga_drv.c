@@ -282,7 +282,7 @@ static void ga_wait_idle(struct ga_card *card, unsigned int dirs)
  * Stop all DMA to @buf: engine off if it ran, address zeroed, wait.
  * Context: the free callback, buf->lock held (or the re-entered caller's).
  */
-static void ga_buf_stop_dma(struct ga_buf *buf)
+void ga_buf_stop_dma(struct ga_buf *buf)
 {
 	struct ga_card *card = buf->card;
 	bool was_on;
@@ -366,6 +366,10 @@ static void ga_buf_unpin(struct ga_buf *buf)
 	int ret;
 
 	lockdep_assert_held(&buf->card->lock);
+	if (buf->dmabuf) {
+		ga_dmabuf_release(buf);
+		return;
+	}
 	mutex_lock(&buf->lock);
 	if (buf->state == GA_PIN_LIVE || buf->state == GA_PIN_SETUP) {
 		if (buf->map) {
@@ -407,6 +411,20 @@ static void ga_buf_unpin(struct ga_buf *buf)
 static u32 ga_payload_max(const struct ga_card *card, u32 size)
 {
 	return size - card->dma_data_bytes;
+}
+
+/* Program @buf's bus address (and sizes of a write buffer) into the card. */
+void ga_buf_program(struct ga_card *card, struct ga_buf *buf)
+{
+	mutex_lock(&card->reg_lock);
+	ga_set_addr(card, buf->write, buf->index, buf->bus);
+	if (buf->write) {
+		if (ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
+			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, ga_payload_max(card, buf->size));
+		if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
+			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, ga_payload_max(card, buf->size));
+	}
+	mutex_unlock(&card->reg_lock);
 }
 
 static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
@@ -462,16 +480,7 @@ static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
 	}
 	buf->bus = map->dma_addresses[0] + off;
 	buf->pages = pt->entries;
-
-	mutex_lock(&card->reg_lock);
-	ga_set_addr(card, buf->write, buf->index, buf->bus);
-	if (buf->write) {
-		if (ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, ga_payload_max(card, buf->size));
-		if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, ga_payload_max(card, buf->size));
-	}
-	mutex_unlock(&card->reg_lock);
+	ga_buf_program(card, buf);
 	buf->state = GA_PIN_LIVE;
 	mutex_unlock(&buf->lock);
 	return 0;
@@ -575,12 +584,74 @@ static int ga_check_owner(struct ga_card *card)
 
 /* ---- ioctls -------------------------------------------------------------- */
 
+/* A buffer for @gf's list @write, not yet placed (card->lock not held). */
+struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size)
+{
+	struct ga_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+
+	if (!buf)
+		return NULL;
+	buf->card = gf->card;
+	buf->owner = gf;
+	buf->tgid = task_tgid_nr(current);
+	buf->write = write;
+	buf->gpu_address = address;
+	buf->size = size;
+	mutex_init(&buf->lock);
+	init_completion(&buf->cb_done);
+	INIT_LIST_HEAD(&buf->win_node);
+	buf->state = GA_PIN_SETUP;
+	return buf;
+}
+
+/*
+ * May @buf join its list?  Sets buf->index to the next slot.  card->lock
+ * held; the caller then pins or maps and calls ga_add_commit().
+ */
+int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
+{
+	int d = ga_dir(buf->write), ret;
+	u32 index, cur;
+
+	lockdep_assert_held(&card->lock);
+	ret = ga_check_owner(card);
+	if (ret)
+		return ret;
+	/* Indices are positional, as upstream: the next one is the count. */
+	index = card->count[d];
+	if (index >= card->max_buffers)
+		return -EINVAL;
+	/* V4: one size for all write buffers. */
+	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
+	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
+	    cur != ga_payload_max(card, buf->size))
+		return -EINVAL;
+	buf->index = index;
+	return 0;
+}
+
+/* Place a programmed @buf in its list.  card->lock held. */
+void ga_add_commit(struct ga_card *card, struct ga_buf *buf)
+{
+	int d = ga_dir(buf->write);
+
+	lockdep_assert_held(&card->lock);
+	card->bufs[d][buf->index] = buf;
+	card->count[d] = buf->index + 1;
+	card->owner_tgid = buf->tgid;
+	/* Counts only: the enables stay as they are (upstream main turned the
+	 * engines on here, before user space could arm anything).
+	 */
+	mutex_lock(&card->reg_lock);
+	ga_program_counts(card);
+	mutex_unlock(&card->reg_lock);
+}
+
 static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 {
 	struct ga_card *card = gf->card;
 	struct ga_buf *buf;
-	u32 index, cur;
-	int d = ga_dir(write), ret;
+	int ret;
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
@@ -589,58 +660,21 @@ static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 	if (address + size < address)
 		return -EINVAL;
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = ga_buf_new(gf, write, address, size);
 	if (!buf)
 		return -ENOMEM;
-	buf->card = card;
-	buf->owner = gf;
-	buf->tgid = task_tgid_nr(current);
-	buf->write = write;
-	buf->gpu_address = address;
-	buf->size = size;
 	buf->pin_va = address & ~(u64)(GA_GPU_PAGE_SIZE - 1);
 	buf->pin_len = ALIGN(address + size - buf->pin_va, (u64)GA_GPU_PAGE_SIZE);
-	mutex_init(&buf->lock);
-	init_completion(&buf->cb_done);
-	buf->state = GA_PIN_SETUP;
 
 	mutex_lock(&card->lock);
-	ret = ga_check_owner(card);
-	if (ret)
-		goto out_unlock;
-	/* Indices are positional, as upstream: the next one is the count. */
-	index = card->count[d];
-	if (index >= card->max_buffers) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	/* V4: one size for all write buffers. */
-	if (write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
-	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
-	    cur != ga_payload_max(card, size)) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	buf->index = index;
-	ret = ga_buf_pin(card, buf);
-	if (ret)
-		goto out_unlock;
-
-	card->bufs[d][index] = buf;
-	card->count[d] = index + 1;
-	card->owner_tgid = buf->tgid;
-	/* Counts only: the enables stay as they are (upstream main turned the
-	 * engines on here, before user space could arm anything).
-	 */
-	mutex_lock(&card->reg_lock);
-	ga_program_counts(card);
-	mutex_unlock(&card->reg_lock);
+	ret = ga_add_slot(card, buf);
+	if (!ret)
+		ret = ga_buf_pin(card, buf);
+	if (!ret)
+		ga_add_commit(card, buf);
 	mutex_unlock(&card->lock);
-	return 0;
-
-out_unlock:
-	mutex_unlock(&card->lock);
-	kfree(buf);
+	if (ret)
+		kfree(buf);
 	return ret;
 }
 
@@ -889,8 +923,9 @@ static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
 				e[n].size = buf->size;
 				e[n].pages = buf->pages;
 				e[n].owner_tgid = buf->tgid;
-				e[n].flags = READ_ONCE(buf->state) == GA_PIN_INVALIDATED ?
-						     GA_BUF_INVALIDATED : 0;
+				e[n].flags = (READ_ONCE(buf->state) == GA_PIN_INVALIDATED ?
+						      GA_BUF_INVALIDATED : 0) |
+					     (buf->dmabuf ? GA_BUF_DMABUF : 0);
 			}
 			n++;
 		}
@@ -941,13 +976,15 @@ static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ga_ioctl_enable(gf, false, arg);
 	case GA_Get_Abi_Version:
 		return (GA_ABI_VERSION << 16) | GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY |
-		       GA_FEAT_BUFFER_TABLE;
+		       GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF;
 	case GA_Rem_Buffer:
 		return ga_ioctl_rem_buffer(gf, argp);
 	case GA_Arm_Buffers:
 		return ga_ioctl_arm_many(gf, argp);
 	case GA_Get_Buffer_Table:
 		return ga_ioctl_buffer_table(gf, argp);
+	case GA_Add_Dmabuf:
+		return ga_dmabuf_add(gf, argp);
 	}
 
 	switch (cmd & 0xffff) {
@@ -1057,6 +1094,20 @@ static ssize_t live_pins_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(live_pins);
 
+static ssize_t live_dmabufs_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ga_live_dmabufs));
+}
+static DEVICE_ATTR_RO(live_dmabufs);
+
+static ssize_t dma_faults_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&card->dma_faults));
+}
+static DEVICE_ATTR_RO(dma_faults);
+
 static ssize_t core_offset_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct ga_card *card = dev_get_drvdata(dev);
@@ -1073,6 +1124,8 @@ static struct attribute *ga_card_attrs[] = {
 	&dev_attr_buffers.attr,
 	&dev_attr_quiesce_timeouts.attr,
 	&dev_attr_live_pins.attr,
+	&dev_attr_live_dmabufs.attr,
+	&dev_attr_dma_faults.attr,
 	&dev_attr_core_offset.attr,
 	NULL,
 };
@@ -1176,6 +1229,8 @@ struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, v
 	card->minor = -1;
 	mutex_init(&card->lock);
 	mutex_init(&card->reg_lock);
+	mutex_init(&card->win_lock);
+	INIT_LIST_HEAD(&card->windows);
 	return card;
 }
 
@@ -1416,6 +1471,7 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	}
 	card->pdev = pdev;
+	card->dma_dev = &pdev->dev;
 	card->bar_len = p->len;
 	ret = ga_card_register(card, &pdev->dev);
 	if (ret) {
@@ -1507,6 +1563,8 @@ static void __exit ga_exit(void)
 	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
 	WARN(atomic_read(&ga_live_pins), "gpuasync: %d GPU pins leaked\n",
 	     atomic_read(&ga_live_pins));
+	WARN(atomic_read(&ga_live_dmabufs), "gpuasync: %d dma-buf attachments leaked\n",
+	     atomic_read(&ga_live_dmabufs));
 }
 
 module_init(ga_init);

@@ -29,6 +29,9 @@ extern unsigned int ga_core_offset;
 
 struct ga_card;
 struct vm_area_struct;
+struct dma_buf;
+struct dma_buf_attachment;
+struct sg_table;
 
 struct ga_card_ops {
 	/* 32-bit access at byte offset @off of BAR0 (already range-checked). */
@@ -68,7 +71,7 @@ struct ga_buf {
 	pid_t tgid;            /* thread group that registered it */
 	bool write;            /* FPGA->GPU (write) list */
 	u32 index;
-	u64 gpu_address;       /* as passed by user space */
+	u64 gpu_address;       /* as passed by user space (dma-buf: the offset) */
 	u32 size;
 	u64 pin_va, pin_len;   /* the 64 KiB aligned range pinned */
 	u64 bus;               /* programmed into the card */
@@ -85,6 +88,16 @@ struct ga_buf {
 	enum ga_pin_state state;
 	struct nvidia_p2p_page_table *pt;
 	struct nvidia_p2p_dma_mapping *map;
+	/*
+	 * Registered from a dma-buf (GA_Add_Dmabuf) instead of nvidia_p2p:
+	 * our reference, our dynamic attachment, and its mapping while LIVE.
+	 * The dma-buf's reservation lock guards sgt and orders above
+	 * buf->lock (the exporter calls move_notify holding it).
+	 */
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+	struct list_head win_node; /* card->windows while the card may DMA */
 	/* Re-entry guard: task inside an nvidia_p2p_* call holding lock. */
 	struct task_struct *nv_caller;
 	/* Completed by the callback after its last access to this struct. */
@@ -113,6 +126,9 @@ struct ga_card {
 	 */
 	struct cdev *cdev;
 	struct device *dev;
+	/* The device the card DMAs as (dma-buf attachments): the PCI
+	 * function, or the emulated card's platform device. */
+	struct device *dma_dev;
 
 	/* Identity, read once at creation. */
 	bool gpu_en;           /* GpuAsyncCore present and version supported */
@@ -133,6 +149,14 @@ struct ga_card {
 	/* reg_lock: read-modify-write of shared register words (leaf). */
 	struct mutex reg_lock;
 	atomic_t quiesce_timeouts;
+	/*
+	 * The bus ranges of dma-buf buffers the card may reach: what an
+	 * IOMMU would allow.  The emulated card's DMA goes through them
+	 * (ga_dmabuf_card_dma); win_lock is a leaf below the model lock.
+	 */
+	struct mutex win_lock;
+	struct list_head windows;
+	atomic64_t dma_faults; /* emulated DMA to no window and no stub mapping */
 };
 
 /* ga_drv.c */
@@ -143,6 +167,21 @@ struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, v
 int ga_card_register(struct ga_card *card, struct device *parent);
 /* Remove the device node and all buffers, stop, drop the reference. */
 void ga_card_unregister(struct ga_card *card);
+
+/* ga_drv.c, for ga_dmabuf.c */
+int ga_add_slot(struct ga_card *card, struct ga_buf *buf);
+void ga_buf_program(struct ga_card *card, struct ga_buf *buf);
+void ga_buf_stop_dma(struct ga_buf *buf);
+struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size);
+void ga_add_commit(struct ga_card *card, struct ga_buf *buf);
+
+/* ga_dmabuf.c: buffers registered from a dma-buf */
+extern atomic_t ga_live_dmabufs;
+int ga_dmabuf_add(struct ga_file *gf, void __user *argp);
+/* Unmap, detach and put; DMA to @buf stopped.  card->lock held. */
+void ga_dmabuf_release(struct ga_buf *buf);
+/* Emulated card DMA to a dma-buf window of @card (0, or -EFAULT). */
+int ga_dmabuf_card_dma(struct ga_card *card, u64 bus, void *data, u32 len, bool to_bus);
 
 /* ga_emu.c */
 extern const struct attribute_group ga_emu_group;

@@ -34,9 +34,11 @@
  * it, so taking and dropping it is a DMA barrier.
  */
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -93,6 +95,9 @@ MODULE_PARM_DESC(emulate_dma_barrier,
 
 struct ga_emu {
 	struct ga_card *card;
+	/* What the card DMAs as: a device with a 64-bit mask and no IOMMU,
+	 * so that exporters map dma-bufs for it as for a PCI card. */
+	struct platform_device *pdev;
 	void *bar;
 	struct mutex model_lock;
 	struct ga_model *m;
@@ -165,22 +170,29 @@ static void ga_emu_fw_init(struct ga_emu *e, int i)
 
 /* ---- model environment --------------------------------------------------- */
 
-static int ga_emu_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
+/*
+ * The card's DMA: the stub's "GPU memory" (its bus addresses, whether
+ * handed out by nvidia_p2p or by its dma-buf exporter), else system memory
+ * inside a window of a dma-buf buffer (udmabuf).  Real GPU memory is not
+ * reachable from an emulated card.
+ */
+static int ga_emu_dma(struct ga_emu *e, u64 bus, void *data, u32 len, bool to_bus)
 {
 #ifdef GA_P2P_STUB
-	return nv_p2p_stub_dma(bus, (void *)src, len, true);
-#else
-	return -EIO; /* real GPU memory is not reachable from an emulated card */
+	if (!nv_p2p_stub_dma(bus, data, len, to_bus))
+		return 0;
 #endif
+	return ga_dmabuf_card_dma(e->card, bus, data, len, to_bus);
+}
+
+static int ga_emu_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
+{
+	return ga_emu_dma(ctx, bus, (void *)src, len, true);
 }
 
 static int ga_emu_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 {
-#ifdef GA_P2P_STUB
-	return nv_p2p_stub_dma(bus, dst, len, false);
-#else
-	return -EIO;
-#endif
+	return ga_emu_dma(ctx, bus, dst, len, false);
 }
 
 static uint64_t ga_emu_now_ns(void *ctx)
@@ -377,6 +389,8 @@ static void ga_emu_destroy(struct ga_card *card)
 {
 	struct ga_emu *e = card->priv;
 
+	if (e->pdev)
+		platform_device_unregister(e->pdev);
 	vfree(e->scratch);
 	kvfree(e->m);
 	vfree(e->bar);
@@ -695,13 +709,20 @@ static int ga_emu_create(int i)
 			ga_model_reg_write(e->m, off, 4096);
 	}
 
+	e->pdev = platform_device_register_simple("gpuasync_emu", i, NULL, 0);
+	ret = IS_ERR(e->pdev) ? PTR_ERR(e->pdev) :
+				dma_coerce_mask_and_coherent(&e->pdev->dev, DMA_BIT_MASK(64));
+	if (IS_ERR(e->pdev))
+		e->pdev = NULL;
 	snprintf(name, sizeof(name), "gpuasync_emu%d", i);
-	card = ga_card_alloc(name, emulate_dma_barrier ? &ga_emu_ops : &ga_emu_ops_nobarrier, e);
+	card = ret ? NULL :
+		     ga_card_alloc(name, emulate_dma_barrier ? &ga_emu_ops : &ga_emu_ops_nobarrier, e);
 	if (!card) {
 		ga_emu_destroy(&(struct ga_card){ .priv = e });
-		return -ENOMEM;
+		return ret ? ret : -ENOMEM;
 	}
 	card->emulated = true;
+	card->dma_dev = &e->pdev->dev;
 	e->card = card;
 	ret = ga_card_register(card, NULL);
 	if (ret)

@@ -17,7 +17,10 @@
  *    in flight and then succeeds;
  *  - bus addresses are fake, unique and never reused, and
  *    nv_p2p_stub_dma() lets the emulated card copy through them, counting
- *    DMA to a mapping that no longer exists.
+ *    DMA to a mapping that no longer exists;
+ *  - a region can also be exported as a dma-buf (NVSTUB_EXPORT_DMABUF, the
+ *    stand-in for CUDA's dma-buf export), static like NVIDIA's or dynamic
+ *    (dmabuf_dynamic=1: revoked on free, moved on invalidate).
  * Rules of the interface that a client breaks are counted and WARNed.
  *
  * Locking: stub.lock (a mutex) guards every list and counter below.  The
@@ -25,12 +28,16 @@
  * take its own locks and call back into the stub (free_* calls, DMA).
  */
 #include <linux/completion.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/io.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/scatterlist.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/highmem.h>
@@ -97,6 +104,24 @@ MODULE_PARM_DESC(invalidate_on_map,
 		 "the next N dma_map_pages find their memory freed: the callback runs first "
 		 "(tests a callback that arrives while the client is still setting up)");
 
+static bool dmabuf_dynamic;
+module_param(dmabuf_dynamic, bool, 0644);
+MODULE_PARM_DESC(dmabuf_dynamic,
+		 "dma-bufs exported from now on are dynamic (move_notify on free and invalidate) "
+		 "instead of static like NVIDIA's (they keep the memory alive)");
+
+static int fail_dmabuf_attach;
+module_param(fail_dmabuf_attach, int, 0644);
+MODULE_PARM_DESC(fail_dmabuf_attach,
+		 "refuse this many next dma-buf attachments with -EOPNOTSUPP (an exporter that "
+		 "cannot reach the importer, as NVIDIA's on an unsupported PCIe topology)");
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+MODULE_IMPORT_NS("DMA_BUF");
+#else
+MODULE_IMPORT_NS(DMA_BUF);
+#endif
+
 /* ---- structures ---------------------------------------------------------- */
 
 #define STUB_GPU_PAGE (64 * 1024)
@@ -143,16 +168,33 @@ struct stub_pin {
 };
 
 struct stub_map {
-	struct list_head node;  /* pin->maps */
-	struct list_head gnode; /* stub.maps: bus address lookup */
+	struct list_head node;  /* pin->maps, or the export's maps */
+	struct list_head gnode; /* stub.maps: bus address lookup (empty once taken back) */
 	struct nvidia_p2p_dma_mapping m;
-	struct stub_pin *pin;
+	struct stub_pin *pin;    /* NULL for a dma-buf mapping */
+	struct page **pages;     /* PAGE_SIZE pages behind entry 0 onwards */
+	struct sg_table *sgt;    /* the dma-buf mapping handed out */
+};
+
+/* A dma-buf exported from part of a region. */
+struct stub_export {
+	struct list_head node;      /* stub.exports */
+	struct stub_region *region; /* a reference: the memory lives while we do */
+	unsigned long first;        /* first PAGE_SIZE page of the region */
+	u64 len;
+	bool dynamic;
+	bool revoked;               /* freed: no new mappings */
+	u64 pass;                   /* the last stub_move_exports that moved it */
+	struct list_head maps;
+	struct dma_buf *dmabuf;
 };
 
 static struct {
 	struct mutex lock;
 	struct list_head regions, pins, maps;
 	struct list_head reserved; /* /dev/nvidia_p2p_stub_mem's regions */
+	struct list_head exports;
+	u64 move_pass;
 	u64 next_va, next_bus;
 	u32 next_id;
 	unsigned long total_pages;
@@ -495,7 +537,7 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 			break;
 		}
 	}
-	if (!found || map->pin->state != PIN_CB_RUNNING) {
+	if (!found || !map->pin || map->pin->state != PIN_CB_RUNNING) {
 		stub_misuse("free_dma_mapping outside the invalidation callback");
 	} else if (READ_ONCE(legacy_free)) {
 		list_del(&map->node); /* freed here, by the client */
@@ -550,6 +592,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table 
 		goto out_unlock;
 	}
 	n = pin->pt.entries;
+	map->pages = pin->pages;
 	map->m.dma_addresses = kcalloc(n, sizeof(u64), GFP_KERNEL);
 	if (!map->m.dma_addresses) {
 		ret = -ENOMEM;
@@ -669,7 +712,7 @@ int nv_p2p_stub_dma(u64 bus, void *buf, u32 len, bool to_bus)
 			break;
 		}
 		off = bus - map->m.dma_addresses[entry];
-		page = map->pin->pages[entry * STUB_PAGES_PER_GPU_PAGE + off / PAGE_SIZE];
+		page = map->pages[entry * STUB_PAGES_PER_GPU_PAGE + off / PAGE_SIZE];
 		chunk = min_t(u32, len, PAGE_SIZE - off % PAGE_SIZE);
 		va = kmap_local_page(page);
 		if (to_bus)
@@ -685,6 +728,200 @@ int nv_p2p_stub_dma(u64 bus, void *buf, u32 len, bool to_bus)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(nv_p2p_stub_dma);
+
+/* ---- dma-buf export ------------------------------------------------------ */
+
+/*
+ * An importer maps the export: fresh fake bus addresses for its 64 KiB
+ * pages, in an sg_table without struct pages (peer memory, as a GPU's
+ * BAR), findable by nv_p2p_stub_dma like nvidia_p2p mappings.
+ */
+static struct sg_table *stub_dmabuf_map(struct dma_buf_attachment *at, enum dma_data_direction dir)
+{
+	struct stub_export *x = at->dmabuf->priv;
+	u32 n = x->len / STUB_GPU_PAGE, i;
+	struct scatterlist *sg;
+	struct stub_map *map;
+	int ret = -ENOMEM;
+
+	if (x->dynamic)
+		dma_resv_assert_held(at->dmabuf->resv);
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
+		return ERR_PTR(-ENOMEM);
+	map->sgt = kzalloc(sizeof(*map->sgt), GFP_KERNEL);
+	map->m.dma_addresses = kcalloc(n, sizeof(u64), GFP_KERNEL);
+	if (!map->sgt || !map->m.dma_addresses || sg_alloc_table(map->sgt, n, GFP_KERNEL))
+		goto out_free;
+
+	mutex_lock(&stub.lock);
+	if (x->revoked) {
+		mutex_unlock(&stub.lock);
+		ret = -ENODEV;
+		sg_free_table(map->sgt);
+		goto out_free;
+	}
+	for_each_sgtable_sg(map->sgt, sg, i) {
+		map->m.dma_addresses[i] =
+			stub.next_bus + (u64)(scatter ? n - 1 - i : i) * STUB_GPU_PAGE;
+		sg_dma_address(sg) = map->m.dma_addresses[i];
+		sg_dma_len(sg) = STUB_GPU_PAGE;
+	}
+	stub.next_bus += (u64)n * STUB_GPU_PAGE + STUB_GPU_PAGE;
+	map->m.entries = n;
+	map->pages = x->region->pages + x->first;
+	list_add_tail(&map->node, &x->maps);
+	list_add_tail(&map->gnode, &stub.maps);
+	stub.st.mappings++;
+	mutex_unlock(&stub.lock);
+	return map->sgt;
+
+out_free:
+	kfree(map->m.dma_addresses);
+	kfree(map->sgt);
+	kfree(map);
+	return ERR_PTR(ret);
+}
+
+static void stub_dmabuf_unmap(struct dma_buf_attachment *at, struct sg_table *sgt,
+			      enum dma_data_direction dir)
+{
+	struct stub_export *x = at->dmabuf->priv;
+	struct stub_map *map, *found = NULL;
+
+	mutex_lock(&stub.lock);
+	list_for_each_entry(map, &x->maps, node)
+		if (map->sgt == sgt)
+			found = map;
+	if (!found) {
+		stub_misuse("dma-buf unmap of a mapping never handed out");
+		mutex_unlock(&stub.lock);
+		return;
+	}
+	list_del(&found->node);
+	list_del_init(&found->gnode);
+	stub.st.mappings--;
+	mutex_unlock(&stub.lock);
+	sg_free_table(found->sgt);
+	kfree(found->sgt);
+	kfree(found->m.dma_addresses);
+	kfree(found);
+}
+
+static int stub_dmabuf_attach(struct dma_buf *d, struct dma_buf_attachment *at)
+{
+	/* Fake bus addresses are peer memory: only an importer that takes
+	 * addresses without pages may have them.
+	 */
+	if (!at->peer2peer)
+		return -EOPNOTSUPP;
+	if (READ_ONCE(fail_dmabuf_attach) > 0) {
+		WRITE_ONCE(fail_dmabuf_attach, fail_dmabuf_attach - 1);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* Dynamic exports: a pin only promises not to move the memory. */
+static int stub_dmabuf_pin(struct dma_buf_attachment *at)
+{
+	return 0;
+}
+
+static void stub_dmabuf_unpin(struct dma_buf_attachment *at)
+{
+}
+
+static void stub_dmabuf_release(struct dma_buf *d)
+{
+	struct stub_export *x = d->priv;
+
+	mutex_lock(&stub.lock);
+	if (!list_empty(&x->maps))
+		stub_misuse("dma-buf released with mappings");
+	list_del(&x->node);
+	stub.st.dmabufs--;
+	stub_region_put_locked(x->region);
+	mutex_unlock(&stub.lock);
+	kfree(x);
+}
+
+static const struct dma_buf_ops stub_dmabuf_static_ops = {
+	.attach = stub_dmabuf_attach,
+	.map_dma_buf = stub_dmabuf_map,
+	.unmap_dma_buf = stub_dmabuf_unmap,
+	.release = stub_dmabuf_release,
+};
+
+static const struct dma_buf_ops stub_dmabuf_dynamic_ops = {
+	.attach = stub_dmabuf_attach,
+	.pin = stub_dmabuf_pin,
+	.unpin = stub_dmabuf_unpin,
+	.map_dma_buf = stub_dmabuf_map,
+	.unmap_dma_buf = stub_dmabuf_unmap,
+	.release = stub_dmabuf_release,
+};
+
+/* A reference to the dma-buf of @x unless it is already on its way out. */
+static bool stub_export_get(struct stub_export *x)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	return file_ref_get(&x->dmabuf->file->f_ref);
+#else
+	return atomic_long_inc_not_zero(&x->dmabuf->file->f_count);
+#endif
+}
+
+/*
+ * The memory of the dynamic exports of @r (of those overlapping
+ * [va, va + len) when @r is NULL) moves: each importer hears move_notify,
+ * and whatever mapping is left is taken back, so DMA to it is stale.
+ * @revoke: the memory is gone for good (freed): no new mappings.  Returns
+ * how many dma-bufs moved.
+ */
+static int stub_move_exports(struct stub_region *r, u64 va, u64 len, bool revoke)
+{
+	struct stub_export *x, *todo;
+	struct stub_map *map;
+	int total = 0;
+	u64 pass;
+
+	mutex_lock(&stub.lock);
+	pass = ++stub.move_pass;
+	mutex_unlock(&stub.lock);
+	for (;;) {
+		todo = NULL;
+		mutex_lock(&stub.lock);
+		list_for_each_entry(x, &stub.exports, node) {
+			u64 xva = x->region->va + ((u64)x->first << PAGE_SHIFT);
+
+			if (!x->dynamic || x->revoked || x->pass == pass)
+				continue;
+			if (r ? x->region != r : (xva >= va + len || xva + x->len <= va))
+				continue;
+			if (!stub_export_get(x))
+				continue;
+			x->pass = pass;
+			todo = x;
+			break;
+		}
+		mutex_unlock(&stub.lock);
+		if (!todo)
+			return total;
+		dma_resv_lock(todo->dmabuf->resv, NULL);
+		dma_buf_move_notify(todo->dmabuf);
+		mutex_lock(&stub.lock);
+		stub.st.moves++;
+		list_for_each_entry(map, &todo->maps, node)
+			list_del_init(&map->gnode);
+		if (revoke)
+			todo->revoked = true;
+		mutex_unlock(&stub.lock);
+		dma_resv_unlock(todo->dmabuf->resv);
+		dma_buf_put(todo->dmabuf);
+		total++;
+	}
+}
 
 /* ---- /dev/nv_p2p_stub ---------------------------------------------------- */
 
@@ -790,10 +1027,84 @@ static struct stub_region *stub_file_region(struct file *file, u64 va)
 	return NULL;
 }
 
-/* cudaFree: the region leaves the file, every pin on it is invalidated. */
+/* cuMemGetHandleForAddressRange(..DMA_BUF_FD..) for a range of a region. */
+static int stub_export(struct file *file, struct nvstub_export __user *uarg)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct stub_region *r;
+	struct stub_export *x;
+	struct nvstub_export a;
+	struct dma_buf *d;
+	int fd;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags)
+		return -EINVAL;
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&x->maps);
+	x->dynamic = READ_ONCE(dmabuf_dynamic);
+
+	mutex_lock(&stub.lock);
+	r = stub_file_region(file, a.va);
+	if (r && !a.len)
+		a.len = r->va + r->size - a.va;
+	if (!r || (a.va - r->va) % STUB_GPU_PAGE || !a.len || a.len % STUB_GPU_PAGE ||
+	    a.len > r->va + r->size - a.va) {
+		mutex_unlock(&stub.lock);
+		kfree(x);
+		return -EINVAL;
+	}
+	kref_get(&r->ref);
+	x->region = r;
+	x->first = (a.va - r->va) >> PAGE_SHIFT;
+	x->len = a.len;
+	mutex_unlock(&stub.lock);
+
+	info.ops = x->dynamic ? &stub_dmabuf_dynamic_ops : &stub_dmabuf_static_ops;
+	info.size = x->len;
+	info.flags = O_RDWR;
+	info.priv = x;
+	d = dma_buf_export(&info);
+	if (IS_ERR(d)) {
+		mutex_lock(&stub.lock);
+		stub_region_put_locked(r);
+		mutex_unlock(&stub.lock);
+		kfree(x);
+		return PTR_ERR(d);
+	}
+	mutex_lock(&stub.lock);
+	x->dmabuf = d;
+	list_add_tail(&x->node, &stub.exports);
+	stub.st.dmabufs++;
+	mutex_unlock(&stub.lock);
+
+	/* From here the dma-buf's release frees x. */
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(d);
+		return fd;
+	}
+	a.fd = fd;
+	if (copy_to_user(uarg, &a, sizeof(a))) {
+		put_unused_fd(fd);
+		dma_buf_put(d);
+		return -EFAULT;
+	}
+	fd_install(fd, d->file);
+	return 0;
+}
+
+/*
+ * cudaFree: the region leaves the file, every pin on it is invalidated and
+ * its dynamic dma-bufs revoked; static ones keep the memory alive.
+ */
 static void stub_free_region(struct stub_region *r)
 {
 	stub_invalidate(r, 0, 0);
+	stub_move_exports(r, 0, 0, true);
 	mutex_lock(&stub.lock);
 	stub_region_put_locked(r);
 	mutex_unlock(&stub.lock);
@@ -838,7 +1149,9 @@ static long stub_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (rg.va + rg.len < rg.va)
 			return -EINVAL;
 		ret = stub_invalidate(NULL, rg.va, rg.len);
-		return ret;
+		return ret + stub_move_exports(NULL, rg.va, rg.len, false);
+	case NVSTUB_EXPORT_DMABUF:
+		return stub_export(file, argp);
 	case NVSTUB_STATS: {
 		struct nvstub_stats st;
 
@@ -995,6 +1308,7 @@ static int __init stub_init(void)
 	INIT_LIST_HEAD(&stub.pins);
 	INIT_LIST_HEAD(&stub.maps);
 	INIT_LIST_HEAD(&stub.reserved);
+	INIT_LIST_HEAD(&stub.exports);
 	stub.next_va = STUB_VA_BASE;
 	stub.next_bus = STUB_BUS_BASE;
 	ret = misc_register(&stub_misc);

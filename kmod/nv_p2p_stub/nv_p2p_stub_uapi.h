@@ -10,6 +10,16 @@
  * callback.  NVSTUB_INVALIDATE fires the callbacks of the pins overlapping
  * a range (stub regions or pinned host memory) without freeing anything.
  * Closing the file frees its regions, like a CUDA process exiting.
+ *
+ * NVSTUB_EXPORT_DMABUF is cuMemGetHandleForAddressRange(..DMA_BUF_FD..):
+ * a range of a region becomes a dma-buf whose importers get the same kind
+ * of fake bus addresses as nvidia_p2p_dma_map_pages hands out (so the
+ * emulated card reaches the memory).  By default the dma-buf is static, as
+ * NVIDIA's: it keeps the memory alive until its last reference, whatever
+ * NVSTUB_FREE does.  With the module parameter dmabuf_dynamic=1 it is a
+ * dynamic exporter: NVSTUB_FREE revokes it (move_notify, then no new
+ * mappings) and NVSTUB_INVALIDATE moves it (move_notify, new mappings get
+ * new addresses); DMA to an address it took back counts as stale_dma.
  */
 #ifndef NV_P2P_STUB_UAPI_H
 #define NV_P2P_STUB_UAPI_H
@@ -38,6 +48,15 @@ struct nvstub_stats {
 	__u64 stale_dma;     /* device DMA to a bus address once mapped, now gone */
 	__u64 misuse;        /* API rule broken by the caller (also a WARN) */
 	__u64 leaked;        /* legacy_free: objects a callback left unfreed */
+	__u64 dmabufs;       /* exported dma-bufs alive */
+	__u64 moves;         /* move_notify calls made on dynamic dma-bufs */
+};
+
+struct nvstub_export {
+	__u64 va;    /* in: first byte, 64 KiB aligned, in a region of this file */
+	__u64 len;   /* in: bytes, a multiple of 64 KiB; 0 = to the region's end */
+	__s32 fd;    /* out: the dma-buf (O_RDWR, close-on-exec) */
+	__u32 flags; /* in: 0 */
 };
 
 #define NVSTUB_ALLOC _IOWR('S', 0x40, struct nvstub_alloc)
@@ -45,6 +64,7 @@ struct nvstub_stats {
 /* Returns the number of callbacks fired. */
 #define NVSTUB_INVALIDATE _IOW('S', 0x42, struct nvstub_range)
 #define NVSTUB_STATS _IOR('S', 0x43, struct nvstub_stats)
+#define NVSTUB_EXPORT_DMABUF _IOWR('S', 0x44, struct nvstub_export)
 
 /*
  * /dev/nvidia_p2p_stub_mem: the interface of upstream's stub node
