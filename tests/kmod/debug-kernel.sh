@@ -28,7 +28,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
-# The config fragment: what the debug run exists to catch.
+# The config fragment: what the debug run exists to catch, and what the
+# dma-buf tests need (Debian's stock kernel has neither udmabuf nor move
+# notify; SYNC_FILE is there to select DMA_SHARED_BUFFER without DRM).
 FRAGMENT='CONFIG_KASAN=y
 CONFIG_KASAN_GENERIC=y
 CONFIG_KASAN_INLINE=y
@@ -44,6 +46,11 @@ CONFIG_DEBUG_FS=y
 CONFIG_DEBUG_INFO_NONE=y
 CONFIG_FUSE_FS=y
 CONFIG_DEVTMPFS=y
+CONFIG_SYNC_FILE=y
+CONFIG_UDMABUF=y
+CONFIG_DMABUF_MOVE_NOTIFY=y
+CONFIG_DMABUF_DEBUG=y
+CONFIG_HUGETLBFS=y
 CONFIG_MODULES=y
 CONFIG_MODULE_UNLOAD=y
 CONFIG_MODULE_SIG=n
@@ -85,6 +92,10 @@ make -C "$S" O="$B" defconfig >&2
 make -C "$S" O="$B" kvm_guest.config >&2
 (cd "$S" && scripts/kconfig/merge_config.sh -m -O "$B" "$B/.config" "$B/debug.config") >&2
 make -C "$S" O="$B" olddefconfig >&2
+# olddefconfig drops what a dependency refuses without a word: check.
+while IFS= read -r want; do
+	case $want in *=y) grep -qx "$want" "$B/.config" || { log "config lost $want"; exit 1; } ;; esac
+done <<<"$FRAGMENT"
 log "building with $JOBS jobs (about 11 minutes on 2 cores)"
 t0=$(date +%s)
 # make runs quietly into build.log: a line a minute shows it is moving

@@ -45,6 +45,22 @@ for cycle in 1 2 3; do
 	insmod /t/gpuasync.ko emulate=1 || bad "reload($cycle)"
 done
 
+# The same with dma-buf buffers (the driver holds the dma-buf references).
+rm -f /tmp/hold.out
+/t/kt hold_dmabuf > /tmp/hold.out 2>&1 &
+hp=$!
+if wait_for /tmp/hold.out HOLDING; then
+	rmmod gpuasync 2>/dev/null && bad unload_refused_dmabuf || ok unload_refused_dmabuf
+	[ "$(cat /sys/class/gpuasync/gpuasync_emu0/live_dmabufs)" = 3 ] && ok dmabuf_holder_attached ||
+		bad dmabuf_holder_attached
+else
+	bad holder_setup_dmabuf; cat /tmp/hold.out
+fi
+kill -9 $hp; wait $hp 2>/dev/null
+rmmod gpuasync && ok unload_after_kill_dmabuf || bad unload_after_kill_dmabuf
+stubstat && ok stub_clean_dmabuf || bad stub_clean_dmabuf
+insmod /t/gpuasync.ko emulate=1 || bad reload_dmabuf
+
 # The permission model as an unprivileged user (kmod/README.md), on a node
 # others may open; the node's mode and group from the parameters.
 rmmod gpuasync
@@ -86,7 +102,7 @@ for v in 1 3 5; do
 	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=10"
 	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v $extra; then
 		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
-			invalidate close_without_remove kill9
+			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move
 		rmmod gpuasync || bad "unload_v$v"
 	else
 		bad "load_v$v"

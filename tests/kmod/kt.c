@@ -41,15 +41,16 @@
 #include "gpuasync/regs.h"
 #include "nv_p2p_stub_uapi.h"
 
-#define KB64 0x10000u
+#include "kt.h"
 
 static const char *dev_path = "/dev/gpuasync_emu0";
 static char sys_dir[256];
-static int case_failed;
+int case_failed;
+const char *case_skipped;
 
 /* ---- reporting ------------------------------------------------------------ */
 
-static void fail(const char *fn, int line, const char *fmt, ...)
+void fail(const char *fn, int line, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -62,34 +63,9 @@ static void fail(const char *fn, int line, const char *fmt, ...)
 	case_failed = 1;
 }
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			fail(__func__, __LINE__, "(" #cond ") " __VA_ARGS__);                      \
-	} while (0)
-
-/* @expr must fail with errno @err. */
-#define CHECK_ERR(expr, err)                                                                       \
-	do {                                                                                       \
-		errno = 0;                                                                         \
-		long r_ = (long)(expr);                                                            \
-		if (r_ != -1 || errno != (err))                                                    \
-			fail(__func__, __LINE__, "%s: got %ld errno %d (%s), want errno %d (%s)",  \
-			     #expr, r_, errno, strerror(errno), (err), strerror(err));             \
-	} while (0)
-
-#define CHECK_OK(expr)                                                                             \
-	do {                                                                                       \
-		errno = 0;                                                                         \
-		long r_ = (long)(expr);                                                            \
-		if (r_ < 0)                                                                        \
-			fail(__func__, __LINE__, "%s: got %ld errno %d (%s)", #expr, r_, errno,    \
-			     strerror(errno));                                                     \
-	} while (0)
-
 /* ---- environment ---------------------------------------------------------- */
 
-static int open_card(void)
+int open_card(void)
 {
 	int fd = open(dev_path, O_RDWR);
 
@@ -100,7 +76,7 @@ static int open_card(void)
 	return fd;
 }
 
-static int open_stub(void)
+int open_stub(void)
 {
 	int fd = open("/dev/nv_p2p_stub", O_RDWR);
 
@@ -111,7 +87,7 @@ static int open_stub(void)
 	return fd;
 }
 
-static long sys_read(const char *name)
+long sys_read(const char *name)
 {
 	char path[512], buf[64] = "";
 	FILE *f;
@@ -126,7 +102,7 @@ static long sys_read(const char *name)
 	return strtol(buf, NULL, 0);
 }
 
-static int write_file(const char *path, const char *val)
+int write_file(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY);
 	ssize_t n;
@@ -138,7 +114,22 @@ static int write_file(const char *path, const char *val)
 	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
-static int sys_write(const char *name, const char *val)
+int sys_gets(const char *name, char *buf, int len)
+{
+	char path[512];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", sys_dir, name);
+	f = fopen(path, "r");
+	if (f) {
+		ret = fgets(buf, len, f) ? 0 : -1;
+		fclose(f);
+	}
+	return ret;
+}
+
+int sys_write(const char *name, const char *val)
 {
 	char path[512];
 
@@ -146,7 +137,7 @@ static int sys_write(const char *name, const char *val)
 	return write_file(path, val);
 }
 
-static int stub_param(const char *name, const char *val)
+int stub_param(const char *name, const char *val)
 {
 	char path[256];
 
@@ -154,7 +145,7 @@ static int stub_param(const char *name, const char *val)
 	return write_file(path, val);
 }
 
-static struct nvstub_stats stub_stats(void)
+struct nvstub_stats stub_stats(void)
 {
 	struct nvstub_stats st = { 0 };
 	int s = open_stub();
@@ -166,7 +157,7 @@ static struct nvstub_stats stub_stats(void)
 }
 
 /* Wait (bounded) until sysfs @name reaches at least @want. */
-static long sys_wait(const char *name, long want)
+long sys_wait(const char *name, long want)
 {
 	long v = 0;
 	int i;
@@ -180,13 +171,7 @@ static long sys_wait(const char *name, long want)
 	return v;
 }
 
-/* "GPU memory" from the stub: va for the driver, map for the test. */
-struct gmem {
-	uint64_t va, size;
-	uint8_t *map;
-};
-
-static struct gmem galloc(int s, uint64_t size)
+struct gmem galloc(int s, uint64_t size)
 {
 	struct nvstub_alloc a = { .size = size };
 	struct gmem g = { 0 };
@@ -206,7 +191,7 @@ static struct gmem galloc(int s, uint64_t size)
 	return g;
 }
 
-static void gfree(int s, struct gmem *g)
+void gfree(int s, struct gmem *g)
 {
 	struct nvstub_range r = { .va = g->va };
 
@@ -225,12 +210,12 @@ static int add_buf(int fd, int write, uint64_t va, uint32_t size)
 
 /* ---- registers through the table ------------------------------------------ */
 
-static unsigned int version, max_buffers, ddb;
+unsigned int version, max_buffers, ddb;
 /* Where the card's GpuAsyncCore sits in BAR0 (sysfs core_offset). */
 static uint32_t core_base = 0x28000;
-static enum ga_layout layout;
+enum ga_layout layout;
 
-static uint32_t reg_off(enum ga_reg_id id, unsigned int index)
+uint32_t reg_off(enum ga_reg_id id, unsigned int index)
 {
 	uint32_t off = 0;
 
@@ -248,7 +233,7 @@ static uint32_t rd_word(int fd, uint32_t core_off)
 	return r.data;
 }
 
-static void wr_word(int fd, uint32_t core_off, uint32_t val)
+void wr_word(int fd, uint32_t core_off, uint32_t val)
 {
 	struct DmaRegisterData r = { .address = core_base + core_off, .data = val };
 
@@ -256,18 +241,18 @@ static void wr_word(int fd, uint32_t core_off, uint32_t val)
 		printf("KTEST FAIL DMA_Write_Register %#x: %s\n", core_off, strerror(errno));
 }
 
-static uint32_t field(int fd, enum ga_reg_id id, unsigned int index)
+uint32_t field(int fd, enum ga_reg_id id, unsigned int index)
 {
 	return ga_reg_field_get(id, layout, rd_word(fd, reg_off(id, index)));
 }
 
-static uint64_t buf_addr_reg(int fd, bool write, unsigned int i)
+uint64_t buf_addr_reg(int fd, bool write, unsigned int i)
 {
 	return (uint64_t)field(fd, write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i) << 32 |
 	       field(fd, write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, i);
 }
 
-static int get_table(int fd, struct ga_buffer_entry *e, unsigned int cap)
+int get_table(int fd, struct ga_buffer_entry *e, unsigned int cap)
 {
 	struct ga_buffer_table t = { .entries = (uintptr_t)e, .capacity = cap };
 
@@ -277,7 +262,7 @@ static int get_table(int fd, struct ga_buffer_entry *e, unsigned int cap)
 }
 
 /* Nothing pinned anywhere, no buffers, no owner, addresses clear. */
-static void check_clean(int fd, const char *why)
+void check_clean(int fd, const char *why)
 {
 	struct nvstub_stats st = stub_stats();
 	unsigned int i;
@@ -288,6 +273,9 @@ static void check_clean(int fd, const char *why)
 	CHECK(get_table(fd, NULL, 0) == 0, "%s: buffers left", why);
 	CHECK(sys_read("owner_tgid") == 0, "%s: still owned", why);
 	CHECK(sys_read("live_pins") == 0, "%s: driver counts pins", why);
+	CHECK(sys_read("live_dmabufs") == 0, "%s: driver holds dma-buf attachments", why);
+	CHECK(sys_read("dma_faults") == 0, "%s: the card DMAed outside every buffer", why);
+	CHECK(st.dmabufs == 0, "%s: %llu dma-bufs alive", why, (unsigned long long)st.dmabufs);
 	for (i = 0; i < max_buffers; i++) {
 		CHECK(buf_addr_reg(fd, true, i) == 0, "%s: write address %u not cleared", why, i);
 		CHECK(buf_addr_reg(fd, false, i) == 0, "%s: read address %u not cleared", why, i);
@@ -308,7 +296,8 @@ static void t_identity(void)
 	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION);
 	abi = ioctl(fd, GA_Get_Abi_Version, 0);
 	CHECK(abi >> 16 == GA_ABI_VERSION, "abi %#x", abi);
-	CHECK((abi & 0xffff) == (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE));
+	CHECK((abi & 0xffff) ==
+	      (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF));
 	CHECK_ERR(ioctl(fd, 0x8000, 0), ENOTTY);
 	CHECK_ERR(ioctl(fd, 0x80ff, 0), ENOTTY);
 	CHECK_ERR(ioctl(fd, _IOR('x', 1, int), 0), ENOTTY);
@@ -666,7 +655,7 @@ static void t_arm(void)
 }
 
 /* Check a delivered frame: doorbell, header bits, generated payload. */
-static void check_frame(const uint8_t *b, uint32_t size, uint32_t seq, const char *what)
+void check_frame(const uint8_t *b, uint32_t size, uint32_t seq, const char *what)
 {
 	uint32_t flags, len, got_seq, i;
 	int bad = 0;
@@ -1426,11 +1415,6 @@ out:
 
 /* ---- main ------------------------------------------------------------------ */
 
-struct kcase {
-	const char *name;
-	void (*fn)(void);
-};
-
 static const struct kcase cases[] = {
 	{ "identity", t_identity },
 	{ "registers", t_registers },
@@ -1454,6 +1438,7 @@ static const struct kcase cases[] = {
 	{ "two_processes", t_two_processes },
 	{ "fork", t_fork },
 };
+static const unsigned int n_cases = sizeof(cases) / sizeof(cases[0]);
 
 /*
  * The permission model as an unprivileged user (uid/gid 65534, so no
@@ -1596,11 +1581,19 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.regions, (unsigned long long)st.callbacks,
 		       (unsigned long long)st.stale_dma, (unsigned long long)st.misuse,
 		       (unsigned long long)st.leaked);
-		return st.pins || st.mappings || st.regions || st.stale_dma || st.misuse;
+		printf("KTEST stub: dmabufs %llu moves %llu\n", (unsigned long long)st.dmabufs,
+		       (unsigned long long)st.moves);
+		return st.pins || st.mappings || st.regions || st.stale_dma || st.misuse ||
+		       st.dmabufs;
 	}
 	if (i < argc && strcmp(argv[i], "hold") == 0) {
 		identify();
 		hold(-1, false, false);
+		return 0;
+	}
+	if (i < argc && strcmp(argv[i], "hold_dmabuf") == 0) {
+		identify();
+		hold_dmabuf();
 		return 0;
 	}
 	identify();
@@ -1609,14 +1602,20 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
-		for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-			if (!all && strcmp(argv[i], cases[c].name) != 0)
+		for (c = 0; c < n_cases + n_dmabuf_cases; c++) {
+			const struct kcase *k = c < n_cases ? &cases[c] : &dmabuf_cases[c - n_cases];
+
+			if (!all && strcmp(argv[i], k->name) != 0)
 				continue;
 			found = true;
 			case_failed = 0;
-			cases[c].fn();
-			printf("KTEST %s %s (v%u)\n", case_failed ? "FAIL" : "ok", cases[c].name,
-			       version);
+			case_skipped = NULL;
+			k->fn();
+			if (case_skipped && !case_failed)
+				printf("KTEST skip %s (v%u): %s\n", k->name, version, case_skipped);
+			else
+				printf("KTEST %s %s (v%u)\n", case_failed ? "FAIL" : "ok", k->name,
+				       version);
 			failed += case_failed;
 		}
 		for (c = 0; c < 2; c++) {
