@@ -846,13 +846,7 @@ static void t_invalidate(void)
 }
 
 /* Invalidations racing a stream of frames and re-arms. */
-struct racer {
-	int fd;
-	volatile int stop;
-	uint8_t *map[4];
-};
-
-static void *rearm_loop(void *p)
+void *rearm_loop(void *p)
 {
 	struct racer *r = p;
 	uint32_t i = 0;

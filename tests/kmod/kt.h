@@ -87,6 +87,15 @@ void check_clean(int fd, const char *why);
 /* A delivered frame of the card's generator: doorbell, header, payload. */
 void check_frame(const uint8_t *b, uint32_t size, uint32_t seq, const char *what);
 
+/* Re-arms write buffers 0..3 (clearing their doorbells) and re-enables
+ * the engine until stop: run as a thread beside invalidations. */
+struct racer {
+	int fd;
+	volatile int stop;
+	uint8_t *map[4];
+};
+void *rearm_loop(void *p);
+
 /* kt_dmabuf.c */
 extern const struct kcase dmabuf_cases[];
 extern const unsigned int n_dmabuf_cases;

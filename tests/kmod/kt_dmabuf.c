@@ -287,26 +287,6 @@ static void t_dmabuf_move(void)
 	close(fd);
 }
 
-struct racer {
-	int fd;
-	volatile int stop;
-	uint8_t *map[4];
-};
-
-static void *rearm_loop(void *p)
-{
-	struct racer *r = p;
-	uint32_t i = 0;
-
-	while (!r->stop) {
-		memset(r->map[i % 4], 0, 8);
-		ioctl(r->fd, GPU_Set_Write_Enable, &(uint32_t){ i % 4 });
-		ioctl(r->fd, GPU_Enable_Tx, 1);
-		i++;
-	}
-	return NULL;
-}
-
 struct closer {
 	int fd;
 	int s;
