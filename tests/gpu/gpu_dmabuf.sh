@@ -89,12 +89,13 @@ CASE=frame
 mkdir "$MNT/buffers/0" || fail "mkdir"
 echo 1 > "$MNT/buffers/0/write_enable" || fail "arm"
 echo 1 > "$MNT/registers/write_enable" || fail "enable"
-head -c 1000000 /dev/urandom > "$MNT.frame"
+# one write is one frame: 120000 bytes go in one write(2) of cat
+head -c 120000 /dev/urandom > "$MNT.frame"
 cat "$MNT.frame" > "$MNT/sim/push" || fail "push"
-grep -q "size=1000000 result=0" "$MNT/buffers/0/header" || fail "header: $(cat "$MNT/buffers/0/header")"
+grep -q "size=120000 result=0" "$MNT/buffers/0/header" || fail "header: $(cat "$MNT/buffers/0/header")"
 cmp -s "$MNT.frame" "$MNT/buffers/0/data" || fail "payload differs"
 echo 0 > "$MNT/registers/write_enable"
-echo "frame: 1000000 bytes landed in a dma-buf registered GPU buffer and read back"
+echo "frame: 120000 bytes landed in a dma-buf registered GPU buffer and read back"
 
 CASE=exit
 fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" || fail "unmount"

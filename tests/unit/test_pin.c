@@ -240,6 +240,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_bad_pin);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
+	if (gpu_mode) /* CUDA state must not cross a fork: main() used it */
+		srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
