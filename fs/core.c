@@ -29,11 +29,17 @@
  * read at every open, a header line and one line per buffer:
  *
  *   $ cat /mnt/gpuasync/device/pinned
- *   dir index gpu_address bus_address size pages owner state
- *   write 0 0x7f3a40000000 0xdead000000000000 131072 2 4242 pinned
+ *   dir index gpu_address bus_address size pages owner state path
+ *   write 0 0x7f3a40000000 0xdead000000000000 131072 2 4242 pinned p2p
+ *   write 1 0x0 0xdead000100000000 131072 2 4242 pinned dmabuf
  *
  * state is "invalidated" once the GPU memory went away under the pin; that
- * buffer's status then reads ERROR.
+ * buffer's status then reads ERROR.  path is how the buffer reached the
+ * driver: p2p (by address) or dmabuf (from a dma-buf fd; gpu_address is
+ * then the offset into the dma-buf, as the driver keeps it).
+ *
+ * device/pin is the pin path chosen at mount (-o pin=, [device] pin): "p2p"
+ * or "dmabuf"; device/memory_note says why, on its second line.
  *
  * device/link is live too: "up", or "down" when every register reads
  * 0xffffffff (a card that fell off the bus); errors says when it changes
@@ -91,13 +97,18 @@ DEVICE_SHOW(dma_data_bytes, "%u", i->dma_data_bytes)
 DEVICE_SHOW(clock_hz, "%llu", (unsigned long long)i->clock_hz)
 DEVICE_SHOW(gpu, "%s", i->gpu)
 DEVICE_SHOW(memory, "%s", c->fs->info.memory)
+DEVICE_SHOW(pin, "%s", c->fs->info.pin)
 #undef DEVICE_SHOW
 
+/* Two lines: the memory in use (or why not GPU memory), then the pin path
+ * and why. */
 static int show_memory_note(struct fs_ctx *c, struct strbuf *sb)
 {
 	const char *note = c->fs->info.memory_note;
 
-	return sb_printf(sb, "%s\n", *note ? note : "GPU memory in use") ? -ENOMEM : 0;
+	return sb_printf(sb, "%s\n%s\n", *note ? note : "GPU memory in use", c->fs->info.pin_note)
+		       ? -ENOMEM
+		       : 0;
 }
 
 static int show_registers_path(struct fs_ctx *c, struct strbuf *sb)
@@ -176,13 +187,14 @@ static int show_pinned(struct fs_ctx *c, struct strbuf *sb)
 		free(p);
 		return ret;
 	}
-	sb_printf(sb, "dir index gpu_address bus_address size pages owner state\n");
+	sb_printf(sb, "dir index gpu_address bus_address size pages owner state path\n");
 	for (unsigned int i = 0; i < n; i++)
-		sb_printf(sb, "%s %u 0x%llx 0x%llx %zu %u %d %s\n",
+		sb_printf(sb, "%s %u 0x%llx 0x%llx %zu %u %d %s %s\n",
 			  p[i].dir == GA_DIR_WRITE ? "write" : "read", p[i].index,
 			  (unsigned long long)p[i].gpu_address,
 			  (unsigned long long)p[i].bus_address, p[i].size, p[i].pages, p[i].owner,
-			  p[i].invalidated ? "invalidated" : "pinned");
+			  p[i].invalidated ? "invalidated" : "pinned",
+			  p[i].dmabuf ? "dmabuf" : "p2p");
 	free(p);
 	return sb->oom ? -ENOMEM : 0;
 }
@@ -231,13 +243,15 @@ const struct fs_node fs_core_rows[] = {
 	DEV_ROW(gpu, "GPU holding the buffers"),
 	DEV_ROW(memory, "gpu (CUDA), stub (upstream p2p stub, emulator only) or host"),
 	{ .name = "memory_note", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
-	  .show = show_memory_note, .reg = -1, .doc = "why GPU memory is not used, and what is instead" },
+	  .show = show_memory_note, .reg = -1,
+	  .doc = "why GPU memory is not used, and what is instead; then the pin path and why" },
+	DEV_ROW(pin, "how buffers reach the driver: dmabuf (GA_Add_Dmabuf) or p2p (by address)"),
 	{ .name = "registers_path", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
 	  .show = show_registers_path, .visible = has_registers_path, .reg = -1,
 	  .doc = "'FILE 0xOFFSET': mmap 0x8000 bytes of FILE at OFFSET to reach the registers" },
 	{ .name = "pinned", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
 	  .show = show_pinned, .visible = has_pinned, .reg = -1,
-	  .doc = "the driver's pinned buffers: dir index gpu_address bus_address size pages owner state" },
+	  .doc = "the driver's pinned buffers: dir index gpu_address bus_address size pages owner state path" },
 	{ .name = "link", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
 	  .show = show_link, .reg = -1,
 	  .doc = "up, or down when every register reads 0xffffffff (writes then fail: ENOLINK)" },

@@ -114,6 +114,8 @@ static void usage(const char *prog)
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
 	       "    -o settings=FILE       apply card settings (as MNT/settings shows) at mount\n"
+	       "    -o pin=auto|p2p|dmabuf how buffers reach the driver (default auto: dma-buf\n"
+	       "                           where memory and driver can; dmabuf: or fail)\n"
 	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
@@ -687,6 +689,7 @@ int main(int argc, char *argv[])
 		oo.gpu_index = fs.cfg.gpu_index;
 		oo.use_gpu = fs.cfg.use_gpu;
 		oo.core_offset = (uint32_t)fs.cfg.core_offset;
+		oo.pin = fs.cfg.pin;
 		ret = ga_dev_open_opts(fs.device_spec, &oo, &fs.dev);
 	}
 	if (ret < 0) {

@@ -31,10 +31,10 @@ void ga_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- memory layer (mem_host.c, mem_cuda.c) ------------------------------ */
 
 struct ga_mem_block {
-	uint64_t dptr;   /* device pointer (CUDA) or host address */
-	void *host;      /* host-accessible pointer, NULL for device memory */
+	uint64_t dptr; /* device pointer (CUDA) or host address */
+	void *host;    /* host-accessible pointer, NULL for device memory */
 	size_t size;
-	void *priv;      /* layer-private */
+	void *priv; /* layer-private */
 };
 
 struct ga_mem_ops {
@@ -42,13 +42,11 @@ struct ga_mem_ops {
 	/* 0, or negative errno with ga_err() set.  Memory is zeroed. */
 	int (*alloc)(void *ctx, size_t size, struct ga_mem_block *blk);
 	void (*free)(void *ctx, struct ga_mem_block *blk);
-	int (*read)(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst,
-		    size_t len);
-	int (*write)(void *ctx, const struct ga_mem_block *blk, size_t off,
-		     const void *src, size_t len);
+	int (*read)(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len);
+	int (*write)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+		     size_t len);
 	/* 128 hex chars + NUL; -ENOTSUP where there is no IPC. */
-	int (*ipc_handle)(void *ctx, const struct ga_mem_block *blk, char *hex,
-			  size_t len);
+	int (*ipc_handle)(void *ctx, const struct ga_mem_block *blk, char *hex, size_t len);
 	void (*close)(void *ctx);
 	/* Optional fast path for the simulated card (NULL in layers without
 	 * one).  write_async queues the copy and returns: bytes land in the
@@ -58,8 +56,8 @@ struct ga_mem_ops {
 	 * that write/write_async copy from without staging; the caller must
 	 * not change such memory while a write from it may be queued (call
 	 * sync first). */
-	int (*write_async)(void *ctx, const struct ga_mem_block *blk, size_t off,
-			   const void *src, size_t len);
+	int (*write_async)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+			   size_t len);
 	int (*sync)(void *ctx);
 	int (*host_alloc)(void *ctx, size_t size, void **p);
 	void (*host_free)(void *ctx, void *p);
@@ -77,14 +75,22 @@ struct ga_mem_ops {
 	 * pin forever.  NULL where nothing can be done (CUDA: pins go with
 	 * cuMemFree, and each registration has its own callback). */
 	int (*drop_pins)(void *ctx, struct ga_mem_block *blk);
+	/* Optional, for the dmabuf pin path (NULL: this memory has no dma-buf
+	 * exporter).  dmabuf_probe: 0 when blocks of this context can be
+	 * exported, else a negative errno and what is missing in @why (no
+	 * ga_err: the caller decides whether that is an error).
+	 * dmabuf_export: a new dma-buf fd (close-on-exec, the caller owns and
+	 * closes it) holding @blk, and where the block starts in it; -ENOTSUP
+	 * with ga_err() set when this block cannot be exported. */
+	int (*dmabuf_probe)(void *ctx, char *why, size_t why_len);
+	int (*dmabuf_export)(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset);
 };
 
 extern const struct ga_mem_ops ga_mem_host_ops;
 /* Copies in and out of any block with a host mapping (blk->host), range
  * checked (mem_host.c; the stub layer uses them too). */
 int ga_mem_host_check(const struct ga_mem_block *blk, size_t off, size_t len);
-int ga_mem_host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst,
-		     size_t len);
+int ga_mem_host_read(void *ctx, const struct ga_mem_block *blk, size_t off, void *dst, size_t len);
 int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 		      size_t len);
 /* The ipc_handle of memory that has none: -ENOTSUP saying what @what is. */
@@ -93,11 +99,20 @@ int ga_mem_no_ipc(char *hex, size_t len, const char *what);
  * GA_STUB_MEM_PATH can be opened, else a negative errno and why in @why. */
 #define GA_STUB_MEM_PATH "/dev/nvidia_p2p_stub_mem"
 int ga_mem_stub_open(const struct ga_mem_ops **ops, void **ctx, char *why, size_t why_len);
+/* Host memory that exports dma-bufs through /dev/udmabuf (mem_udmabuf.c):
+ * each block lies in one hugetlb page, so it is contiguous on the bus.
+ * 0 and the ops when /dev/udmabuf and a free huge page are there (a test
+ * export proves it), else a negative errno and what is missing in @why.
+ * @strict (pin=dmabuf): a block that cannot be exported fails to allocate;
+ * otherwise it is plain host memory that dmabuf_export refuses. */
+#define GA_UDMABUF_PATH "/dev/udmabuf"
+int ga_mem_udmabuf_open(bool strict, const struct ga_mem_ops **ops, void **ctx, char *why,
+			size_t why_len);
 /* Try CUDA (libcuda.so.1 via dlopen, GPU @gpu_index).  On failure returns a
  * negative errno and writes why into @why (the caller falls back to host
  * memory and reports it in ga_dev_info.memory_note). */
-int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx,
-		     char *gpu_name, size_t name_len, char *why, size_t why_len);
+int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, char *gpu_name,
+		     size_t name_len, char *why, size_t why_len);
 
 /* ---- patterns (pattern.c) ---------------------------------------------- */
 
@@ -105,6 +120,12 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx,
 uint32_t ga_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* ---- backends (datadev.c, sim.c) ---------------------------------------- */
+
+/* A block exported as a dma-buf: the fd and where the block starts in it. */
+struct ga_dmabuf_ref {
+	int fd;
+	uint64_t offset;
+};
 
 struct ga_backend_ops {
 	const char *name; /* "datadev", "sim" */
@@ -126,10 +147,12 @@ struct ga_backend_ops {
 	int (*reg_path)(struct ga_dev *dev, char *path, size_t len, uint64_t *off);
 	/* GPU_Add_Nvidia_Memory semantics: index = current count of @dir;
 	 * programs address (and size) registers and the counts in 0x08.
-	 * @blk is the memory being registered (blk->dptr is the address). */
-	int (*add_buffer)(struct ga_dev *dev, enum ga_dir dir,
-			  const struct ga_mem_block *blk, uint32_t size,
-			  uint64_t *bus_address);
+	 * @blk is the memory being registered (blk->dptr is the address).
+	 * @db non-NULL: register it from that dma-buf instead (GA_Add_Dmabuf;
+	 * only when has(GA_CAP_DMABUF)); the fd stays the caller's, who
+	 * closes it after the call, the driver keeping its own reference. */
+	int (*add_buffer)(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
+			  uint32_t size, const struct ga_dmabuf_ref *db, uint64_t *bus_address);
 	/* GPU_Rem_Nvidia_Memory: every buffer of both directions. */
 	int (*remove_all)(struct ga_dev *dev);
 	/* Remove the last buffer of @dir only; NULL when not available, or
@@ -160,8 +183,7 @@ extern const struct ga_backend_ops ga_backend_sim;
 /* ---- between dev.c, open.c and buffers/ (dev->lock held) -------------- */
 
 /* Field @id (instance @index) through the table; errors explained. */
-int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
-			 uint32_t *val);
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val);
 /* 0 while the card answers; -ENOLINK, explained, when its link is down:
  * every register then reads 0xffffffff, which the version word (bits
  * 31:8 always 0) never does on a live card.  Public calls that write to the
@@ -169,8 +191,7 @@ int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int ind
 int ga_link_check_locked(struct ga_dev *dev);
 /* Read-modify-write of the field (a plain store for full-word fields and
  * WO strobes); -ERANGE when @val does not fit.  No access-mode check. */
-int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
-			  uint32_t val);
+int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val);
 int ga_enable_locked(struct ga_dev *dev, enum ga_dir dir, bool on);
 /* buffers/buf_register.c: remove every buffer (engines off first), free memory. */
 int ga_buf_destroy_all_locked(struct ga_dev *dev);
@@ -182,10 +203,11 @@ struct ga_buf {
 	struct ga_mem_block mem;
 	uint64_t bus_address;
 	uint32_t card_address_lo; /* the card's address register after the add */
-	bool armed;     /* we armed it and have not seen it fill */
-	bool send_busy; /* read queued, completion not seen */
-	bool error;     /* memory invalidated or last frame errored */
-	bool gone;      /* no longer registered with the driver (failed re-add) */
+	bool armed;		  /* we armed it and have not seen it fill */
+	bool send_busy;		  /* read queued, completion not seen */
+	bool error;		  /* memory invalidated or last frame errored */
+	bool gone;		  /* no longer registered with the driver (failed re-add) */
+	bool dmabuf;		  /* registered from a dma-buf (else by address, p2p) */
 };
 
 struct ga_dev {
@@ -196,6 +218,10 @@ struct ga_dev {
 	void *mem_ctx;
 	struct ga_dev_info info;
 	struct ga_open_opts opts;
+	/* Buffers go to the driver as dma-bufs (info.pin "dmabuf"), set once
+	 * at open (open.c); with opts.pin auto a buffer that cannot be
+	 * exported still goes p2p. */
+	bool dmabuf;
 	struct ga_buf *bufs[2][GA_MAX_BUFFERS]; /* [dir][index] */
 	unsigned int nbufs[2];
 	/* Times the card was found without our registration (buf_state.c);

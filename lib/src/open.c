@@ -9,12 +9,19 @@
  * with the reason kept in info.memory_note).  Everything after that goes
  * through the tables, never through per-backend branches.  Closing takes
  * the buffers down first, then the backend, then the memory layer.
+ *
+ * Then the pin path (dev_pin_choose): dma-buf needs the driver to take one
+ * (GA_CAP_DMABUF) and the memory to export one (its dmabuf_probe; host
+ * memory is swapped for the udmabuf layer, which exports); pin=dmabuf
+ * fails the open when either is missing, saying which, pin=auto falls back
+ * to p2p and says why in info.pin_note.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuasync/parse.h"
 #include "internal.h"
 
 /* ---- open / close -------------------------------------------------------- */
@@ -83,6 +90,105 @@ static void dev_mem_open(struct ga_dev *dev)
 	ga_log("host memory: %s", dev->info.memory_note);
 }
 
+/* ---- the pin path -------------------------------------------------------- */
+
+static const char *const pin_names[GA_PIN_COUNT] = {
+	[GA_PIN_AUTO] = "auto",
+	[GA_PIN_P2P] = "p2p",
+	[GA_PIN_DMABUF] = "dmabuf",
+};
+
+const char *ga_pin_name(enum ga_pin pin)
+{
+	return (unsigned int)pin < GA_PIN_COUNT ? pin_names[pin] : NULL;
+}
+
+int ga_pin_parse(const char *s, enum ga_pin *out)
+{
+	const char *v;
+	size_t n;
+
+	if (!s || !out)
+		return ga_err(-EINVAL, "ga_pin_parse: NULL argument");
+	if (ga_parse_value(s, strlen(s), &v, &n) == 0) {
+		for (unsigned int i = 0; i < GA_PIN_COUNT; i++) {
+			if (strlen(pin_names[i]) == n && strncmp(v, pin_names[i], n) == 0) {
+				*out = (enum ga_pin)i;
+				return 0;
+			}
+		}
+	}
+	return ga_err(-EINVAL,
+		      "'%.*s' is not a pin path: auto (dma-buf where possible), p2p "
+		      "(GPU_Add_Nvidia_Memory) or dmabuf (GA_Add_Dmabuf, required)",
+		      (int)strcspn(s, "\n"), s);
+}
+
+/* Can the memory export dma-bufs?  0, or a negative errno and why.  Plain
+ * host memory cannot: it is replaced by the udmabuf layer when that works
+ * (nothing is allocated yet). */
+static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
+{
+	const struct ga_mem_ops *ops;
+	void *ctx;
+	int rc;
+
+	if (dev->mem == &ga_mem_host_ops) {
+		rc = ga_mem_udmabuf_open(dev->opts.pin == GA_PIN_DMABUF, &ops, &ctx, why, len);
+		if (rc)
+			return rc;
+		dev->mem = ops;
+		dev->mem_ctx = ctx;
+		return 0;
+	}
+	if (!dev->mem->dmabuf_probe || !dev->mem->dmabuf_export) {
+		snprintf(why, len, "%s memory has no dma-buf exporter", dev->mem->name);
+		return -ENOTSUP;
+	}
+	return dev->mem->dmabuf_probe(dev->mem_ctx, why, len);
+}
+
+static int dev_pin_choose(struct ga_dev *dev)
+{
+	enum ga_pin want = (enum ga_pin)dev->opts.pin;
+	char why[sizeof(dev->info.pin_note) - 64] = "";
+	int rc;
+
+	dev->dmabuf = false;
+	if (!ga_pin_name(want))
+		return ga_err(-EINVAL, "pin path %d is not auto, p2p or dmabuf", (int)want);
+	if (want == GA_PIN_P2P) {
+		snprintf(dev->info.pin, sizeof(dev->info.pin), "p2p");
+		snprintf(dev->info.pin_note, sizeof(dev->info.pin_note),
+			 "pin=p2p: buffers are registered by address (GPU_Add_Nvidia_Memory)");
+		return 0;
+	}
+	if (!ga_dev_has(dev, GA_CAP_DMABUF)) {
+		snprintf(why, sizeof(why),
+			 "the %s driver has no dma-buf registration (GA_Add_Dmabuf: "
+			 "gpuasync.ko with GA_FEAT_DMABUF; upstream datadev has none)",
+			 dev->be->name);
+		rc = -ENOTSUP;
+	} else {
+		rc = dev_mem_dmabuf(dev, why, sizeof(why));
+	}
+	if (rc == 0) {
+		dev->dmabuf = true;
+		snprintf(dev->info.pin, sizeof(dev->info.pin), "dmabuf");
+		snprintf(dev->info.pin_note, sizeof(dev->info.pin_note),
+			 "pin=%s: buffers are registered as dma-bufs (%s)", ga_pin_name(want), why);
+		return 0;
+	}
+	if (want == GA_PIN_DMABUF)
+		return ga_err(-ENOTSUP, "pin=dmabuf: %s", why); /* what is missing: in why */
+	snprintf(dev->info.pin, sizeof(dev->info.pin), "p2p");
+	snprintf(dev->info.pin_note, sizeof(dev->info.pin_note),
+		 "pin=auto: buffers are registered by address (p2p), no dma-buf: %s", why);
+	return 0;
+}
+
+/* ---- open, continued ---------------------------------------------------- */
+
 int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct ga_dev **out)
 {
 	static const struct ga_open_opts defaults = GA_OPEN_OPTS_DEFAULT;
@@ -135,6 +241,14 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 	}
 
 	dev_mem_open(dev);
+	rc = dev_pin_choose(dev);
+	if (rc) {
+		dev->be->close(dev);
+		if (dev->mem && dev->mem->close)
+			dev->mem->close(dev->mem_ctx);
+		goto out_free;
+	}
+	ga_log("pin path: %s", dev->info.pin_note);
 	ga_err_clear();
 	*out = dev;
 	return 0;

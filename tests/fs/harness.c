@@ -286,6 +286,13 @@ static bool have_or_skip(bool ok, const char *name, const char *package)
 	return false;
 }
 
+void skip_part(const char *why)
+{
+	printf("SKIP: %s\n", why);
+	if (skipped_parts)
+		__atomic_add_fetch(skipped_parts, 1, __ATOMIC_RELAXED);
+}
+
 bool have_cmd(const char *name, const char *package)
 {
 	return have_or_skip(sh("command -v %s >/dev/null 2>&1", name) == 0, name, package);
@@ -461,7 +468,9 @@ int run_suite(Suite *s)
 	if (failed)
 		return EXIT_FAILURE;
 	if (skipped_parts && *skipped_parts) {
-		printf("SKIP: %u part(s) did not run for want of a tool (above)\n", *skipped_parts);
+		printf("SKIP: %u part(s) did not run for want of a tool or kernel feature "
+		       "(above)\n",
+		       *skipped_parts);
 		return 77;
 	}
 	return EXIT_SUCCESS;

@@ -49,6 +49,10 @@ char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * otherwise it prints "SKIP: ..." and the whole executable then exits 77
  * (ctest: skipped) instead of passing, since part of it did not run. */
 bool have_cmd(const char *name, const char *package);
+/* A part that cannot run on this machine for want of a kernel feature (not
+ * a package: no CI exception): prints "SKIP: @why" and the executable then
+ * exits 77, as for have_cmd. */
+void skip_part(const char *why);
 /* The same for a Python 3 module (python3 -c "import @module"). */
 bool have_py(const char *module, const char *package);
 

@@ -42,10 +42,10 @@ START_TEST(device_files)
 }
 END_TEST
 
-/* Line @n (0 = header) of device/pinned as its eight fields; false when
+/* Line @n (0 = header) of device/pinned as its nine fields; false when
  * there is no such line or it does not parse. */
 struct pin_line {
-	char dir[16], state[16];
+	char dir[16], state[16], path[16];
 	unsigned int index, pages;
 	unsigned long long gpu, bus, size;
 	int owner;
@@ -59,8 +59,9 @@ static bool pinned_line(const char *text, unsigned int n, struct pin_line *l)
 		p = strchr(p, '\n');
 		p = p && p[1] ? p + 1 : NULL;
 	}
-	return p && sscanf(p, "%15s %u 0x%llx 0x%llx %llu %u %d %15s", l->dir, &l->index, &l->gpu,
-			   &l->bus, &l->size, &l->pages, &l->owner, l->state) == 8;
+	return p &&
+	       sscanf(p, "%15s %u 0x%llx 0x%llx %llu %u %d %15s %15s", l->dir, &l->index, &l->gpu,
+		      &l->bus, &l->size, &l->pages, &l->owner, l->state, l->path) == 9;
 }
 
 static unsigned int lines(const char *s)
@@ -79,10 +80,12 @@ START_TEST(device_pinned)
 	struct pin_line l;
 	char *s, *gpu;
 
-	mnt_start("-o version=4");
+	/* p2p: gpu_address is the buffer's own (a dma-buf's is its offset,
+	 * test_fs_pin.c). */
+	mnt_start("-o version=4,pin=p2p");
 	s = readf("device/pinned");
 	ck_assert_ptr_nonnull(s);
-	ck_assert_str_eq(s, "dir index gpu_address bus_address size pages owner state\n");
+	ck_assert_str_eq(s, "dir index gpu_address bus_address size pages owner state path\n");
 	free(s);
 	ck_assert_int_eq(sh("echo 128K > $M/buffers/alloc_size && mkdir $M/buffers/0 $M/buffers/1 "
 			    "&& mkdir $M/read_buffers/0"),
@@ -104,6 +107,7 @@ START_TEST(device_pinned)
 	ck_assert_uint_eq(l.pages, 2);
 	ck_assert_int_eq(l.owner, (int)M.pid);
 	ck_assert_str_eq(l.state, "pinned");
+	ck_assert_str_eq(l.path, "p2p");
 	ck_assert_uint_eq(l.bus >> 48, 0xdead); /* the sim's bus addresses */
 	ck_assert(pinned_line(s, 3, &l));
 	ck_assert_str_eq(l.dir, "read");
@@ -139,9 +143,9 @@ static const struct {
 	unsigned int version;
 	unsigned long long off;
 } PLACES[] = {
-	{ "-o version=4", 4, 0 },
-	{ "-o version=1 -o core_offset=0xd00000", 1, 0xd00000 },
-	{ "-o version=4 -o core_offset=0x10000", 4, 0x10000 },
+	{"-o version=4", 4, 0},
+	{"-o version=1 -o core_offset=0xd00000", 1, 0xd00000},
+	{"-o version=4 -o core_offset=0x10000", 4, 0x10000},
 };
 
 START_TEST(registers_path_maps)

@@ -8,13 +8,22 @@
  *                                   "type=device size=N" of the mapping
  *   gpu-helper read HEX OFF LEN     LEN bytes at OFF of the mapping, to stdout
  *   gpu-helper write HEX OFF < IN   stdin's bytes into the mapping at OFF
+ *   gpu-helper dmabuf SIZE...       GPU 0's CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
+ *                                   then per SIZE: cuMemAlloc, export the whole
+ *                                   allocation as a dma-buf fd, and print what
+ *                                   the fd says (lseek size, exporter, fstat),
+ *                                   close it, cuMemFree; exit 3 when the
+ *                                   device does not export, 1 on any mismatch
  *
  * Exit 0 on success, 1 with a message on failure; 77 when there is no GPU,
  * so a caller can skip.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -33,6 +42,98 @@ static void fail(const char *what, CUresult r)
 		if (r_ != CUDA_SUCCESS)                                                            \
 			fail(#call, r_);                                                           \
 	} while (0)
+
+/* Open file descriptors of this process. */
+static unsigned int fd_count(void)
+{
+	char path[64];
+	unsigned int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+/* The exporter's name in /proc/self/fdinfo/@fd ("" when not a dma-buf). */
+static void exporter(int fd, char *name, size_t len)
+{
+	char path[64], line[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	name[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "exp_name: %63s", name) == 1)
+			break;
+	fclose(f);
+	(void)len;
+}
+
+static int dmabuf(CUdevice dev, int argc, char **argv)
+{
+	unsigned int fds0 = fd_count();
+	int v = -1, bad = 0;
+
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev));
+	printf("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=%d\n", v);
+	if (v != 1)
+		return 3;
+	for (int i = 2; i < argc; i++) {
+		size_t size = strtoull(argv[i], NULL, 0);
+		char name[64];
+		struct stat st;
+		CUdeviceptr d;
+		off_t end;
+		int fd = -1;
+
+		CK(cuMemAlloc(&d, size));
+		CK(cuMemGetHandleForAddressRange(&fd, d, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+						 0));
+		end = lseek(fd, 0, SEEK_END);
+		exporter(fd, name, sizeof(name));
+		printf("size=%zu fd=%d lseek_end=%lld fstat=%s exporter=%s cloexec=%d\n", size, fd,
+		       (long long)end, fstat(fd, &st) == 0 ? "ok" : "failed", name[0] ? name : "?",
+		       (fcntl(fd, F_GETFD) & FD_CLOEXEC) ? 1 : 0);
+		if (end != (off_t)size || !name[0])
+			bad = 1;
+		/* A second export of the same range is a second fd. */
+		{
+			int fd2 = -1;
+
+			CK(cuMemGetHandleForAddressRange(&fd2, d, size,
+							 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+			if (fd2 == fd || lseek(fd2, 0, SEEK_END) != (off_t)size)
+				bad = 1;
+			close(fd2);
+		}
+		if (close(fd) != 0)
+			bad = 1;
+		CK(cuMemFree(d));
+	}
+	/* A range that is not whole host pages is refused. */
+	{
+		CUdeviceptr d;
+		int fd = -1;
+		CUresult r;
+
+		CK(cuMemAlloc(&d, 1 << 20));
+		r = cuMemGetHandleForAddressRange(&fd, d + 100, 4096,
+						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+		printf("unaligned range: %s\n", r == CUDA_SUCCESS ? "accepted" : "refused");
+		if (r == CUDA_SUCCESS)
+			close(fd);
+		CK(cuMemFree(d));
+	}
+	printf("fds before=%u after=%u\n", fds0, fd_count());
+	if (fd_count() != fds0)
+		bad = 1;
+	return bad;
+}
 
 static CUdeviceptr open_handle(const char *hex)
 {
@@ -88,6 +189,8 @@ int main(int argc, char **argv)
 		printf("%zu\n", fr);
 		return 0;
 	}
+	if (!strcmp(argv[1], "dmabuf"))
+		return dmabuf(dev, argc, argv);
 	if (argc < 3)
 		return 1;
 	CUdeviceptr d = open_handle(argv[2]);

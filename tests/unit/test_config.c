@@ -46,7 +46,7 @@ static int load(const char *text, struct ga_config *cfg, char *err, size_t errle
 static bool cfg_eq(const struct ga_config *a, const struct ga_config *b)
 {
 	return strcmp(a->device, b->device) == 0 && a->latency_legacy == b->latency_legacy &&
-	       a->gpu_index == b->gpu_index && a->use_gpu == b->use_gpu &&
+	       a->gpu_index == b->gpu_index && a->use_gpu == b->use_gpu && a->pin == b->pin &&
 	       a->sim_version == b->sim_version && a->sim_max_buffers == b->sim_max_buffers &&
 	       a->sim_dma_data_bytes == b->sim_dma_data_bytes &&
 	       a->sim_clock_hz == b->sim_clock_hz && a->sim_rate_hz == b->sim_rate_hz &&
@@ -185,6 +185,13 @@ static const struct bad {
 	{"[device]\nlatency_block = old\n", -EINVAL, 2, {"latency_block", "legacy"}},
 	{"[device]\nuse_gpu = maybe\n", -EINVAL, 2, {"use_gpu", "maybe"}},
 	{"[device]\ngpu = 256\n", -ERANGE, 2, {"gpu"}},
+	{"[device]\npin = nvidia\n",
+	 -EINVAL,
+	 2,
+	 {"[device] pin", "'nvidia'", "auto, p2p or dmabuf"}},
+	{"[device]\npin = DMABUF\n", -EINVAL, 2, {"[device] pin", "'DMABUF'"}},
+	{"[device]\npin = dma buf\n", -EINVAL, 2, {"[device] pin"}},
+	{"[device]\npin =\n", -EINVAL, 2, {"[device] pin"}},
 	{"[access]\nmode = 0999\n", -EINVAL, 2, {"mode", "octal"}},
 	{"[access]\nmode = 01777\n", -ERANGE, 2, {"mode"}},
 	{"[access]\nuid = no_such_user_here\n", -EINVAL, 2, {"uid", "no_such_user_here"}},
@@ -277,6 +284,48 @@ START_TEST(test_set)
 }
 END_TEST
 
+/* pin: the three names through -o and device.pin, and what is refused. */
+START_TEST(test_pin)
+{
+	static const char *const bad[] = {"",		"p2p dmabuf", "dmabuf,",   "Auto",
+					  "nvidia_p2p", "1",	      "dmabuf\n\n"};
+	struct ga_config c, d;
+	char err[256];
+
+	ga_config_defaults(&c);
+	ck_assert_int_eq(c.pin, GA_PIN_AUTO);
+	ck_assert_int_eq(ga_config_set(&c, NULL, "pin", "dmabuf", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.pin, GA_PIN_DMABUF);
+	ck_assert_int_eq(ga_config_set(&c, NULL, "device.pin", "p2p", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.pin, GA_PIN_P2P);
+	ck_assert_int_eq(ga_config_set(&c, "device", "pin", "auto", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.pin, GA_PIN_AUTO);
+	c.pin = GA_PIN_DMABUF;
+	d = c;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(ga_config_set(&c, NULL, "pin", bad[i], err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, "[device] pin") && strstr(err, "auto, p2p or dmabuf"),
+			      "pin=%s: %s", bad[i], err);
+		ck_assert_str_eq(ga_last_error(), err);
+		ck_assert(cfg_eq(&c, &d)); /* nothing changed */
+	}
+	/* The library's own parser: one trailing newline and blanks are
+	 * fine, as in every file of the mount. */
+	for (int p = 0; p < GA_PIN_COUNT; p++) {
+		char text[32];
+		enum ga_pin got = GA_PIN_COUNT;
+
+		snprintf(text, sizeof(text), " %s\n", ga_pin_name((enum ga_pin)p));
+		ck_assert_int_eq(ga_pin_parse(text, &got), 0);
+		ck_assert_int_eq(got, p);
+	}
+	ck_assert_ptr_null(ga_pin_name(GA_PIN_COUNT));
+	ck_assert_int_eq(ga_pin_parse("dmabufx", &(enum ga_pin){0}), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "dmabufx"));
+	ck_assert_int_eq(ga_pin_parse(NULL, &(enum ga_pin){0}), -EINVAL);
+}
+END_TEST
+
 /* Render, load the rendering into defaults, get the same config back. */
 static void round_trip(const struct ga_config *c)
 {
@@ -302,6 +351,7 @@ START_TEST(test_round_trip)
 	c.latency_legacy = true;
 	c.gpu_index = 7;
 	c.use_gpu = false;
+	c.pin = GA_PIN_DMABUF;
 	c.sim_version = 1;
 	c.sim_max_buffers = 12;
 	c.sim_dma_data_bytes = 16;
@@ -339,6 +389,7 @@ START_TEST(test_format)
 	ck_assert_ptr_nonnull(strstr(text, "\nmode = 0644\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nsize = 64K\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nlatency_block = current\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\npin = auto\n"));
 	/* too small: an error, and still a terminated string */
 	ck_assert_int_eq(ga_config_format(&c, small, sizeof(small)), -ENOSPC);
 	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
@@ -384,6 +435,7 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(t, test_bad_files, 0, (int)(sizeof(bad_files) / sizeof(bad_files[0])));
 	tcase_add_test(t, test_missing_file);
 	tcase_add_test(t, test_set);
+	tcase_add_test(t, test_pin);
 	tcase_add_test(t, test_round_trip);
 	tcase_add_test(t, test_format);
 	tcase_add_test(t, test_device_spec);

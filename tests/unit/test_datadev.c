@@ -23,7 +23,7 @@ static const unsigned int all_cmds[] = {
 	DMA_Read_Register,     GPU_Add_Nvidia_Memory, GPU_Rem_Nvidia_Memory, GPU_Set_Write_Enable,
 	GPU_Is_Gpu_Async_Supp, GPU_Get_Gpu_Async_Ver, GPU_Get_Max_Buffers,   GPU_Enable_Tx,
 	GPU_Enable_Rx,	       GA_Get_Abi_Version,    GA_Rem_Buffer,	     GA_Arm_Buffers,
-	GA_Get_Buffer_Table,
+	GA_Get_Buffer_Table,   GA_Add_Dmabuf,
 };
 #define NCMDS (sizeof(all_cmds) / sizeof(all_cmds[0]))
 
@@ -50,6 +50,24 @@ START_TEST(test_mapping_every_command)
 		ck_assert_msg(rc < 0 && rc != -EPERM, "%s bare -1 mapped to %d", name, rc);
 		ck_assert_msg(ga_last_error()[0] != '\0', "%s: no explanation", name);
 	}
+}
+END_TEST
+
+/* GA_Add_Dmabuf's own errors: each says what the driver checks. */
+START_TEST(test_mapping_dmabuf)
+{
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EBADF), -EBADF);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "GA_Add_Dmabuf: "));
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EINVAL), -EINVAL);
+	ck_assert_msg(strstr(ga_last_error(), "64 KiB") && strstr(ga_last_error(), "contiguous") &&
+			      strstr(ga_last_error(), "not a dma-buf"),
+		      "\"%s\"", ga_last_error());
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EBUSY), -EBUSY);
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EPERM), -ENOTTY);
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EOPNOTSUPP), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "exporter refused"));
+	/* anything else is the exporter's, passed on as it is */
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EPROTO), -EPROTO);
 }
 END_TEST
 
@@ -158,6 +176,12 @@ static struct fake {
 	/* codes upstream main does not know, and engine enable writes: the
 	 * library must send neither just to find out what the driver is */
 	unsigned int unknown, enables;
+	/* GA_Add_Dmabuf (with table): registered from a dma-buf, the errno to
+	 * fail the next adds with (0: none), how many came */
+	bool dmabuf;
+	bool from_dmabuf[2][FK_MAX];
+	int dmabuf_err;
+	unsigned int dmabuf_adds;
 } fk;
 
 /* The bus address the fake's table reports (not what the registers hold,
@@ -185,7 +209,8 @@ static int fk_table(struct ga_buffer_table *t)
 				.size = fk.size[l][i],
 				.pages = fk.size[l][i] / GA_GPU_PAGE_SIZE,
 				.owner_tgid = (uint32_t)getpid(),
-				.flags = fk.inval[l][i] ? GA_BUF_INVALIDATED : 0,
+				.flags = (fk.inval[l][i] ? GA_BUF_INVALIDATED : 0) |
+					 (fk.from_dmabuf[l][i] ? GA_BUF_DMABUF : 0),
 			};
 		}
 	}
@@ -301,6 +326,7 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		fk.addr[l][i] = d->address;
 		fk.size[l][i] = d->size;
 		fk.inval[l][i] = false;
+		fk.from_dmabuf[l][i] = false;
 		fk.count[l]++;
 		fk.adds++;
 		fk_counts();
@@ -328,9 +354,41 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		return 0;
 	case GA_Get_Abi_Version:
 		if (fk.table)
-			return (GA_ABI_VERSION << 16) | GA_FEAT_BUFFER_TABLE;
+			return (GA_ABI_VERSION << 16) | GA_FEAT_BUFFER_TABLE |
+			       (fk.dmabuf ? GA_FEAT_DMABUF : 0);
 		fk.unknown++;
 		return fk_fail(EPERM);
+	case GA_Add_Dmabuf: {
+		struct ga_dmabuf_add *a = (void *)arg;
+
+		if (!fk.table || !fk.dmabuf) {
+			fk.unknown++;
+			return fk_fail(EPERM);
+		}
+		if (fcntl((int)a->fd, F_GETFD) < 0)
+			return fk_fail(EBADF);
+		if (a->offset % GA_GPU_PAGE_SIZE || a->size == 0 || a->size % GA_GPU_PAGE_SIZE)
+			return fk_fail(EINVAL);
+		if (fk.dmabuf_err)
+			return fk_fail(fk.dmabuf_err);
+		l = a->write ? 1 : 0;
+		i = fk.count[l];
+		if (i >= FK_MAX)
+			return fk_fail(EINVAL);
+		*fk_reg((a->write ? 0x4000 : 0x6000) + 8 * i) = 0xD0000000u | i << 16;
+		*fk_reg((a->write ? 0x4004 : 0x6004) + 8 * i) = 0xB0000000u;
+		if (a->write)
+			*fk_reg(0x60) = a->size;
+		fk.addr[l][i] = a->offset;
+		fk.size[l][i] = a->size;
+		fk.inval[l][i] = false;
+		fk.from_dmabuf[l][i] = true;
+		fk.count[l]++;
+		fk.dmabuf_adds++;
+		fk_counts();
+		a->index = i;
+		return 0;
+	}
 	case GA_Get_Buffer_Table:
 		if (fk.table)
 			return fk_table((struct ga_buffer_table *)arg);
@@ -798,12 +856,200 @@ START_TEST(test_table)
 }
 END_TEST
 
+/* ---- the dmabuf pin path on gpuasync.ko (faked) ---------------------------- */
+
+/* Memory whose blocks "export" as a memfd of their size: enough for the
+ * fake driver, which checks only that the fd is open; the library's part
+ * (export, GA_Add_Dmabuf, closing the fd on every path) is what runs. */
+static int fx_exports, fx_fail;
+
+static int fx_export(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset)
+{
+	(void)ctx;
+	if (fx_fail)
+		return ga_err(-fx_fail, "fake exporter: refusing");
+	*fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+	ck_assert_int_ge(*fd, 0);
+	ck_assert_int_eq(ftruncate(*fd, (off_t)blk->size), 0);
+	*offset = 0;
+	fx_exports++;
+	return 0;
+}
+
+static int fx_probe(void *ctx, char *why, size_t len)
+{
+	(void)ctx;
+	snprintf(why, len, "fake exporter");
+	return 0;
+}
+
+static struct ga_mem_ops fx_ops;
+
+/* Open fds of this process. */
+static unsigned int fd_count(void)
+{
+	char path[64];
+	unsigned int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+static struct ga_dev *fk_open_pin(enum ga_pin pin, int *rc)
+{
+	struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev = NULL;
+
+	o.use_gpu = false;
+	o.pin = pin;
+	*rc = ga_dev_open_opts("/dev/zero", &o, &dev);
+	return dev;
+}
+
+/* What pin= does with a driver that lacks GA_Add_Dmabuf: p2p (auto, p2p),
+ * or a refused open naming it (dmabuf); with it and host memory, the
+ * memory's reason (no udmabuf here) or dmabuf where udmabuf works. */
+START_TEST(test_pin_open)
+{
+	struct ga_dev_info info;
+	struct ga_dev *dev;
+	unsigned int fds;
+	int rc;
+
+	fk_init();
+	for (int table = 0; table < 2; table++) {
+		fk.table = table;
+		fds = fd_count();
+		dev = fk_open_pin(GA_PIN_DMABUF, &rc);
+		ck_assert_msg(rc == -ENOTSUP, "table %d: %d (%s)", table, rc, ga_last_error());
+		ck_assert_ptr_null(dev);
+		ck_assert_msg(strstr(ga_last_error(), "pin=dmabuf") &&
+				      strstr(ga_last_error(), "GA_Add_Dmabuf"),
+			      "\"%s\"", ga_last_error());
+		ck_assert_uint_eq(fd_count(), fds);
+		dev = fk_open_pin(GA_PIN_AUTO, &rc);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+		ck_assert_str_eq(info.pin, "p2p");
+		ck_assert_msg(strstr(info.pin_note, "pin=auto") &&
+				      strstr(info.pin_note, "GA_Add_Dmabuf"),
+			      "\"%s\"", info.pin_note);
+		ck_assert(!ga_dev_has(dev, GA_CAP_DMABUF));
+		ga_dev_close(dev);
+	}
+	ck_assert_uint_eq(fk.unknown, 0); /* GA_Add_Dmabuf is never tried */
+	fk.dmabuf = true;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(ga_dev_has(dev, GA_CAP_DMABUF));
+	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+	ck_assert_str_eq(info.pin, "p2p");
+	ck_assert_ptr_nonnull(strstr(info.pin_note, "pin=p2p"));
+	ga_dev_close(dev);
+	dev = fk_open_pin(GA_PIN_DMABUF, &rc);
+	if (access("/dev/udmabuf", F_OK) != 0) {
+		ck_assert_int_eq(rc, -ENOTSUP);
+		ck_assert_msg(strstr(ga_last_error(), "pin=dmabuf: /dev/udmabuf does not exist"),
+			      "\"%s\"", ga_last_error());
+	} else if (rc == 0) {
+		ck_assert_int_eq(ga_dev_info(dev, &info), 0);
+		ck_assert_str_eq(info.pin, "dmabuf");
+		ga_dev_close(dev);
+	}
+	dev = fk_open_pin((enum ga_pin)7, &rc);
+	ck_assert_int_eq(rc, -EINVAL);
+}
+END_TEST
+
+START_TEST(test_pin_dmabuf_add)
+{
+	struct ga_buf *w0, *b = NULL;
+	struct ga_buf_info bi;
+	struct ga_pinned p[4];
+	struct ga_dev *dev;
+	unsigned int n = 0, fds;
+	int rc;
+
+	fk_init();
+	fk.table = fk.dmabuf = true;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	/* host memory that exports: the library's side of the path */
+	fx_ops = *dev->mem;
+	fx_ops.dmabuf_probe = fx_probe;
+	fx_ops.dmabuf_export = fx_export;
+	dev->mem = &fx_ops;
+	dev->dmabuf = true;
+	dev->opts.pin = GA_PIN_DMABUF;
+	fx_exports = fx_fail = 0;
+	fds = fd_count();
+
+	w0 = fk_mk(dev, GA_DIR_WRITE, 0);
+	ck_assert_int_eq(fx_exports, 1);
+	ck_assert_uint_eq(fk.dmabuf_adds, 1);
+	ck_assert_uint_eq(fk.adds, 0);
+	ck_assert_uint_eq(fd_count(), fds); /* the library closed its fd */
+	ck_assert_int_eq(ga_buf_info(w0, &bi), 0);
+	ck_assert(bi.dmabuf);
+	ck_assert_uint_eq(bi.bus_address, fk_table_bus(1, 0));
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 4, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(p[0].dmabuf);
+	ck_assert_uint_eq(p[0].gpu_address, 0); /* the offset into the dma-buf */
+
+	/* the driver refuses: its reason, nothing registered, fd closed */
+	fk.dmabuf_err = EINVAL;
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(ga_last_error(), "GA_Add_Dmabuf") &&
+			      strstr(ga_last_error(), "contiguous"),
+		      "\"%s\"", ga_last_error());
+	fk.dmabuf_err = EOPNOTSUPP; /* the exporter will not attach the card */
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -EOPNOTSUPP);
+	ck_assert_msg(strstr(ga_last_error(), "exporter refused"), "\"%s\"", ga_last_error());
+	fk.dmabuf_err = EPROTO; /* any other errno of the exporter's */
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -EPROTO);
+	ck_assert_msg(strstr(ga_last_error(), "exporter refused"), "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 1);
+	ck_assert_uint_eq(fd_count(), fds);
+	fk.dmabuf_err = 0;
+
+	/* the memory cannot export this buffer: pin=dmabuf fails with its
+	 * reason, pin=auto registers it by address */
+	fx_fail = ENOMEM;
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 1, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "fake exporter"));
+	dev->opts.pin = GA_PIN_AUTO;
+	b = fk_mk(dev, GA_DIR_WRITE, 1);
+	ck_assert_uint_eq(fk.adds, 1);
+	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
+	ck_assert(!bi.dmabuf);
+	ck_assert_int_eq(ga_dev_pinned(dev, p, 4, &n), 0);
+	ck_assert(p[0].dmabuf && !p[1].dmabuf);
+	fx_fail = 0;
+	ck_assert_uint_eq(fd_count(), fds);
+
+	/* removal works the same for both kinds */
+	ck_assert_int_eq(ga_buf_destroy(b), 0);
+	ck_assert_int_eq(ga_buf_destroy(w0), 0);
+	ck_assert_uint_eq(fk.count[1], 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
 static Suite *datadev_suite(void)
 {
 	Suite *s = suite_create("datadev");
 	TCase *tc = tcase_create("errno");
 
 	tcase_add_test(tc, test_mapping_every_command);
+	tcase_add_test(tc, test_mapping_dmabuf);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("open");
 	tcase_add_test(tc, test_open_missing);
@@ -821,6 +1067,10 @@ static Suite *datadev_suite(void)
 	tcase_add_test(tc, test_upstream_add_undo);
 	tcase_add_test(tc, test_upstream_no_table);
 	tcase_add_test(tc, test_table);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dmabuf");
+	tcase_add_test(tc, test_pin_open);
+	tcase_add_test(tc, test_pin_dmabuf_add);
 	suite_add_tcase(s, tc);
 	return s;
 }

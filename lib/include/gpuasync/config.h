@@ -3,7 +3,7 @@
  * gpuasyncfs / libgpuasync configuration, read with inih.
  *
  *   [device]   path = sim | /dev/datadev_0 ; latency_block = current|legacy
- *              gpu = 0 ; use_gpu = yes
+ *              gpu = 0 ; use_gpu = yes ; pin = auto|p2p|dmabuf
  *   [sim]      version, max_buffers, dma_data_bytes, clock_hz, rate, size,
  *              pattern
  *   [buffers]  size = 64K ; max = 1024   (default size for mkdir)
@@ -36,6 +36,7 @@ struct ga_config {
 	bool latency_legacy;
 	int gpu_index;
 	bool use_gpu;
+	int pin; /* enum ga_pin (gpuasync/device.h): auto, p2p, dmabuf */
 	/* [sim] */
 	unsigned int sim_version;
 	unsigned int sim_max_buffers; /* 0 = firmware default */
@@ -63,8 +64,8 @@ void ga_config_defaults(struct ga_config *cfg);
  * "file:line: explanation" into @err. */
 int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t errlen);
 /* Apply one "key=value" or "section.key=value" setting (for -o options). */
-int ga_config_set(struct ga_config *cfg, const char *section, const char *key,
-		  const char *value, char *err, size_t errlen);
+int ga_config_set(struct ga_config *cfg, const char *section, const char *key, const char *value,
+		  char *err, size_t errlen);
 /* Render the effective configuration as an ini file. */
 int ga_config_format(const struct ga_config *cfg, char *buf, size_t len);
 /* Build the ga_dev_open spec string ("sim:version=4,..." or the path). */

@@ -85,8 +85,42 @@ struct ga_open_opts {
 	 * 0x28000 on upstream's datadev).  The simulated card takes it from
 	 * its spec (core_offset=). */
 	uint32_t core_offset;
+	/* How buffers reach the driver (enum ga_pin below); GA_PIN_AUTO
+	 * (0) when left out. */
+	int pin;
 };
-#define GA_OPEN_OPTS_DEFAULT { .latency_legacy = false, .gpu_index = 0, .use_gpu = true }
+#define GA_OPEN_OPTS_DEFAULT                                                                       \
+	{ .latency_legacy = false, .gpu_index = 0, .use_gpu = true, .pin = GA_PIN_AUTO }
+
+/*
+ * The pin path: how a buffer's memory is handed to the driver.
+ *   p2p     GPU_Add_Nvidia_Memory with the buffer's address: the driver pins
+ *           it (nvidia_p2p on a real GPU, a stub in the emulators).
+ *   dmabuf  the memory layer exports the buffer as a dma-buf (CUDA:
+ *           cuMemGetHandleForAddressRange; host memory: /dev/udmabuf over a
+ *           hugetlb memfd) and GA_Add_Dmabuf hands the fd to gpuasync.ko,
+ *           which keeps its own reference; the library closes its fd.
+ *   auto    dmabuf when the memory can be exported and the driver has
+ *           GA_Add_Dmabuf (the simulated card: when the memory exports),
+ *           p2p otherwise; decided once at open, then per buffer: a buffer
+ *           that cannot be exported (host memory larger than a huge page)
+ *           goes p2p.
+ * With GA_PIN_DMABUF, ga_dev_open_opts fails with -ENOTSUP, explained,
+ * when the memory or the driver lacks what it needs, and ga_buf_create
+ * fails (-EINVAL, -ENOMEM, explained) for a buffer that cannot be exported.
+ * ga_dev_info.pin says which path was chosen, pin_note why.
+ */
+enum ga_pin {
+	GA_PIN_AUTO,
+	GA_PIN_P2P,
+	GA_PIN_DMABUF,
+	GA_PIN_COUNT
+};
+/* "auto", "p2p", "dmabuf"; NULL for anything else. */
+const char *ga_pin_name(enum ga_pin pin);
+/* The name as ga_pin_name spells it (blanks around and one trailing newline
+ * allowed); -EINVAL with an explanation (ga_last_error) otherwise. */
+int ga_pin_parse(const char *s, enum ga_pin *out);
 
 int ga_dev_open(const char *spec, struct ga_dev **out);
 int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts,
@@ -105,6 +139,7 @@ enum ga_cap {
 	GA_CAP_GPU_MEMORY,     /* buffers are real CUDA device memory */
 	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
 	GA_CAP_FIRMWARE_ID,    /* AxiVersion identity readable (ga_fw_read) */
+	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf) */
 	GA_CAP_COUNT
 };
 
@@ -121,6 +156,8 @@ struct ga_dev_info {
 				  * nvidia_p2p_stub, emulator only) or "host" */
 	char memory_note[192];   /* why GPU memory is not used, if it is not */
 	char clock_note[96];     /* why clock_hz is an assumed default, if it is */
+	char pin[8];             /* the pin path chosen at open: "dmabuf" or "p2p" */
+	char pin_note[256];      /* why that path (what the other one lacks) */
 };
 
 int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
@@ -231,6 +268,7 @@ struct ga_buf_info {
 	uint64_t bus_address;  /* address programmed into the card */
 	bool gpu_memory;       /* CUDA device memory vs host memory */
 	enum ga_buf_state state;
+	bool dmabuf;           /* registered as a dma-buf (else p2p) */
 };
 int ga_buf_info(struct ga_buf *buf, struct ga_buf_info *info);
 /* ga_buf_info of every buffer of @dir, by index, with one batched read of
@@ -290,6 +328,8 @@ struct ga_pinned {
 	unsigned int pages;   /* 64 KiB GPU pages pinned */
 	int owner;            /* thread group (process id) that registered it */
 	bool invalidated;     /* the GPU memory went away under the pin */
+	bool dmabuf;          /* registered as a dma-buf: gpu_address is then the
+			       * offset into the dma-buf (GA_BUF_DMABUF) */
 };
 
 /*

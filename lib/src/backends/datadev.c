@@ -10,7 +10,9 @@
  * DMA clock (AxiVersion userValues[4]).  Which driver it is comes from
  * sysfs and /proc, never from probing: upstream logs every code it does not
  * know, and an enable ioctl would touch the engine.  gpuasync.ko then tells
- * its extension bits (GA_Get_Abi_Version); upstream 7.5 (an "Owning
+ * its extension bits (GA_Get_Abi_Version, GA_FEAT_DMABUF among them: a
+ * buffer is then registered from a dma-buf fd, GA_Add_Dmabuf, when the pin
+ * path is dmabuf); upstream 7.5 (an "Owning
  * Process" in /proc) has GPU_Enable_Tx/Rx and owns the GPU state per thread,
  * so its GPU-state ioctls go through one owner thread (datadev_owner.c).  Registers go through an
  * mmap of the core block when the driver allows it (one load/store per access, no syscall) and
@@ -105,6 +107,8 @@ const char *ga_datadev_cmd_name(unsigned int cmd)
 		return "GA_Arm_Buffers";
 	case GA_Get_Buffer_Table:
 		return "GA_Get_Buffer_Table";
+	case GA_Add_Dmabuf:
+		return "GA_Add_Dmabuf";
 	default:
 		return "unknown ioctl";
 	}
@@ -160,6 +164,18 @@ static const struct dd_errno_row {
 	{GPU_Rem_Nvidia_Memory, EBUSY, -EBUSY,
 	 OWNED_ELSEWHERE " (or no longer owned after an invalidation): only the owner can remove "
 			 "buffers"},
+
+	{GA_Add_Dmabuf, EBADF, -EBADF, "the buffer's dma-buf fd is not open"},
+	{GA_Add_Dmabuf, EINVAL, -EINVAL,
+	 "driver rejected the dma-buf: not a dma-buf, offset not 64 KiB aligned, size not a "
+	 "non-zero multiple of 64 KiB, range outside the dma-buf, too many buffers, or memory "
+	 "not contiguous on the bus (the card takes one base address; the kernel log says "
+	 "which)"},
+	{GA_Add_Dmabuf, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	{GA_Add_Dmabuf, EOPNOTSUPP, -EOPNOTSUPP,
+	 "the dma-buf's exporter refused to attach the card's device (no peer-to-peer path "
+	 "between them?)"},
+	{GA_Add_Dmabuf, EPERM, -ENOTTY, NOT_IMPLEMENTED},
 
 	{GA_Rem_Buffer, EINVAL, -EINVAL, "only the last buffer of a direction can be removed"},
 	{GA_Rem_Buffer, EBUSY, -EBUSY,
@@ -451,8 +467,8 @@ static int dd_core_offset(struct dd_priv *p, uint32_t want)
 	uint32_t have = GA_CORE_OFFSET;
 
 	if (p->driver == DD_GPUASYNC && fstat(p->fd, &st) == 0) {
-		snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/core_offset",
-			 major(st.st_rdev), minor(st.st_rdev));
+		snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/core_offset", major(st.st_rdev),
+			 minor(st.st_rdev));
 		f = fopen(path, "r");
 		if (f) {
 			if (fgets(buf, sizeof(buf), f))
@@ -462,15 +478,17 @@ static int dd_core_offset(struct dd_priv *p, uint32_t want)
 	}
 	if (want && want != have) {
 		if (p->driver == DD_GPUASYNC)
-			return ga_err(-EINVAL,
-				      "%s: gpuasync.ko has this card's GpuAsyncCore at 0x%x (module "
-				      "parameter core_offset), the configuration says 0x%x",
-				      p->path, have, want);
-		return ga_err(-EINVAL,
-			      "%s: upstream's datadev programs GpuAsyncCore at 0x%x (its GPU ioctls "
-			      "write buffer addresses there), so a core at 0x%x cannot work with "
-			      "it: load gpuasync.ko with core_offset=0x%x instead",
-			      p->path, have, want, want);
+			return ga_err(
+				-EINVAL,
+				"%s: gpuasync.ko has this card's GpuAsyncCore at 0x%x (module "
+				"parameter core_offset), the configuration says 0x%x",
+				p->path, have, want);
+		return ga_err(
+			-EINVAL,
+			"%s: upstream's datadev programs GpuAsyncCore at 0x%x (its GPU ioctls "
+			"write buffer addresses there), so a core at 0x%x cannot work with "
+			"it: load gpuasync.ko with core_offset=0x%x instead",
+			p->path, have, want, want);
 	}
 	p->core = have;
 	return 0;
@@ -720,6 +738,7 @@ static int dd_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int *
 			.pages = e[i].pages,
 			.owner = (int)e[i].owner_tgid,
 			.invalidated = e[i].flags & GA_BUF_INVALIDATED,
+			.dmabuf = e[i].flags & GA_BUF_DMABUF,
 		};
 	}
 	free(e);
@@ -830,8 +849,32 @@ out:
 	return ga_err(rc, "%s", why); /* the reason, not the undo's */
 }
 
+/* GA_Add_Dmabuf: errors the policy table does not know come from the
+ * exporter (it refused to attach the card's device), which is worth saying. */
+static int dd_add_dmabuf(struct dd_priv *p, enum ga_dir dir, const struct ga_dmabuf_ref *db,
+			 uint32_t size)
+{
+	struct ga_dmabuf_add a = {
+		.fd = (uint32_t)db->fd,
+		.write = dir == GA_DIR_WRITE ? 1 : 0,
+		.offset = db->offset,
+		.size = size,
+	};
+	char why[256];
+	int rc;
+
+	if (!(p->features & GA_FEAT_DMABUF))
+		return ga_err(-ENOTSUP, "%s: the driver has no GA_Add_Dmabuf", p->path);
+	rc = dd_ioctl(p, GA_Add_Dmabuf, (unsigned long)&a);
+	if (rc >= 0 || rc == -EINVAL || rc == -EBADF || rc == -EBUSY || rc == -EOPNOTSUPP ||
+	    rc == -ENOTTY)
+		return rc < 0 ? rc : 0;
+	snprintf(why, sizeof(why), "%s", ga_last_error());
+	return ga_err(rc, "%s (the dma-buf's exporter refused the card's device?)", why);
+}
+
 static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
-			 uint32_t size, uint64_t *bus_address)
+			 uint32_t size, const struct ga_dmabuf_ref *db, uint64_t *bus_address)
 {
 	struct dd_priv *p = dd(dev);
 	struct GpuNvidiaData d = {
@@ -841,7 +884,10 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 	};
 	int rc;
 
-	rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
+	if (db)
+		rc = dd_add_dmabuf(p, dir, db, size);
+	else
+		rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
 	if (rc < 0)
 		return rc;
 	rc = dd_added_check(dev, dir, bus_address);
@@ -919,6 +965,8 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 		return p->features & GA_FEAT_ARM_MANY;
 	case GA_CAP_BUFFER_TABLE:
 		return p->features & GA_FEAT_BUFFER_TABLE;
+	case GA_CAP_DMABUF:
+		return p->features & GA_FEAT_DMABUF;
 	case GA_CAP_ENABLE_IOCTL:
 		return p->enable_ioctl;
 	default:

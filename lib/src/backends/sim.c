@@ -21,6 +21,14 @@
  * and arm buffers or queue reads by plain stores, as a CUDA consumer does
  * on hardware.  The model notices those stores at its next poll.
  *
+ * Registering from a dma-buf (the dmabuf pin path) checks what gpuasync.ko
+ * would before it attaches: the fd is a dma-buf (its fdinfo names an
+ * exporter), the range lies inside it (lseek to the end gives its size), 64
+ * KiB rules.  The sim has no kernel to hand the fd to, so it keeps no
+ * reference (the caller closes the fd) and goes on copying through the
+ * memory layer; its table lists the buffer as dmabuf with the offset as
+ * gpu_address, as the driver's does.
+ *
  * Bus addresses: each registered buffer gets a fake bus address that
  * encodes direction, index and a generation number, so a DMA resolves to
  * its buffer in O(1) and a stale address (a buffer removed and re-added)
@@ -170,11 +178,12 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 		tmp[vlen] = '\0';
 		return ga_pattern_parse(tmp, &c->gen.pattern);
 	} else {
-		return ga_err(-EINVAL,
-			      "sim: unknown option '%.*s' (known: version, max_buffers, "
-			      "dma_data_bytes, clock_hz, latency, link, core_offset, shm, rate, size, "
-			      "pattern)",
-			      (int)klen, k);
+		return ga_err(
+			-EINVAL,
+			"sim: unknown option '%.*s' (known: version, max_buffers, "
+			"dma_data_bytes, clock_hz, latency, link, core_offset, shm, rate, size, "
+			"pattern)",
+			(int)klen, k);
 	}
 #undef KEY
 	return 0;
@@ -467,8 +476,59 @@ static void program_address(struct sim *s, enum ga_dir dir, unsigned int i, uint
 	field_write(s, w ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i, (uint32_t)(bus >> 32));
 }
 
+/* @fd names a dma-buf (its /proc fdinfo has the exporter's name): the
+ * exporter, or a negative errno with ga_err() set. */
+static int dmabuf_exporter(int fd, char *name, size_t len)
+{
+	char path[64], line[160];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return ga_err(errno == ENOENT ? -EBADF : -errno, "sim: dma-buf fd %d: %s: %s", fd,
+			      path, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "exp_name: %63s", name) == 1;
+	fclose(f);
+	(void)len;
+	if (!found)
+		return ga_err(-EINVAL, "sim: fd %d is not a dma-buf (no exporter in %s)", fd, path);
+	return 0;
+}
+
+/* What GA_Add_Dmabuf checks before it attaches, on the fd itself. */
+static int sim_dmabuf_check(const struct ga_dmabuf_ref *db, uint32_t size)
+{
+	char exporter[64] = "";
+	struct stat st;
+	off_t end;
+	int rc;
+
+	if (db->fd < 0 || fstat(db->fd, &st) < 0)
+		return ga_err(-EBADF, "sim: dma-buf fd %d is not open", db->fd);
+	rc = dmabuf_exporter(db->fd, exporter, sizeof(exporter));
+	if (rc)
+		return rc;
+	end = lseek(db->fd, 0, SEEK_END);
+	if (end < 0)
+		return ga_err(-errno, "sim: lseek(SEEK_END) on dma-buf fd %d: %s", db->fd,
+			      strerror(errno));
+	if (db->offset % GA_GPU_PAGE_SIZE)
+		return ga_err(-EINVAL, "sim: dma-buf offset 0x%llx is not 64 KiB aligned",
+			      (unsigned long long)db->offset);
+	if (db->offset > (uint64_t)end || size > (uint64_t)end - db->offset)
+		return ga_err(-EINVAL,
+			      "sim: %u bytes at offset 0x%llx lie outside the %lld-byte dma-buf",
+			      size, (unsigned long long)db->offset, (long long)end);
+	ga_log("sim: dma-buf fd %d from %s, %lld bytes: registering %u at 0x%llx", db->fd, exporter,
+	       (long long)end, size, (unsigned long long)db->offset);
+	return 0;
+}
+
 static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_mem_block *blk,
-			  uint32_t size, uint64_t *bus_address)
+			  uint32_t size, const struct ga_dmabuf_ref *db, uint64_t *bus_address)
 {
 	struct sim *s = dev_sim(dev);
 	const char *what = dir == GA_DIR_WRITE ? "write" : "read";
@@ -485,6 +545,8 @@ static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_m
 	if (!blk || blk->size < size)
 		return ga_err(-EINVAL, "sim: registering %u bytes of a %zu-byte block", size,
 			      blk ? blk->size : (size_t)0);
+	if (db && (rc = sim_dmabuf_check(db, size)) != 0)
+		return rc;
 
 	sim_lock(s);
 	i = s->nbuf[dir];
@@ -506,6 +568,8 @@ static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_m
 	b->gen = s->next_gen++ & SIM_BUS_GEN_MASK;
 	b->size = size;
 	b->blk = *blk;
+	b->dmabuf = db != NULL;
+	b->dmabuf_off = db ? db->offset : 0;
 	bus = sim_bus_encode(dir, i, b->gen);
 	s->nbuf[dir]++;
 
@@ -653,12 +717,13 @@ static int sim_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int 
 			out[total++] = (struct ga_pinned){
 				.dir = d,
 				.index = i,
-				.gpu_address = b->blk.dptr,
+				.gpu_address = b->dmabuf ? b->dmabuf_off : b->blk.dptr,
 				.bus_address = sim_bus_encode(d, i, b->gen),
 				.size = b->size,
 				.pages = b->size / GA_GPU_PAGE_SIZE,
 				.owner = (int)getpid(),
 				.invalidated = false,
+				.dmabuf = b->dmabuf,
 			};
 		}
 	}
@@ -678,9 +743,10 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_ENABLE_IOCTL:
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_SIM:
+	case GA_CAP_DMABUF:
 		return true;
 	case GA_CAP_GPU_MEMORY:
-		return dev->mem && dev->mem != &ga_mem_host_ops;
+		return strcmp(dev->info.memory, "gpu") == 0;
 	default:
 		return false;
 	}

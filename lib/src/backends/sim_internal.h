@@ -52,6 +52,8 @@ struct sim_block {
 	uint8_t gen;
 	uint32_t size; /* bytes registered */
 	struct ga_mem_block blk;
+	bool dmabuf;	     /* registered from a dma-buf (checked, then closed) */
+	uint64_t dmabuf_off; /* where the buffer starts in it */
 };
 
 struct sim {

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf_internal.h"
 
@@ -68,6 +69,36 @@ static int set_payload_limit(struct ga_dev *dev, struct ga_buf *b)
 }
 
 /*
+ * Hand @b to the driver: as a dma-buf when the device's pin path is dmabuf
+ * (the memory exports it, the fd is closed right after the add: a driver
+ * keeps its own reference), else by address.  With pin=auto a buffer whose
+ * memory will not export goes by address; with pin=dmabuf that fails.
+ */
+static int add_to_driver(struct ga_dev *dev, struct ga_buf *b)
+{
+	struct ga_dmabuf_ref db = {.fd = -1};
+	uint32_t size = (uint32_t)b->mem.size;
+	int rc;
+
+	b->dmabuf = false;
+	if (dev->dmabuf) {
+		rc = dev->mem->dmabuf_export(dev->mem_ctx, &b->mem, &db.fd, &db.offset);
+		if (rc && dev->opts.pin == GA_PIN_DMABUF)
+			return rc;
+		if (rc)
+			ga_log("%s buffer %u goes p2p: %s", dir_name(b->dir), b->index,
+			       ga_last_error());
+	}
+	rc = dev->be->add_buffer(dev, b->dir, &b->mem, size, db.fd >= 0 ? &db : NULL,
+				 &b->bus_address);
+	if (db.fd >= 0) {
+		close(db.fd);
+		b->dmabuf = rc == 0;
+	}
+	return rc;
+}
+
+/*
  * Register @b with the card as the next index of its direction and make it
  * the last element of the array.  On failure nothing stays registered.
  */
@@ -98,7 +129,7 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 			return rc;
 	}
 	b->index = dev->nbufs[dir];
-	rc = dev->be->add_buffer(dev, dir, &b->mem, (uint32_t)b->mem.size, &b->bus_address);
+	rc = add_to_driver(dev, b);
 	if (rc) {
 		if (v4w)
 			ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, old_max);

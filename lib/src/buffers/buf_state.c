@@ -173,6 +173,7 @@ void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 	info->gpu_address = b->mem.dptr;
 	info->bus_address = b->bus_address;
 	info->gpu_memory = strcmp(dev->info.memory, "gpu") == 0;
+	info->dmabuf = b->dmabuf;
 }
 
 int ga_buf_info(struct ga_buf *b, struct ga_buf_info *info)

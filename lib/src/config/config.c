@@ -30,6 +30,7 @@
 #include <ini.h>
 
 #include "gpuasync/config.h"
+#include "gpuasync/device.h"
 #include "gpuasync/parse.h"
 #include "gpuasync/sim.h"
 #include "internal.h"
@@ -48,6 +49,7 @@ enum ga_cfg_type {
 	GA_CT_UID,     /* uid_t + uid_set; a number or a user name; empty = unset */
 	GA_CT_GID,     /* gid_t + gid_set */
 	GA_CT_MODE,    /* unsigned int, octal permission bits */
+	GA_CT_PIN,     /* int: enum ga_pin, "auto" | "p2p" | "dmabuf" */
 };
 
 #define GA_CK_POW2 0x1 /* value must be a power of two */
@@ -75,8 +77,8 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "sim (the simulated card) or a datadev device such as /dev/datadev_0"),
 	GA_KEY("device", "latency_block", GA_CT_LATENCY, latency_legacy, 0, 0, 0, 0,
 	       "V4/V5 latency registers: current (0xC0..0xF8) or legacy (0x48/0x50/0x58)"),
-	GA_KEY("device", "core_offset", GA_CT_U64, core_offset, 0, GA_CORE_OFFSET_MAX, GA_CORE_ALIGN,
-	       0,
+	GA_KEY("device", "core_offset", GA_CT_U64, core_offset, 0, GA_CORE_OFFSET_MAX,
+	       GA_CORE_ALIGN, 0,
 	       "GpuAsyncCore's offset in BAR0 (LCLS-II DRP: 0xd00000); 0: where the driver has it "
 	       "(0x28000 on upstream's datadev)"),
 	GA_KEY("device", "settings", GA_CT_PATH, settings_file, 0, 0, 0, 0,
@@ -84,6 +86,9 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("device", "gpu", GA_CT_INT, gpu_index, 0, 255, 0, 0, "CUDA device ordinal"),
 	GA_KEY("device", "use_gpu", GA_CT_BOOL, use_gpu, 0, 1, 0, 0,
 	       "put buffers in GPU memory when a GPU is present (else host memory)"),
+	GA_KEY("device", "pin", GA_CT_PIN, pin, 0, 0, 0, 0,
+	       "how buffers reach the driver: auto (dma-buf where memory and driver can), "
+	       "p2p (by address, nvidia_p2p) or dmabuf (required)"),
 	GA_KEY("sim", "version", GA_CT_UINT, sim_version, 1, 5, 0, 0, "firmware version 1..5"),
 	GA_KEY("sim", "max_buffers", GA_CT_UINT, sim_max_buffers, 0, GA_MAX_BUFFERS, 0, 0,
 	       "buffers per direction; 0 = firmware default (16 on V1-3, 1024 on V4+)"),
@@ -128,6 +133,7 @@ void ga_config_defaults(struct ga_config *cfg)
 	cfg->latency_legacy = false;
 	cfg->gpu_index = 0;
 	cfg->use_gpu = true;
+	cfg->pin = GA_PIN_AUTO;
 	cfg->sim_version = 4;
 	cfg->sim_max_buffers = 0;
 	cfg->sim_dma_data_bytes = 32;
@@ -282,6 +288,15 @@ static int ga_cfg_apply(struct ga_config *cfg, const struct ga_cfg_key *k, const
 			return ga_why(why, whylen, -EINVAL, "'%s' is not current or legacy", value);
 		*(bool *)ga_field(cfg, k) = b;
 		return 0;
+	case GA_CT_PIN: {
+		enum ga_pin pin;
+
+		if (ga_pin_parse(value, &pin) != 0)
+			return ga_why(why, whylen, -EINVAL, "'%s' is not auto, p2p or dmabuf",
+				      value);
+		*(int *)ga_field(cfg, k) = (int)pin;
+		return 0;
+	}
 	case GA_CT_BOOL:
 		rc = ga_parse_bool(value, len, &b);
 		if (rc)
@@ -548,7 +563,6 @@ int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t er
 		goto out_free;
 	}
 
-
 	r = ini_parse_stream(ga_cfg_reader, c, ga_cfg_handler, c);
 	if (r < 0) {
 		rc = r == -2 ? -ENOMEM : -EIO;
@@ -679,6 +693,9 @@ static void ga_cfg_render_value(struct ga_out *o, const struct ga_config *cfg,
 		break;
 	case GA_CT_LATENCY:
 		ga_out(o, "%s", *(const bool *)f ? "legacy" : "current");
+		break;
+	case GA_CT_PIN:
+		ga_out(o, "%s", ga_pin_name((enum ga_pin) * (const int *)f));
 		break;
 	case GA_CT_BOOL:
 		ga_out(o, "%s", *(const bool *)f ? "yes" : "no");

@@ -51,7 +51,9 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 #else /* GA_HAVE_CUDA_H */
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <cuda.h>
 
 /* cuda.h maps names like cuMemAlloc to versioned symbols (cuMemAlloc_v2)
@@ -104,12 +106,23 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 #define GA_HAVE_BATCH 0
 #endif
 
+/* cuMemGetHandleForAddressRange (CUDA 11.7+): optional, for the dmabuf pin
+ * path; present in the driver, it still needs the device attribute. */
+#if CUDA_VERSION >= 11070
+#define GA_HAVE_DMABUF 1
+#else
+#define GA_HAVE_DMABUF 0
+#endif
+
 struct cuda_fns {
 #define GA_CUDA_FN_PTR(name) __typeof__(name) *name;
 	GA_CUDA_FUNCS(GA_CUDA_FN_PTR)
 	GA_CUDA_OPTIONAL(GA_CUDA_FN_PTR)
 #if GA_HAVE_BATCH
 	GA_CUDA_FN_PTR(cuMemcpyBatchAsync)
+#endif
+#if GA_HAVE_DMABUF
+	GA_CUDA_FN_PTR(cuMemGetHandleForAddressRange)
 #endif
 #undef GA_CUDA_FN_PTR
 };
@@ -173,6 +186,10 @@ struct cuda_ctx {
 	size_t *rd_sizes;     /* rd_n */
 	unsigned int rd_n;
 	bool batch; /* cuMemcpyBatchAsync usable (so far) */
+	/* dma-buf export: 0 when the device and driver can, else a negative
+	 * errno with the reason in dmabuf_why (set once at open). */
+	int dmabuf;
+	char dmabuf_why[160];
 };
 
 /* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" */
@@ -775,6 +792,98 @@ static void cuda_close(void *ctx)
 	free(c);
 }
 
+/* ---- dma-buf export (the dmabuf pin path) -------------------------------- */
+
+static int cuda_dmabuf_probe(void *ctx, char *why, size_t why_len)
+{
+	struct cuda_ctx *c = ctx;
+
+	snprintf(why, why_len, "%s", c->dmabuf_why);
+	return c->dmabuf;
+}
+
+/* The whole allocation as one dma-buf: cuMemAlloc'ed blocks are 64 KiB
+ * multiples at 64 KiB aligned addresses, so both host-page rules hold. */
+static int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset)
+{
+	struct cuda_ctx *c = ctx;
+	int out = -1, rc;
+	bool pushed;
+	CUresult res;
+
+	if (c->dmabuf)
+		return ga_err(c->dmabuf, "CUDA memory: %s", c->dmabuf_why);
+#if GA_HAVE_DMABUF
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	res = c->f.cuMemGetHandleForAddressRange(&out, (CUdeviceptr)blk->dptr, blk->size,
+						 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	cu_leave(c, pushed);
+	if (res != CUDA_SUCCESS)
+		return cu_fail(c, res, "cuMemGetHandleForAddressRange(DMA_BUF_FD)");
+	/* The driver's fd is not close-on-exec: a child must not keep the
+	 * GPU memory exported after we close ours. */
+	if (fcntl(out, F_SETFD, FD_CLOEXEC) < 0) {
+		rc = ga_err(-errno, "CUDA dma-buf fd %d: F_SETFD: %s", out, strerror(errno));
+		close(out);
+		return rc;
+	}
+	*fd = out;
+	*offset = 0;
+	ga_log("cuda: exported %zu bytes at 0x%llx as dma-buf fd %d", blk->size,
+	       (unsigned long long)blk->dptr, out);
+	return 0;
+#else
+	(void)blk;
+	(void)fd;
+	(void)offset;
+	(void)out;
+	(void)rc;
+	(void)pushed;
+	(void)res;
+	return ga_err(-ENOTSUP, "CUDA memory: built with cuda.h older than 11.7 (no dma-buf)");
+#endif
+}
+
+/* Can this device export dma-bufs?  Sets c->dmabuf and c->dmabuf_why. */
+static void cuda_dmabuf_check(struct cuda_ctx *c, int gpu_index)
+{
+	int v = 0;
+
+	c->dmabuf = -ENOTSUP;
+#if GA_HAVE_DMABUF
+	if (!c->f.cuMemGetHandleForAddressRange) {
+		snprintf(c->dmabuf_why, sizeof(c->dmabuf_why),
+			 "the NVIDIA driver's libcuda.so.1 lacks cuMemGetHandleForAddressRange "
+			 "(dma-buf export needs driver 515 or later)");
+		return;
+	}
+	if (!c->f.cuDeviceGetAttribute ||
+	    c->f.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, c->dev) !=
+		    CUDA_SUCCESS) {
+		snprintf(c->dmabuf_why, sizeof(c->dmabuf_why),
+			 "GPU %d: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED cannot be read", gpu_index);
+		return;
+	}
+	if (v != 1) {
+		snprintf(c->dmabuf_why, sizeof(c->dmabuf_why),
+			 "GPU %d reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = %d (no dma-buf "
+			 "export: the open kernel modules and a recent kernel are needed)",
+			 gpu_index, v);
+		return;
+	}
+	c->dmabuf = 0;
+	snprintf(c->dmabuf_why, sizeof(c->dmabuf_why),
+		 "GPU %d exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 1)", gpu_index);
+#else
+	(void)v;
+	snprintf(c->dmabuf_why, sizeof(c->dmabuf_why),
+		 "built with cuda.h older than 11.7 (no cuMemGetHandleForAddressRange)");
+	(void)gpu_index;
+#endif
+}
+
 static const struct ga_mem_ops cuda_ops = {
 	.name = "cuda",
 	.alloc = cuda_alloc,
@@ -788,6 +897,8 @@ static const struct ga_mem_ops cuda_ops = {
 	.host_alloc = cuda_host_alloc,
 	.host_free = cuda_host_free,
 	.read_many = cuda_read_many,
+	.dmabuf_probe = cuda_dmabuf_probe,
+	.dmabuf_export = cuda_dmabuf_export,
 };
 
 /* ---- open --------------------------------------------------------------- */
@@ -812,6 +923,9 @@ static int load_driver(struct cuda_ctx *c, char *why, size_t why_len)
 	GA_CUDA_OPTIONAL(GA_CUDA_FN_OPT)
 #if GA_HAVE_BATCH
 	GA_CUDA_FN_OPT(cuMemcpyBatchAsync)
+#endif
+#if GA_HAVE_DMABUF
+	GA_CUDA_FN_OPT(cuMemGetHandleForAddressRange)
 #endif
 #undef GA_CUDA_FN_OPT
 	return 0;
@@ -916,6 +1030,8 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 #endif
 	ga_log("cuda: batched reads %s",
 	       c->batch ? "through cuMemcpyBatchAsync" : "as single copies");
+	cuda_dmabuf_check(c, gpu_index);
+	ga_log("cuda: dma-buf: %s", c->dmabuf_why);
 	snprintf(gpu_name, name_len, "%s", name);
 	*ops = &cuda_ops;
 	*ctxp = c;
