@@ -1,14 +1,23 @@
 #!/bin/sh
 # gpuasyncfs mounted on gpuasync.ko's emulated card inside the test guest,
 # driven with cat/echo/mkdir/rmdir as a user would (DESIGN.md §1, §3).
+#   fs_test.sh [dmabuf]   with dmabuf: mounted with -o pin=dmabuf, so buffers
+#                         (host memory through udmabuf) reach the driver by
+#                         GA_Add_Dmabuf; else the default (auto: p2p here)
 # Prints "KTEST ok|FAIL fs_<step>"; exit status 0 when all passed.
 M=/mnt/gpuasync
 CARD=/sys/class/gpuasync/gpuasync_emu0
+PIN=${1:-p2p}
 PREFIX=fs_
+OPTS=
+if [ "$PIN" = dmabuf ]; then
+	PREFIX=fs_dmabuf_
+	OPTS="-o pin=dmabuf"
+fi
 . /t/guest.sh
 
 mkdir -p $M
-/t/gpuasyncfs -f /dev/gpuasync_emu0 $M >/tmp/fs.log 2>&1 &
+/t/gpuasyncfs -f /dev/gpuasync_emu0 $M $OPTS >/tmp/fs.log 2>&1 &
 fp=$!
 if ! wait_file $M/README; then
 	bad mount; cat /tmp/fs.log; kill $fp 2>/dev/null; exit 1
@@ -17,6 +26,7 @@ ok mount
 
 [ "$(cat $M/device/version)" = "$(cat $CARD/version)" ] && ok device_version || bad device_version
 [ "$(cat $M/device/backend)" = datadev ] && ok device_backend || bad device_backend
+[ "$(cat $M/device/pin)" = "$PIN" ] && ok device_pin || bad "device_pin ($(cat $M/device/pin))"
 grep -q rx_frame_count $M/README && ok readme || bad readme
 # AxiVersion through the driver's register ioctl: the emulated card's identity
 grep -qxE '[0-9a-f]{40}' $M/device/firmware/git_hash && ok firmware_git_hash ||
@@ -31,10 +41,15 @@ mkdir $M/buffers/0 && ok mkdir || bad mkdir
 
 # device/pinned: the driver's table (GA_Get_Buffer_Table), one line per buffer.
 [ "$(wc -l < $M/device/pinned)" = 2 ] && ok pinned_lines || bad "pinned_lines ($(cat $M/device/pinned))"
+# (a dma-buf buffer's address column is its offset in the dma-buf: 0x0)
 set -- $(sed -n 2p $M/device/pinned)
 size=$(cat $M/buffers/0/size)
-[ "$1 $2 $3 $5 $6 $7 $8" = "write 0 $(cat $M/buffers/0/gpu_address) $size $((size / 65536)) $fp pinned" ] &&
+addr=$(cat $M/buffers/0/gpu_address)
+[ "$PIN" = dmabuf ] && addr=0x0
+[ "$1 $2 $3 $5 $6 $7 $8 $9" = "write 0 $addr $size $((size / 65536)) $fp pinned $PIN" ] &&
 	[ "$4" != 0x0 ] && ok pinned_fields || bad "pinned_fields ($*)"
+[ "$PIN" != dmabuf ] || [ "$(cat $CARD/live_dmabufs)" = 1 ] && ok driver_attachments ||
+	bad "driver_attachments ($(cat $CARD/live_dmabufs))"
 
 # Arm it, start the engine, let the card send one frame.
 echo 1 > $M/buffers/0/write_enable && ok arm || bad arm
@@ -52,7 +67,7 @@ echo bogus > $M/registers/write_enable 2>/dev/null && bad reject_bad_value || ok
 echo 0 > $M/registers/write_enable
 rmdir $M/buffers/0 && ok rmdir || bad rmdir
 [ "$(cat $CARD/buffers)" = "0 0" ] && ok kernel_released || bad "kernel_released ($(cat $CARD/buffers))"
-[ "$(cat $M/device/pinned)" = "dir index gpu_address bus_address size pages owner state" ] &&
+[ "$(cat $M/device/pinned)" = "dir index gpu_address bus_address size pages owner state path" ] &&
 	ok pinned_empty || bad "pinned_empty ($(cat $M/device/pinned))"
 
 # A buffer left behind goes away with the daemon.

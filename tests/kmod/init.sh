@@ -165,6 +165,15 @@ done
 insmod /t/gpuasync.ko emulate=1 || bad reload_for_fs
 if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then
 	run /t/fs_test.sh
+	# The library's dma-buf path against the driver: host memory through
+	# udmabuf (a huge page per buffer), where the kernel has it.
+	if [ -c /dev/udmabuf ]; then
+		echo 8 > /proc/sys/vm/nr_hugepages
+		run /t/fs_test.sh dmabuf
+		echo 0 > /proc/sys/vm/nr_hugepages
+	else
+		echo "KTEST skip fs_test.sh dmabuf: no /dev/udmabuf (this kernel has no CONFIG_UDMABUF)"
+	fi
 else
 	echo "KTEST skip gpuasyncfs: ${FS_SKIP:-daemon not built}"
 fi

@@ -466,6 +466,7 @@ static void t_dmabuf_udmabuf(void)
 		return;
 	}
 	fd = open_card();
+	/* (given back at the end: later steps choose their pin path by it) */
 	if (write_file("/proc/sys/vm/nr_hugepages", "4"))
 		printf("KTEST note: nr_hugepages: %s\n", strerror(errno));
 	m = memfd_create("kt-huge", MFD_HUGETLB | MFD_ALLOW_SEALING);
@@ -511,6 +512,7 @@ static void t_dmabuf_udmabuf(void)
 	}
 	close(m);
 	close(u);
+	CHECK_OK(write_file("/proc/sys/vm/nr_hugepages", "0"));
 	check_clean(fd, "after small udmabuf");
 	close(fd);
 }
