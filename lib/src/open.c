@@ -133,10 +133,22 @@ static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
 	void *ctx;
 	int rc;
 
-	if (dev->mem == &ga_mem_host_ops) {
+	/* Host memory, and upstream's p2p stub memory (which has no exporter;
+	 * on gpuasync.ko, the one driver with GA_Add_Dmabuf, host memory works
+	 * as well), become udmabuf memory when that works. */
+	if (dev->mem == &ga_mem_host_ops || !strcmp(dev->mem->name, "stub")) {
 		rc = ga_mem_udmabuf_open(dev->opts.pin == GA_PIN_DMABUF, &ops, &ctx, why, len);
 		if (rc)
 			return rc;
+		if (dev->mem != &ga_mem_host_ops) {
+			if (dev->mem->close)
+				dev->mem->close(dev->mem_ctx);
+			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
+			snprintf(dev->info.memory, sizeof(dev->info.memory), "host");
+			snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
+				 "GPU memory not requested; host memory in udmabuf dma-bufs "
+				 "instead of p2p stub memory, which has no exporter");
+		}
 		dev->mem = ops;
 		dev->mem_ctx = ctx;
 		return 0;

@@ -438,14 +438,22 @@ static uint64_t pfn_of(const void *p)
 	return e & ((1ull << 55) - 1);
 }
 
-/* A udmabuf of @size bytes of memfd @m (sealed against shrinking). */
-static int udmabuf_of(int u, int m, uint64_t size)
+/*
+ * A udmabuf of @size bytes of memfd @m (sealed against shrinking), mapped
+ * at *@map and faulted in first: udmabuf takes only pages that exist.
+ */
+static int udmabuf_of(int u, int m, uint64_t size, uint8_t **map)
 {
 	struct udmabuf_create c = { .memfd = (uint32_t)m, .flags = UDMABUF_FLAGS_CLOEXEC,
 				    .size = size };
 
-	if (ftruncate(m, (off_t)size) || fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK))
+	*map = MAP_FAILED;
+	if (m < 0 || ftruncate(m, (off_t)size) || fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK))
 		return -1;
+	*map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0);
+	if (*map == MAP_FAILED)
+		return -1;
+	memset(*map, 0, size);
 	return ioctl(u, UDMABUF_CREATE, &c);
 }
 
@@ -471,11 +479,9 @@ static void t_dmabuf_udmabuf(void)
 		printf("KTEST note: nr_hugepages: %s\n", strerror(errno));
 	m = memfd_create("kt-huge", MFD_HUGETLB | MFD_ALLOW_SEALING);
 	CHECK(m >= 0, "hugetlb memfd: %s", strerror(errno));
-	x = udmabuf_of(u, m, huge);
-	CHECK(x >= 0, "UDMABUF_CREATE: %s", strerror(errno));
-	map = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0);
-	CHECK(map != MAP_FAILED);
-	if (x >= 0 && map != MAP_FAILED) {
+	x = udmabuf_of(u, m, huge, &map);
+	CHECK(x >= 0, "hugetlb udmabuf: %s", strerror(errno));
+	if (x >= 0) {
 		for (k = 0; k < 4; k++)
 			CHECK_OK(add_dmabuf(fd, 1, x, k * KB64, KB64, NULL));
 		CHECK_OK(add_dmabuf(fd, 0, x, 8 * KB64, KB64, NULL));
@@ -484,18 +490,17 @@ static void t_dmabuf_udmabuf(void)
 		stream(fd, map, 4, 3000, "udmabuf write buffers");
 		fetch(fd, map + 8 * KB64, "udmabuf read buffer");
 		CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
-		munmap(map, huge);
 	}
+	if (map != MAP_FAILED)
+		munmap(map, huge);
 	close(m);
 	check_clean(fd, "after udmabuf");
 
 	/* Small pages: registered only if they lie in one run. */
 	m = memfd_create("kt-small", MFD_ALLOW_SEALING);
-	x = udmabuf_of(u, m, KB64);
-	map = mmap(NULL, KB64, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0);
-	CHECK(x >= 0 && map != MAP_FAILED);
-	if (x >= 0 && map != MAP_FAILED) {
-		memset(map, 1, KB64);
+	x = udmabuf_of(u, m, KB64, &map);
+	CHECK(x >= 0, "udmabuf: %s", strerror(errno));
+	if (x >= 0) {
 		for (k = 1; k < KB64 / 4096; k++)
 			contiguous &= pfn_of(map + k * 4096) == pfn_of(map) + k;
 		CHECK(pfn_of(map) != 0, "pagemap gave no frame numbers");
@@ -507,9 +512,10 @@ static void t_dmabuf_udmabuf(void)
 		}
 		printf("KTEST note: 16 memfd pages %s\n",
 		       contiguous ? "happened to be contiguous" : "scattered: refused");
-		munmap(map, KB64);
 		close(x);
 	}
+	if (map != MAP_FAILED)
+		munmap(map, KB64);
 	close(m);
 	close(u);
 	CHECK_OK(write_file("/proc/sys/vm/nr_hugepages", "0"));
