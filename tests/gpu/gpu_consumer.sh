@@ -15,16 +15,10 @@
 # loopback, 20000 counter frames of ~64 KiB, 10000 PRBS frames with
 # loopback at 100 bytes (odd length).  Exits 77 without a GPU or FUSE.
 set -u
-B=${1:?usage: gpu_consumer.sh BUILD_DIR}
-FS=$B/fs/gpuasyncfs
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 C=$B/examples/cuda/gpuasync-consumer
-H=$B/tests/gpu/gpu-helper
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAILED at $CASE: $*"; exit 1; }
-
-[ -x "$FS" ] || skip "no $FS"
 [ -x "$C" ] || skip "no gpuasync-consumer (built without CUDA)"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
 "$H" name >/dev/null 2>&1 || skip "no GPU"
 
 MNT=$(mktemp -d /tmp/gpuasync-cons.XXXXXX)

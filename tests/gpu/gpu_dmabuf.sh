@@ -19,15 +19,9 @@
 # printed when the GPU does not export dma-bufs (then pin=dmabuf must be
 # refused, which is checked first).
 set -u
-B=${1:?usage: gpu_dmabuf.sh BUILD_DIR}
-FS=$B/fs/gpuasyncfs
-H=$B/tests/gpu/gpu-helper
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAILED at $CASE: $*"; exit 1; }
-
-[ -x "$FS" ] || skip "no $FS"
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 [ -x "$H" ] || skip "no gpu-helper (built without CUDA)"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
 GPU=$("$H" name 2>/dev/null) || skip "no GPU: $("$H" name 2>&1)"
 echo "GPU: $GPU"
 

@@ -15,15 +15,9 @@
 # from buffers/<i>/data and through the handle; rmdir and daemon exit give
 # the memory back.  Exits 77 (skipped) without a GPU or FUSE.
 set -u
-B=${1:?usage: gpu_fs.sh BUILD_DIR}
-FS=$B/fs/gpuasyncfs
-H=$B/tests/gpu/gpu-helper
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAILED at $CASE: $*"; exit 1; }
-
-[ -x "$FS" ] || skip "no $FS"
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 [ -x "$H" ] || skip "no gpu-helper (built without CUDA)"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
 GPU=$("$H" name 2>/dev/null) || skip "no GPU: $("$H" name 2>&1)"
 
 MNT=$(mktemp -d /tmp/gpuasync-gpu.XXXXXX)

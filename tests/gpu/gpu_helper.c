@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <cuda.h>
+#include "common/fd_count.h"
 
 static void fail(const char *what, CUresult r)
 {
@@ -42,19 +43,6 @@ static void fail(const char *what, CUresult r)
 		if (r_ != CUDA_SUCCESS)                                                            \
 			fail(#call, r_);                                                           \
 	} while (0)
-
-/* Open file descriptors of this process. */
-static unsigned int fd_count(void)
-{
-	char path[64];
-	unsigned int n = 0;
-
-	for (int fd = 0; fd < 4096; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n += access(path, F_OK) == 0;
-	}
-	return n;
-}
 
 /* The exporter's name in /proc/self/fdinfo/@fd ("" when not a dma-buf). */
 static void exporter(int fd, char *name, size_t len)

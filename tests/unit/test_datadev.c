@@ -151,6 +151,7 @@ END_TEST
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include "common/fd_count.h"
 
 #define FK_MAX	     8
 #define FK_DMA_COUNT 4
@@ -884,19 +885,6 @@ static int fx_probe(void *ctx, char *why, size_t len)
 }
 
 static struct ga_mem_ops fx_ops;
-
-/* Open fds of this process. */
-static unsigned int fd_count(void)
-{
-	char path[64];
-	unsigned int n = 0;
-
-	for (int fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n += access(path, F_OK) == 0;
-	}
-	return n;
-}
 
 static struct ga_dev *fk_open_pin(enum ga_pin pin, int *rc)
 {

@@ -22,23 +22,12 @@
 
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
+#include "common/fd_count.h"
 
 static bool gpu_mode;
 /* What the machine offers, found once in main(): "" when the memory
  * exports, else the reason pin=dmabuf gives. */
 static char no_dmabuf[512];
-
-static unsigned int fd_count(void)
-{
-	char path[64];
-	unsigned int n = 0;
-
-	for (int fd = 0; fd < 4096; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n += access(path, F_OK) == 0;
-	}
-	return n;
-}
 
 static int open_pin(enum ga_pin pin, struct ga_dev **dev)
 {
