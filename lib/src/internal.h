@@ -18,6 +18,7 @@
 
 #include "gpuasync/abi.h"
 #include "gpuasync/device.h"
+#include "gpuasync/sim.h"
 
 /* ---- errors and logging (log.c) ----------------------------------------- */
 
@@ -77,6 +78,13 @@ struct ga_mem_ops {
 			   size_t len);
 	int (*write_flush)(void *ctx);
 	bool (*write_room)(void *ctx, size_t bytes, bool wait);
+	/* Optional, with write_defer: defer a write of frame @seq of
+	 * @pattern (gpuasync/sim.h, exactly as ga_pattern_fill makes it),
+	 * generated where the memory is (a copy in write_defer's terms).
+	 * Returns 1 when this layer cannot make that pattern (the caller
+	 * fills on the CPU), 0 or a negative errno otherwise. */
+	int (*write_pattern)(void *ctx, const struct ga_mem_block *blk, size_t off,
+			     enum ga_pattern pattern, uint32_t seq, size_t len);
 	int (*host_alloc)(void *ctx, size_t size, void **p);
 	void (*host_free)(void *ctx, void *p);
 	/* Optional: read the same @len bytes at @off of each of @n blocks into

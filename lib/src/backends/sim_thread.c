@@ -139,6 +139,27 @@ static int env_dma_write_desc(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR
 	return 0;
 }
 
+static void gen_fill(void *ctx, void *dst, uint32_t len);
+
+/* A generated frame's payload, made by the memory layer where it can
+ * (CUDA: on the GPU, in the burst's batch) instead of on this CPU. */
+static int env_dma_write_fill(void *ctx, uint64_t bus, uint32_t len,
+			      void (*fill)(void *, void *, uint32_t), void *fill_ctx)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	struct sim_block *b;
+	size_t off;
+
+	if (!s->desc_hold || !mem || !mem->write_pattern || fill != gen_fill || fill_ctx != s)
+		return 1;
+	b = env_block(s, bus, len, &off);
+	if (!b)
+		return -EFAULT;
+	desc_flush(s);
+	return mem->write_pattern(s->dev->mem_ctx, &b->blk, off, s->gen.pattern, s->gen_seq, len);
+}
+
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 {
 	struct sim *s = ctx;
@@ -205,6 +226,7 @@ void ga_simdev_env(struct sim *s, struct ga_model_env *env)
 	env->frame_out = env_frame_out;
 	env->scratch = env_scratch;
 	env->dma_write_desc = env_dma_write_desc;
+	env->dma_write_fill = env_dma_write_fill;
 }
 
 /* ---- statistics and wake-ups (s->lock held) ------------------------------- */

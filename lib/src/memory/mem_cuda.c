@@ -98,7 +98,12 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	X(cuDeviceGetAttribute)                                                                    \
 	X(cuStreamWriteValue32)                                                                    \
 	X(cuStreamWriteValue64)                                                                    \
-	X(cuStreamBatchMemOp)
+	X(cuStreamBatchMemOp)                                                                      \
+	X(cuModuleLoadData)                                                                        \
+	X(cuModuleGetFunction)                                                                     \
+	X(cuModuleUnload)                                                                          \
+	X(cuLaunchKernel)                                                                          \
+	X(cuMemHostGetDevicePointer)
 
 /* cuMemcpyBatchAsync (CUDA 12.8+; cuda.h 13 maps it to the _v2 symbol,
  * without the failIdx argument): optional, for batched reads. */
@@ -160,6 +165,16 @@ struct stage_rec {
 #define WB_DESCS    64
 #define WB_INFLIGHT 3
 
+#ifdef GA_HAVE_FILL_PTX
+#include "fill_ptx.h" /* ga_fill_ptx: fill.cu as PTX, NUL-terminated */
+#endif
+
+/* One frame for the GPU pattern generator (struct ga_fill_job of fill.cu). */
+struct fill_job {
+	uint64_t dst;
+	uint32_t len, seq;
+};
+
 struct pinned_region {
 	char *p;
 	size_t size;
@@ -195,6 +210,15 @@ struct cuda_ctx {
 	unsigned int wb_n, wb_nd;
 	size_t wb_bytes;
 	CUstreamBatchMemOpParams wb_desc[WB_DESCS];
+	struct fill_job wb_job[WB_COPIES]; /* patterns made on the GPU, after the copies */
+	unsigned int wb_nj;
+	uint32_t wb_pattern;
+	/* The pattern generator (fill.cu): fill_state 0 untried, 1 loaded, -1
+	 * unusable; fill_jump holds the PRBS jump matrices on the GPU. */
+	int fill_state;
+	CUmodule fill_mod;
+	CUfunction fill_fn;
+	CUdeviceptr fill_jump, stage_dev;
 	bool wb_batch;	/* cuMemcpyBatchAsync usable for the copies (so far) */
 	bool wb_memops; /* cuStreamBatchMemOp usable for the descriptors (so far) */
 	/* Allocation zeroes buffers on its own stream: a mkdir must not wait
@@ -298,6 +322,8 @@ static void cu_leave(struct cuda_ctx *c, bool pushed)
 /* ---- staging ring ------------------------------------------------------ */
 
 static int batch_send_locked(struct cuda_ctx *c);
+static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj);
+static int check_range(const struct ga_mem_block *blk, size_t off, size_t len);
 
 /* Put the event behind the open record's copies.  If that fails, wait for
  * the stream instead, after which every record is free.
@@ -325,7 +351,7 @@ static int rec_close_locked(struct cuda_ctx *c)
  * close the open record.  Prerequisite: c->lock held. */
 static int stage_close_locked(struct cuda_ctx *c)
 {
-	if (c->wb_n || c->wb_nd)
+	if (c->wb_n || c->wb_nd || c->wb_nj)
 		return batch_send_locked(c);
 	return rec_close_locked(c);
 }
@@ -511,13 +537,13 @@ static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, siz
  */
 static int batch_send_locked(struct cuda_ctx *c)
 {
-	unsigned int n = c->wb_n, nd = c->wb_nd;
+	unsigned int n = c->wb_n, nd = c->wb_nd, nj = c->wb_nj;
 	CUresult res = CUDA_SUCCESS;
 	int rc = 0;
 
-	if (!n && !nd)
+	if (!n && !nd && !nj)
 		return 0;
-	c->wb_n = c->wb_nd = 0;
+	c->wb_n = c->wb_nd = c->wb_nj = 0;
 	c->wb_bytes = 0;
 #if GA_HAVE_BATCH
 	if (n > 1 && c->wb_batch) {
@@ -544,6 +570,8 @@ static int batch_send_locked(struct cuda_ctx *c)
 		if (res != CUDA_SUCCESS)
 			rc = cu_fail(c, res, "cuMemcpyHtoDAsync");
 	}
+	if (nj && !rc)
+		rc = fill_launch_locked(c, nj);
 	if (nd && !rc && c->wb_memops) {
 		res = c->f.cuStreamBatchMemOp(c->stream, nd, c->wb_desc, 0);
 		if (res == CUDA_SUCCESS) {
@@ -587,10 +615,158 @@ static bool batch_overlaps_locked(struct cuda_ctx *c, CUdeviceptr dst, size_t le
 		if (dst < c->wb_desc[i].writeValue.address + 8 &&
 		    c->wb_desc[i].writeValue.address < dst + len)
 			return true;
+	for (unsigned int i = 0; i < c->wb_nj; i++)
+		if (dst < c->wb_job[i].dst + c->wb_job[i].len && c->wb_job[i].dst < dst + len)
+			return true;
 	return false;
 }
 
+/* ---- the GPU pattern generator (fill.cu) ---------------------------------- */
+
+#define LFSR_TAPS 0x80200003u /* pattern.c's LFSR */
+
+static uint32_t lfsr_next(uint32_t s)
+{
+	return (s >> 1) ^ (-(s & 1u) & LFSR_TAPS);
+}
+
+static uint32_t matvec(const uint32_t *col, uint32_t s)
+{
+	uint32_t r = 0;
+
+	for (int i = 0; i < 32; i++)
+		if (s & (1u << i))
+			r ^= col[i];
+	return r;
+}
+
+/* Load the kernel and its PRBS jump table once.  Prerequisite: c->lock
+ * held, context current. */
+static bool fill_ready_locked(struct cuda_ctx *c)
+{
+#ifdef GA_HAVE_FILL_PTX
+	uint32_t jump[32][32];
+	CUresult res;
+
+	if (c->fill_state)
+		return c->fill_state > 0;
+	c->fill_state = -1;
+	if (!c->f.cuModuleLoadData || !c->f.cuModuleGetFunction || !c->f.cuLaunchKernel ||
+	    !c->f.cuMemHostGetDevicePointer || getenv("GPUASYNC_CUDA_NO_FILL"))
+		return false;
+	/* M^(2^b) as columns: M^1 is one LFSR step, each next one the square. */
+	for (int i = 0; i < 32; i++)
+		jump[0][i] = lfsr_next(1u << i);
+	for (int b = 1; b < 32; b++)
+		for (int i = 0; i < 32; i++)
+			jump[b][i] = matvec(jump[b - 1], jump[b - 1][i]);
+	res = c->f.cuModuleLoadData(&c->fill_mod, ga_fill_ptx);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuModuleGetFunction(&c->fill_fn, c->fill_mod, "ga_fill");
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemHostGetDevicePointer(&c->stage_dev, c->stage, 0);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemAlloc(&c->fill_jump, sizeof(jump));
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemcpyHtoDAsync(c->fill_jump, jump, sizeof(jump), c->stream);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuStreamSynchronize(c->stream); /* @jump is on our stack */
+	if (res != CUDA_SUCCESS) {
+		ga_log("cuda: GPU pattern generator unusable (%d): patterns made on the CPU",
+		       (int)res);
+		if (c->fill_jump)
+			c->f.cuMemFree(c->fill_jump);
+		if (c->fill_mod)
+			c->f.cuModuleUnload(c->fill_mod);
+		c->fill_jump = 0;
+		c->fill_mod = NULL;
+		return false;
+	}
+	ga_log("cuda: payload patterns made on the GPU");
+	c->fill_state = 1;
+	return true;
+#else
+	(void)c;
+	(void)matvec;
+	(void)lfsr_next;
+	return false;
+#endif
+}
+
+/* Launch the generator over the batch's @nj jobs, its table staged in
+ * the ring (the kernel reads it through the mapping).
+ * Prerequisite: c->lock held, context current, fill_state 1. */
+static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
+{
+	size_t len = nj * sizeof(struct fill_job);
+	uint32_t maxw = 0, pattern = c->wb_pattern;
+	unsigned int gx;
+	CUdeviceptr jobs;
+	uint64_t pos;
+	CUresult res;
+	void *args[3];
+	int rc;
+
+	for (unsigned int i = 0; i < nj; i++)
+		if ((c->wb_job[i].len + 3) / 4 > maxw)
+			maxw = (c->wb_job[i].len + 3) / 4;
+	/* The table first: making room may send (nothing pending) or wait. */
+	{
+		struct fill_job tab[WB_COPIES];
+
+		memcpy(tab, c->wb_job, len);
+		rc = stage_space_locked(c, len, &pos);
+		if (rc)
+			return rc;
+		memcpy(c->stage + pos % STAGE_BYTES, tab, len);
+	}
+	stage_note_locked(c, pos, len, 1);
+	jobs = c->stage_dev + pos % STAGE_BYTES;
+	gx = (maxw + 16 * 256 - 1) / (16 * 256);
+	if (gx > 256)
+		gx = 256;
+	args[0] = &jobs;
+	args[1] = &pattern;
+	args[2] = &c->fill_jump;
+	res = c->f.cuLaunchKernel(c->fill_fn, gx, nj, 1, 256, 1, 1, 0, c->stream, args, NULL);
+	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuLaunchKernel(ga_fill)");
+}
+
+static int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
+			      enum ga_pattern pattern, uint32_t seq, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	int rc = check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	if ((pattern != GA_PATTERN_PRBS && pattern != GA_PATTERN_COUNTER) || len > UINT32_MAX)
+		return 1;
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	if (!fill_ready_locked(c)) {
+		rc = 1;
+	} else {
+		CUdeviceptr dst = (CUdeviceptr)(blk->dptr + off);
+
+		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES ||
+		    (c->wb_nj && c->wb_pattern != (uint32_t)pattern))
+			rc = batch_send_locked(c);
+		if (!rc) {
+			c->wb_pattern = (uint32_t)pattern;
+			c->wb_job[c->wb_nj++] = (struct fill_job){dst, (uint32_t)len, seq};
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	cu_leave(c, pushed);
+	return rc;
+}
+
 static int check_range(const struct ga_mem_block *blk, size_t off, size_t len);
+static int batch_send_locked(struct cuda_ctx *c);
 
 static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			    size_t len)
@@ -691,7 +867,7 @@ static bool room_locked(struct cuda_ctx *c, size_t bytes)
 
 	if (closed && c->rec[(c->rec_first + closed - 1) % STAGE_RECORDS].open)
 		closed--;
-	if (sends && (c->wb_n || c->wb_nd) && closed + 1 > WB_INFLIGHT)
+	if (sends && (c->wb_n || c->wb_nd || c->wb_nj) && closed + 1 > WB_INFLIGHT)
 		return false;
 	if (c->rec_count + 2 >= STAGE_RECORDS)
 		return false;
@@ -727,7 +903,7 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 			c->f.cuEventSynchronize(ev);
 			pthread_mutex_lock(&c->lock);
 			stage_reap_locked(c);
-		} else if (c->rec_count || c->wb_n || c->wb_nd) {
+		} else if (c->rec_count || c->wb_n || c->wb_nd || c->wb_nj) {
 			if (stage_close_locked(c))
 				break;
 		} else {
@@ -757,7 +933,7 @@ static int batch_sync(struct cuda_ctx *c)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->wb_n || c->wb_nd)
+	if (c->wb_n || c->wb_nd || c->wb_nj)
 		rc = batch_send_locked(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -1107,6 +1283,10 @@ static void cuda_close(void *ctx)
 		for (unsigned int i = 0; i < STAGE_RECORDS; i++)
 			if (c->rec[i].ev)
 				c->f.cuEventDestroy(c->rec[i].ev);
+		if (c->fill_jump)
+			c->f.cuMemFree(c->fill_jump);
+		if (c->fill_mod)
+			c->f.cuModuleUnload(c->fill_mod);
 		if (c->stage)
 			c->f.cuMemFreeHost(c->stage);
 		if (c->rd_stage)
@@ -1243,6 +1423,7 @@ static const struct ga_mem_ops cuda_ops = {
 	.write_defer = cuda_write_defer,
 	.write_flush = cuda_write_flush,
 	.write_room = cuda_write_room,
+	.write_pattern = cuda_write_pattern,
 	.host_alloc = cuda_host_alloc,
 	.host_free = cuda_host_free,
 	.read_many = cuda_read_many,
