@@ -640,8 +640,8 @@ static uint32_t matvec(const uint32_t *col, uint32_t s)
 	return r;
 }
 
-/* Load the kernel and its PRBS jump table once.  Prerequisite: c->lock
- * held, context current. */
+/* Load the kernel and its PRBS jump table (at open; later calls only
+ * answer).  Prerequisite: c->lock held, context current. */
 static bool fill_ready_locked(struct cuda_ctx *c)
 {
 #ifdef GA_HAVE_FILL_PTX
@@ -1566,6 +1566,15 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	 * (GPUASYNC_CUDA_NO_BATCH turns both off, for comparisons). */
 	c->wb_batch = c->batch;
 	c->wb_memops = c->memop64 && c->f.cuStreamBatchMemOp && !getenv("GPUASYNC_CUDA_NO_BATCH");
+	/* Load the pattern generator now: loading a module later could wait
+	 * for work on other streams of the context, such as a consumer's
+	 * wait for the frames the generator is to make. */
+	if (cu_enter(c, &pushed) == 0) {
+		pthread_mutex_lock(&c->lock);
+		fill_ready_locked(c);
+		pthread_mutex_unlock(&c->lock);
+		cu_leave(c, pushed);
+	}
 	cuda_dmabuf_check(c, gpu_index);
 	ga_log("cuda: dma-buf: %s", c->dmabuf_why);
 	snprintf(gpu_name, name_len, "%s", name);
