@@ -592,6 +592,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	uint64_t t0, t1, base;
 	uint32_t max, n, result = 0;
 	unsigned int i;
+	int rc;
 
 	sync_control(m);
 	if (reg_has(m, GA_REG_DEMUX_SELECT) && !reg_get(m, GA_REG_DEMUX_SELECT, 0))
@@ -632,7 +633,12 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 		n = max;
 		result |= WR_RES_OVERFLOW;
 	}
-	if (n) {
+	if (n && !payload && fill && m->env.dma_write_fill &&
+	    (rc = m->env.dma_write_fill(m->env.ctx, base + m->p.dma_data_bytes, n, fill,
+					fill_ctx)) <= 0) {
+		if (rc)
+			result |= AXI_SLVERR;
+	} else if (n) {
 		const void *src = payload;
 
 		if (!src) {

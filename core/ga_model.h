@@ -70,6 +70,13 @@ struct ga_model_env {
 	 * instead of two is what lets the simulated card reach real frame
 	 * rates when each write is a queued copy.  May be NULL. */
 	int (*dma_write_desc)(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR_BYTES]);
+	/* Optional: write @len payload bytes at @bus that @fill would produce
+	 * (a ga_model_push_fill frame), made wherever the environment likes
+	 * (the simulated card: on the GPU, next to the memory).  0 or a
+	 * negative errno as dma_write, or 1 when it cannot, and the model
+	 * then fills scratch memory and writes that.  May be NULL. */
+	int (*dma_write_fill)(void *ctx, uint64_t bus, uint32_t len,
+			      void (*fill)(void *, void *, uint32_t), void *fill_ctx);
 };
 
 struct ga_model_params {

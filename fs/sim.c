@@ -301,6 +301,7 @@ STAT_SHOW(overflowed)
 STAT_SHOW(stalled_ns)
 STAT_SHOW(reads)
 STAT_SHOW(read_bytes)
+STAT_SHOW(cpu_ns)
 #undef STAT_SHOW
 
 static int show_stat_last_read_crc(struct fs_ctx *c, struct strbuf *sb)
@@ -353,6 +354,7 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_STAT(reads, "GPU->FPGA frames the card received"),
 	SIM_STAT(read_bytes, "bytes of GPU->FPGA frames received"),
 	SIM_STAT(last_read_crc, "CRC-32 of the last GPU->FPGA frame"),
+	SIM_STAT(cpu_ns, "CPU nanoseconds the card's thread has used"),
 };
 const unsigned int fs_sim_nrows = sizeof(fs_sim_rows) / sizeof(fs_sim_rows[0]);
 /* clang-format on */

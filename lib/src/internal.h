@@ -18,6 +18,7 @@
 
 #include "gpuasync/abi.h"
 #include "gpuasync/device.h"
+#include "gpuasync/sim.h"
 
 /* ---- errors and logging (log.c) ----------------------------------------- */
 
@@ -59,6 +60,31 @@ struct ga_mem_ops {
 	int (*write_async)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			   size_t len);
 	int (*sync)(void *ctx);
+	/*
+	 * Optional batching for the simulated card's generator (all three or
+	 * none).  write_defer is write_async, except that the copy may wait in
+	 * a batch until write_flush (or any other call on the context) sends
+	 * it: in a batch, every write that is not an 8-byte descriptor lands
+	 * before every 8-byte aligned 8-byte write (a descriptor), and each
+	 * after all that was queued before the batch; writes within one
+	 * class land in any order, so a write overlapping one already in the
+	 * batch sends the batch first.  The source is copied before the call
+	 * returns (or is pinned host_alloc memory, left unchanged until sync).
+	 * write_room says whether a write of @bytes (0 for a pinned source)
+	 * can be deferred now without waiting for the GPU; with @wait it
+	 * waits until it can (call it holding no library lock).
+	 */
+	int (*write_defer)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+			   size_t len);
+	int (*write_flush)(void *ctx);
+	bool (*write_room)(void *ctx, size_t bytes, bool wait);
+	/* Optional, with write_defer: defer a write of frame @seq of
+	 * @pattern (gpuasync/sim.h, exactly as ga_pattern_fill makes it),
+	 * generated where the memory is (a copy in write_defer's terms).
+	 * Returns 1 when this layer cannot make that pattern (the caller
+	 * fills on the CPU), 0 or a negative errno otherwise. */
+	int (*write_pattern)(void *ctx, const struct ga_mem_block *blk, size_t off,
+			     enum ga_pattern pattern, uint32_t seq, size_t len);
 	int (*host_alloc)(void *ctx, size_t size, void **p);
 	void (*host_free)(void *ctx, void *p);
 	/* Optional: read the same @len bytes at @off of each of @n blocks into

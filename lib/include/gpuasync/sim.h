@@ -96,6 +96,8 @@ struct ga_sim_stats {
 	uint64_t reads;         /* GPU->FPGA frames received by the card */
 	uint64_t read_bytes;
 	uint32_t last_read_crc; /* CRC-32 of the last received frame */
+	uint64_t cpu_ns;        /* CPU time the card's thread (model, generator,
+				 * DMA submission) has used since open */
 };
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
 

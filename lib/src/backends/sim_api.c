@@ -210,6 +210,17 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 	return 0;
 }
 
+/* CPU time of the card's thread, from its CPU-time clock (0 if unknown). */
+static uint64_t thread_cpu_ns(struct sim *s)
+{
+	struct timespec ts;
+	clockid_t cid;
+
+	if (!s->thread_started || pthread_getcpuclockid(s->thread, &cid) || clock_gettime(cid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC_U64 + (uint64_t)ts.tv_nsec;
+}
+
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 {
 	struct sim *s = NULL;
@@ -226,6 +237,7 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 	if (s->stalled)
 		st->stalled_ns += sim_mono_ns() - s->stall_t0;
 	pthread_mutex_unlock(&s->lock);
+	st->cpu_ns = thread_cpu_ns(s);
 	return 0;
 }
 

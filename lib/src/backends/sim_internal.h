@@ -118,7 +118,9 @@ struct sim {
 	 * of the burst send it.  So a run of dropped frames, each writing its
 	 * header to write address 0, costs one write per burst.
 	 */
-	bool desc_hold; /* in a generator burst: hold descriptors back */
+	bool desc_hold;	   /* in a generator burst: hold descriptors back, defer DMA */
+	bool room_wait;	   /* the burst ended for want of room in the memory layer */
+	size_t room_bytes; /* ... for a frame of this many staged bytes */
 	bool desc_pending;
 	uint64_t desc_bus;
 	struct ga_mem_block desc_blk;

@@ -59,6 +59,8 @@ static int desc_write(struct sim *s, const struct ga_mem_block *blk, size_t off,
 	const struct ga_mem_ops *mem = s->dev->mem;
 	int rc;
 
+	if (s->desc_hold && mem->write_defer)
+		return mem->write_defer(s->dev->mem_ctx, blk, off, desc, GA_HDR_BYTES);
 	if (mem->write_async)
 		return mem->write_async(s->dev->mem_ctx, blk, off, desc, GA_HDR_BYTES);
 	rc = mem->write(s->dev->mem_ctx, blk, off + GA_HDR_FLAGS_OFFSET, desc + GA_HDR_FLAGS_OFFSET,
@@ -96,6 +98,10 @@ static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 	if (!b)
 		return -EFAULT;
 	desc_flush(s); /* DMA lands in the order the model wrote it */
+	/* In a burst the copy joins the memory layer's batch, which sends
+	 * payloads before descriptors (internal.h, write_defer). */
+	if (s->desc_hold && mem->write_defer)
+		return mem->write_defer(s->dev->mem_ctx, &b->blk, off, src, len);
 	/* Queued copies land in order (payload before header), see internal.h. */
 	if (mem->write_async)
 		return mem->write_async(s->dev->mem_ctx, &b->blk, off, src, len);
@@ -131,6 +137,27 @@ static int env_dma_write_desc(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR
 	s->desc_off = off;
 	memcpy(s->desc, desc, GA_HDR_BYTES);
 	return 0;
+}
+
+static void gen_fill(void *ctx, void *dst, uint32_t len);
+
+/* A generated frame's payload, made by the memory layer where it can
+ * (CUDA: on the GPU, in the burst's batch) instead of on this CPU. */
+static int env_dma_write_fill(void *ctx, uint64_t bus, uint32_t len,
+			      void (*fill)(void *, void *, uint32_t), void *fill_ctx)
+{
+	struct sim *s = ctx;
+	const struct ga_mem_ops *mem = s->dev->mem;
+	struct sim_block *b;
+	size_t off;
+
+	if (!s->desc_hold || !mem || !mem->write_pattern || fill != gen_fill || fill_ctx != s)
+		return 1;
+	b = env_block(s, bus, len, &off);
+	if (!b)
+		return -EFAULT;
+	desc_flush(s);
+	return mem->write_pattern(s->dev->mem_ctx, &b->blk, off, s->gen.pattern, s->gen_seq, len);
 }
 
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
@@ -199,6 +226,7 @@ void ga_simdev_env(struct sim *s, struct ga_model_env *env)
 	env->frame_out = env_frame_out;
 	env->scratch = env_scratch;
 	env->dma_write_desc = env_dma_write_desc;
+	env->dma_write_fill = env_dma_write_fill;
 }
 
 /* ---- statistics and wake-ups (s->lock held) ------------------------------- */
@@ -318,10 +346,30 @@ static const void *gen_const_frame(struct sim *s)
 	return p;
 }
 
+/*
+ * Could the next frame go to the memory layer without waiting for the GPU
+ * (write_room)?  A frame that would wait ends the burst: the thread waits
+ * with the model lock released (ga_simdev_thread), so no control call ever
+ * waits behind the GPU's queue.
+ */
+static bool gen_room(struct sim *s, const void *frame)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+
+	if (!mem || !mem->write_room)
+		return true;
+	s->room_bytes = frame && s->zero_pinned ? 0 : s->gen.size;
+	if (mem->write_room(s->dev->mem_ctx, s->room_bytes, false))
+		return true;
+	s->room_wait = true;
+	return false;
+}
+
 /* Send the frames that are due.  A frame that meets backpressure stays
  * the next frame (same number) until a buffer is armed. */
 static void gen_run(struct sim *s)
 {
+	const struct ga_mem_ops *mem = s->dev->mem;
 	unsigned int burst;
 	uint64_t t = sim_mono_ns(), bytes = 0;
 	const void *frame;
@@ -335,6 +383,9 @@ static void gen_run(struct sim *s)
 		if (s->gen.rate_hz && gen_due(s) > t)
 			break;
 		frame = gen_const_frame(s);
+		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
+		    !gen_room(s, frame))
+			break;
 		if (frame)
 			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
 					  s->gen.last_user);
@@ -362,8 +413,10 @@ static void gen_run(struct sim *s)
 			s->gen_n = 0;
 		}
 	}
-	s->desc_hold = false;
 	desc_flush(s);
+	s->desc_hold = false;
+	if (mem && mem->write_flush && mem->write_flush(s->dev->mem_ctx))
+		ga_log("sim: sending the burst's writes failed");
 }
 
 static uint64_t next_wake(struct sim *s)
@@ -425,6 +478,14 @@ void *ga_simdev_thread(void *arg)
 		gen_run(s);
 		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
 		ga_simdev_kick(s);
+		if (s->room_wait) {
+			/* The GPU's queue is full: wait for it without the lock. */
+			s->room_wait = false;
+			pthread_mutex_unlock(&s->lock);
+			s->dev->mem->write_room(s->dev->mem_ctx, s->room_bytes, true);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (s->gen.running && s->stalled && spin_for_arm(s))
 			continue;
 		w = next_wake(s);

@@ -89,6 +89,7 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	X(cuEventDestroy)                                                                          \
 	X(cuEventRecord)                                                                           \
 	X(cuEventSynchronize)                                                                      \
+	X(cuEventQuery)                                                                            \
 	X(cuPointerSetAttribute)                                                                   \
 	X(cuIpcGetMemHandle)
 
@@ -96,7 +97,13 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 #define GA_CUDA_OPTIONAL(X)                                                                        \
 	X(cuDeviceGetAttribute)                                                                    \
 	X(cuStreamWriteValue32)                                                                    \
-	X(cuStreamWriteValue64)
+	X(cuStreamWriteValue64)                                                                    \
+	X(cuStreamBatchMemOp)                                                                      \
+	X(cuModuleLoadData)                                                                        \
+	X(cuModuleGetFunction)                                                                     \
+	X(cuModuleUnload)                                                                          \
+	X(cuLaunchKernel)                                                                          \
+	X(cuMemHostGetDevicePointer)
 
 /* cuMemcpyBatchAsync (CUDA 12.8+; cuda.h 13 maps it to the _v2 symbol,
  * without the failIdx argument): optional, for batched reads. */
@@ -127,9 +134,9 @@ struct cuda_fns {
 #undef GA_CUDA_FN_PTR
 };
 
-#define STAGE_BYTES   (8u << 20) /* pinned staging ring */
-#define STAGE_RECORDS 1024	 /* copies in flight out of the ring */
-#define PINNED_MAX    16	 /* host_alloc regions we recognise */
+#define STAGE_BYTES   (16u << 20) /* pinned staging ring */
+#define STAGE_RECORDS 1024	  /* copies in flight out of the ring */
+#define PINNED_MAX    16	  /* host_alloc regions we recognise */
 
 /* Queued copies out of the staging ring: bytes [start, end) in ring-linear
  * positions stay busy until @ev has completed.  Consecutive small copies
@@ -142,8 +149,31 @@ struct stage_rec {
 	CUevent ev;
 };
 
-#define REC_BYTES  (STAGE_BYTES / 32) /* close a record after this many bytes */
-#define REC_COPIES 32		      /* ... or this many copies */
+#define REC_BYTES   (STAGE_BYTES / 64) /* close a record after this many bytes */
+#define REC_COPIES  32		       /* ... or this many copies */
+
+/*
+ * Deferred writes (write_defer): a batch of at most WB_COPIES copies and
+ * WB_BYTES bytes, then at most WB_DESCS descriptors, sent as one
+ * cuMemcpyBatchAsync and one cuStreamBatchMemOp.  At most WB_INFLIGHT sent
+ * batches may be queued on the GPU when another is sent (write_room): that
+ * keeps the copy engine busy while bounding how long anything that waits
+ * for the stream (a read, a free) waits behind the card's frames.
+ */
+#define WB_COPIES   32
+#define WB_BYTES    (4u << 20)
+#define WB_DESCS    64
+#define WB_INFLIGHT 3
+
+#ifdef GA_HAVE_FILL_PTX
+#include "fill_ptx.h" /* ga_fill_ptx: fill.cu as PTX, NUL-terminated */
+#endif
+
+/* One frame for the GPU pattern generator (struct ga_fill_job of fill.cu). */
+struct fill_job {
+	uint64_t dst;
+	uint32_t len, seq;
+};
 
 struct pinned_region {
 	char *p;
@@ -173,6 +203,27 @@ struct cuda_ctx {
 	struct stage_rec rec[STAGE_RECORDS];
 	unsigned int rec_first, rec_count;
 	struct pinned_region pinned[PINNED_MAX];
+	/* The batch write_defer collects (also under @lock): copies, then
+	 * descriptors; wb_bytes counts the copies' bytes. */
+	CUdeviceptr wb_dst[WB_COPIES], wb_src[WB_COPIES];
+	size_t wb_size[WB_COPIES];
+	unsigned int wb_n, wb_nd;
+	size_t wb_bytes;
+	CUstreamBatchMemOpParams wb_desc[WB_DESCS];
+	struct fill_job wb_job[WB_COPIES]; /* patterns made on the GPU, after the copies */
+	unsigned int wb_nj;
+	uint32_t wb_pattern;
+	/* The pattern generator (fill.cu): fill_state 0 untried, 1 loaded, -1
+	 * unusable; fill_jump holds the PRBS jump matrices on the GPU. */
+	int fill_state;
+	CUmodule fill_mod;
+	CUfunction fill_fn;
+	CUdeviceptr fill_jump, stage_dev;
+	bool wb_batch;	/* cuMemcpyBatchAsync usable for the copies (so far) */
+	bool wb_memops; /* cuStreamBatchMemOp usable for the descriptors (so far) */
+	/* Allocation zeroes buffers on its own stream: a mkdir must not wait
+	 * for the card's frames queued on @stream. */
+	CUstream astream;
 	/*
 	 * Batched reads (read_many): @rd_lock guards the pinned landing area
 	 * and the batch argument arrays, grown on demand, and is held from
@@ -270,10 +321,14 @@ static void cu_leave(struct cuda_ctx *c, bool pushed)
 
 /* ---- staging ring ------------------------------------------------------ */
 
+static int batch_send_locked(struct cuda_ctx *c);
+static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj);
+static int check_range(const struct ga_mem_block *blk, size_t off, size_t len);
+
 /* Put the event behind the open record's copies.  If that fails, wait for
  * the stream instead, after which every record is free.
- * Prerequisite: c->lock held. */
-static int stage_close_locked(struct cuda_ctx *c)
+ * Prerequisite: c->lock held, no deferred batch pending. */
+static int rec_close_locked(struct cuda_ctx *c)
 {
 	struct stage_rec *r;
 	CUresult res;
@@ -290,6 +345,15 @@ static int stage_close_locked(struct cuda_ctx *c)
 	res = c->f.cuStreamSynchronize(c->stream);
 	c->rec_count = 0;
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "staging wait");
+}
+
+/* Send the deferred batch, if any (which closes the open record), else
+ * close the open record.  Prerequisite: c->lock held. */
+static int stage_close_locked(struct cuda_ctx *c)
+{
+	if (c->wb_n || c->wb_nd || c->wb_nj)
+		return batch_send_locked(c);
+	return rec_close_locked(c);
 }
 
 /* Wait for the oldest staged copies and give their ring space back.
@@ -312,6 +376,51 @@ static int stage_retire_oldest_locked(struct cuda_ctx *c)
 }
 
 /*
+ * Ring space for @len bytes at ring-linear position *@pos, waiting for the
+ * oldest copies where it is short (a piece never wraps: it skips to the
+ * ring start instead).  Prerequisite: c->lock held, context current.
+ */
+static int stage_space_locked(struct cuda_ctx *c, size_t len, uint64_t *pos)
+{
+	uint64_t p = c->head, off = p % STAGE_BYTES;
+	int rc;
+
+	if (off + len > STAGE_BYTES)
+		p += STAGE_BYTES - off;
+	while (c->rec_count && (p + len - c->rec[c->rec_first].start > STAGE_BYTES ||
+				c->rec_count == STAGE_RECORDS)) {
+		rc = stage_retire_oldest_locked(c);
+		if (rc)
+			return rc;
+	}
+	*pos = p;
+	return 0;
+}
+
+/* Add [pos, pos + len) with @copies copies to the open record, opening one
+ * if none is.  Prerequisite: c->lock held, a record slot free. */
+static struct stage_rec *stage_note_locked(struct cuda_ctx *c, uint64_t pos, size_t len,
+					   unsigned int copies)
+{
+	struct stage_rec *r =
+		c->rec_count ? &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS] : NULL;
+
+	c->head = pos + len;
+	if (r && r->open) {
+		r->end = pos + len;
+		r->copies += copies;
+		return r;
+	}
+	r = &c->rec[(c->rec_first + c->rec_count) % STAGE_RECORDS];
+	r->start = pos;
+	r->end = pos + len;
+	r->copies = copies;
+	r->open = true;
+	c->rec_count++;
+	return r;
+}
+
+/*
  * Copy @len (<= STAGE_BYTES) bytes of @src into the ring and queue the
  * host-to-device copy to @dst.  Space is taken in ring-linear positions;
  * a piece never wraps (it skips to the ring start instead), and space is
@@ -320,38 +429,20 @@ static int stage_retire_oldest_locked(struct cuda_ctx *c)
  */
 static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
 {
-	uint64_t pos = c->head, off = pos % STAGE_BYTES;
 	struct stage_rec *r;
+	uint64_t pos;
 	CUresult res;
-	int rc;
+	int rc = stage_space_locked(c, len, &pos);
 
-	if (off + len > STAGE_BYTES)
-		pos += STAGE_BYTES - off; /* skip the tail: pieces are contiguous */
-	while (c->rec_count && (pos + len - c->rec[c->rec_first].start > STAGE_BYTES ||
-				c->rec_count == STAGE_RECORDS)) {
-		rc = stage_retire_oldest_locked(c);
-		if (rc)
-			return rc;
-	}
+	if (rc)
+		return rc;
 	memcpy(c->stage + pos % STAGE_BYTES, src, len);
 	res = c->f.cuMemcpyHtoDAsync(dst, c->stage + pos % STAGE_BYTES, len, c->stream);
 	if (res != CUDA_SUCCESS)
 		return cu_fail(c, res, "cuMemcpyHtoDAsync");
-	c->head = pos + len;
-	r = c->rec_count ? &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS] : NULL;
-	if (r && r->open) {
-		r->end = pos + len;
-		r->copies++;
-	} else {
-		r = &c->rec[(c->rec_first + c->rec_count) % STAGE_RECORDS];
-		r->start = pos;
-		r->end = pos + len;
-		r->copies = 1;
-		r->open = true;
-		c->rec_count++;
-	}
+	r = stage_note_locked(c, pos, len, 1);
 	if (r->end - r->start >= REC_BYTES || r->copies >= REC_COPIES)
-		return stage_close_locked(c);
+		return rec_close_locked(c);
 	return 0;
 }
 
@@ -372,12 +463,14 @@ static bool pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
 }
 
 /* Queue a copy of host @src to device @dst on the stream, staging it if it
- * is not pinned.  Prerequisite: context current. */
-static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
+ * is not pinned, after the deferred batch.  Prerequisite: c->lock held,
+ * context current. */
+static int queue_write_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
 {
-	int rc = 0;
+	int rc = stage_close_locked(c);
 
-	pthread_mutex_lock(&c->lock);
+	if (rc)
+		return rc;
 	if ((len == 8 && c->memop64 && !(dst & 7)) || (len == 4 && c->memop32 && !(dst & 3))) {
 		CUresult res;
 
@@ -394,10 +487,8 @@ static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, siz
 			res = c->f.cuStreamWriteValue32(c->stream, dst, v,
 							CU_STREAM_WRITE_VALUE_DEFAULT);
 		}
-		if (res == CUDA_SUCCESS) {
-			pthread_mutex_unlock(&c->lock);
+		if (res == CUDA_SUCCESS)
 			return 0;
-		}
 		/* Not usable after all (old driver settings): copy instead,
 		 * from now on. */
 		ga_log("cuda: stream write-value failed (%d), using copies", (int)res);
@@ -422,8 +513,407 @@ static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, siz
 			len -= n;
 		}
 	}
+	return rc;
+}
+
+static int queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = queue_write_locked(c, dst, src, len);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+/* ---- deferred writes (the simulated card's bursts) ------------------------ */
+
+/*
+ * Send the deferred batch: the copies as one cuMemcpyBatchAsync (single
+ * copies where the driver has none or refuses), then the descriptors as
+ * one cuStreamBatchMemOp (single stream writes likewise), then an event
+ * behind it all, which write_room counts as one batch in flight.
+ * Prerequisite: c->lock held, context current.
+ */
+static int batch_send_locked(struct cuda_ctx *c)
+{
+	unsigned int n = c->wb_n, nd = c->wb_nd, nj = c->wb_nj;
+	CUresult res = CUDA_SUCCESS;
+	int rc = 0;
+
+	if (!n && !nd && !nj)
+		return 0;
+	c->wb_n = c->wb_nd = c->wb_nj = 0;
+	c->wb_bytes = 0;
+#if GA_HAVE_BATCH
+	if (n > 1 && c->wb_batch) {
+		CUmemcpyAttributes attr;
+		size_t attr_idx = 0;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+		res = c->f.cuMemcpyBatchAsync(c->wb_dst, c->wb_src, c->wb_size, n, &attr, &attr_idx,
+					      1, c->stream);
+		if (res == CUDA_SUCCESS) {
+			n = 0;
+		} else {
+			ga_log("cuda: batched write of %u copies failed (%d), single copies%s", n,
+			       (int)res, res == CUDA_ERROR_NOT_SUPPORTED ? " from now on" : "");
+			if (res == CUDA_ERROR_NOT_SUPPORTED)
+				c->wb_batch = false;
+		}
+	}
+#endif
+	for (unsigned int i = 0; i < n && !rc; i++) {
+		res = c->f.cuMemcpyHtoDAsync(c->wb_dst[i], (const void *)(uintptr_t)c->wb_src[i],
+					     c->wb_size[i], c->stream);
+		if (res != CUDA_SUCCESS)
+			rc = cu_fail(c, res, "cuMemcpyHtoDAsync");
+	}
+	if (nj && !rc)
+		rc = fill_launch_locked(c, nj);
+	if (nd && !rc && c->wb_memops) {
+		res = c->f.cuStreamBatchMemOp(c->stream, nd, c->wb_desc, 0);
+		if (res == CUDA_SUCCESS) {
+			nd = 0;
+		} else {
+			ga_log("cuda: batched stream writes failed (%d), single writes from now on",
+			       (int)res);
+			c->wb_memops = false;
+		}
+	}
+	for (unsigned int i = 0; i < nd && !rc; i++) {
+		res = c->f.cuStreamWriteValue64(c->stream, c->wb_desc[i].writeValue.address,
+						c->wb_desc[i].writeValue.value64,
+						CU_STREAM_WRITE_VALUE_DEFAULT);
+		if (res != CUDA_SUCCESS)
+			rc = cu_fail(c, res, "cuStreamWriteValue64");
+	}
+	if (rc)
+		return rc;
+	/* An event behind the batch, in the open record (a new, empty one
+	 * when the copies needed no staging). */
+	if (!c->rec_count || !c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS].open) {
+		while (c->rec_count == STAGE_RECORDS) {
+			rc = stage_retire_oldest_locked(c);
+			if (rc)
+				return rc;
+		}
+		stage_note_locked(c, c->head, 0, 0);
+	}
+	return rec_close_locked(c);
+}
+
+/* Does [dst, dst + len) overlap a write in the deferred batch?
+ * Prerequisite: c->lock held. */
+static bool batch_overlaps_locked(struct cuda_ctx *c, CUdeviceptr dst, size_t len)
+{
+	for (unsigned int i = 0; i < c->wb_n; i++)
+		if (dst < c->wb_dst[i] + c->wb_size[i] && c->wb_dst[i] < dst + len)
+			return true;
+	for (unsigned int i = 0; i < c->wb_nd; i++)
+		if (dst < c->wb_desc[i].writeValue.address + 8 &&
+		    c->wb_desc[i].writeValue.address < dst + len)
+			return true;
+	for (unsigned int i = 0; i < c->wb_nj; i++)
+		if (dst < c->wb_job[i].dst + c->wb_job[i].len && c->wb_job[i].dst < dst + len)
+			return true;
+	return false;
+}
+
+/* ---- the GPU pattern generator (fill.cu) ---------------------------------- */
+
+#define LFSR_TAPS 0x80200003u /* pattern.c's LFSR */
+
+static uint32_t lfsr_next(uint32_t s)
+{
+	return (s >> 1) ^ (-(s & 1u) & LFSR_TAPS);
+}
+
+static uint32_t matvec(const uint32_t *col, uint32_t s)
+{
+	uint32_t r = 0;
+
+	for (int i = 0; i < 32; i++)
+		if (s & (1u << i))
+			r ^= col[i];
+	return r;
+}
+
+/* Load the kernel and its PRBS jump table (at open; later calls only
+ * answer).  Prerequisite: c->lock held, context current. */
+static bool fill_ready_locked(struct cuda_ctx *c)
+{
+#ifdef GA_HAVE_FILL_PTX
+	uint32_t jump[32][32];
+	CUresult res;
+
+	if (c->fill_state)
+		return c->fill_state > 0;
+	c->fill_state = -1;
+	if (!c->f.cuModuleLoadData || !c->f.cuModuleGetFunction || !c->f.cuLaunchKernel ||
+	    !c->f.cuMemHostGetDevicePointer || getenv("GPUASYNC_CUDA_NO_FILL"))
+		return false;
+	/* M^(2^b) as columns: M^1 is one LFSR step, each next one the square. */
+	for (int i = 0; i < 32; i++)
+		jump[0][i] = lfsr_next(1u << i);
+	for (int b = 1; b < 32; b++)
+		for (int i = 0; i < 32; i++)
+			jump[b][i] = matvec(jump[b - 1], jump[b - 1][i]);
+	res = c->f.cuModuleLoadData(&c->fill_mod, ga_fill_ptx);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuModuleGetFunction(&c->fill_fn, c->fill_mod, "ga_fill");
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemHostGetDevicePointer(&c->stage_dev, c->stage, 0);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemAlloc(&c->fill_jump, sizeof(jump));
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuMemcpyHtoDAsync(c->fill_jump, jump, sizeof(jump), c->stream);
+	if (res == CUDA_SUCCESS)
+		res = c->f.cuStreamSynchronize(c->stream); /* @jump is on our stack */
+	if (res != CUDA_SUCCESS) {
+		ga_log("cuda: GPU pattern generator unusable (%d): patterns made on the CPU",
+		       (int)res);
+		if (c->fill_jump)
+			c->f.cuMemFree(c->fill_jump);
+		if (c->fill_mod)
+			c->f.cuModuleUnload(c->fill_mod);
+		c->fill_jump = 0;
+		c->fill_mod = NULL;
+		return false;
+	}
+	ga_log("cuda: payload patterns made on the GPU");
+	c->fill_state = 1;
+	return true;
+#else
+	(void)c;
+	(void)matvec;
+	(void)lfsr_next;
+	return false;
+#endif
+}
+
+/* Launch the generator over the batch's @nj jobs, its table staged in
+ * the ring (the kernel reads it through the mapping).
+ * Prerequisite: c->lock held, context current, fill_state 1. */
+static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
+{
+	size_t len = nj * sizeof(struct fill_job);
+	uint32_t maxw = 0, pattern = c->wb_pattern;
+	unsigned int gx;
+	CUdeviceptr jobs;
+	uint64_t pos;
+	CUresult res;
+	void *args[3];
+	int rc;
+
+	for (unsigned int i = 0; i < nj; i++)
+		if ((c->wb_job[i].len + 3) / 4 > maxw)
+			maxw = (c->wb_job[i].len + 3) / 4;
+	/* The table first: making room may send (nothing pending) or wait. */
+	{
+		struct fill_job tab[WB_COPIES];
+
+		memcpy(tab, c->wb_job, len);
+		rc = stage_space_locked(c, len, &pos);
+		if (rc)
+			return rc;
+		memcpy(c->stage + pos % STAGE_BYTES, tab, len);
+	}
+	stage_note_locked(c, pos, len, 1);
+	jobs = c->stage_dev + pos % STAGE_BYTES;
+	gx = (maxw + 16 * 256 - 1) / (16 * 256);
+	if (gx > 256)
+		gx = 256;
+	args[0] = &jobs;
+	args[1] = &pattern;
+	args[2] = &c->fill_jump;
+	res = c->f.cuLaunchKernel(c->fill_fn, gx, nj, 1, 256, 1, 1, 0, c->stream, args, NULL);
+	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuLaunchKernel(ga_fill)");
+}
+
+static int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
+			      enum ga_pattern pattern, uint32_t seq, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	int rc = check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	if ((pattern != GA_PATTERN_PRBS && pattern != GA_PATTERN_COUNTER) || len > UINT32_MAX)
+		return 1;
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	if (!fill_ready_locked(c)) {
+		rc = 1;
+	} else {
+		CUdeviceptr dst = (CUdeviceptr)(blk->dptr + off);
+
+		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES ||
+		    (c->wb_nj && c->wb_pattern != (uint32_t)pattern))
+			rc = batch_send_locked(c);
+		if (!rc) {
+			c->wb_pattern = (uint32_t)pattern;
+			c->wb_job[c->wb_nj++] = (struct fill_job){dst, (uint32_t)len, seq};
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	cu_leave(c, pushed);
+	return rc;
+}
+
+static int check_range(const struct ga_mem_block *blk, size_t off, size_t len);
+static int batch_send_locked(struct cuda_ctx *c);
+
+static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+			    size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	CUdeviceptr dst;
+	bool pushed;
+	int rc = check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	rc = cu_enter(c, &pushed);
+	if (rc)
+		return rc;
+	dst = (CUdeviceptr)(blk->dptr + off);
+	pthread_mutex_lock(&c->lock);
+	if (batch_overlaps_locked(c, dst, len))
+		rc = batch_send_locked(c);
+	if (rc) {
+		/* nothing more */
+	} else if (len == 8 && !(dst & 7) && c->memop64) {
+		CUstreamBatchMemOpParams *p;
+
+		if (c->wb_nd == WB_DESCS)
+			rc = batch_send_locked(c);
+		if (!rc) {
+			p = &c->wb_desc[c->wb_nd++];
+			memset(p, 0, sizeof(*p));
+			p->writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+			p->writeValue.address = dst;
+			memcpy(&p->writeValue.value64, src, 8);
+			p->writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+		}
+	} else if (len > WB_BYTES) {
+		rc = queue_write_locked(c, dst, src, len); /* sends the batch first */
+	} else {
+		uint64_t pos;
+
+		if (c->wb_n == WB_COPIES || c->wb_bytes + len > WB_BYTES)
+			rc = batch_send_locked(c);
+		if (!rc && pinned_locked(c, src, len)) {
+			c->wb_src[c->wb_n] = (CUdeviceptr)(uintptr_t)src;
+		} else if (!rc) {
+			rc = stage_space_locked(c, len, &pos);
+			if (!rc) {
+				memcpy(c->stage + pos % STAGE_BYTES, src, len);
+				stage_note_locked(c, pos, len, 1);
+				c->wb_src[c->wb_n] =
+					(CUdeviceptr)(uintptr_t)(c->stage + pos % STAGE_BYTES);
+			}
+		}
+		if (!rc) {
+			c->wb_dst[c->wb_n] = dst;
+			c->wb_size[c->wb_n++] = len;
+			c->wb_bytes += len;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	cu_leave(c, pushed);
+	return rc;
+}
+
+/* Send the deferred batch now.  Also what every other call on the context
+ * does first (batch_sync), so nothing ever waits behind an unsent batch. */
+static int cuda_write_flush(void *ctx)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	int rc = cu_enter(c, &pushed);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	rc = stage_close_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	cu_leave(c, pushed);
+	return rc;
+}
+
+/* Give back the records whose copies have landed, without waiting.
+ * Prerequisite: c->lock held. */
+static void stage_reap_locked(struct cuda_ctx *c)
+{
+	while (c->rec_count && !c->rec[c->rec_first].open &&
+	       c->f.cuEventQuery(c->rec[c->rec_first].ev) == CUDA_SUCCESS) {
+		c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
+		c->rec_count--;
+	}
+}
+
+/* Could a deferred write of @bytes staged bytes go now without waiting
+ * for the GPU?  Prerequisite: c->lock held. */
+static bool room_locked(struct cuda_ctx *c, size_t bytes)
+{
+	bool sends = c->wb_n == WB_COPIES || c->wb_bytes + bytes > WB_BYTES || c->wb_nd == WB_DESCS;
+	unsigned int closed = c->rec_count;
+	uint64_t pos = c->head, off = pos % STAGE_BYTES;
+
+	if (closed && c->rec[(c->rec_first + closed - 1) % STAGE_RECORDS].open)
+		closed--;
+	if (sends && (c->wb_n || c->wb_nd || c->wb_nj) && closed + 1 > WB_INFLIGHT)
+		return false;
+	if (c->rec_count + 2 >= STAGE_RECORDS)
+		return false;
+	if (!bytes || !c->rec_count)
+		return true;
+	if (off + bytes > STAGE_BYTES)
+		pos += STAGE_BYTES - off;
+	return pos + bytes - c->rec[c->rec_first].start <= STAGE_BYTES;
+}
+
+static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed, ok;
+
+	if (bytes > WB_BYTES)
+		return true; /* goes as a plain queued write: may wait inside */
+	if (cu_enter(c, &pushed))
+		return true; /* the write will report the failure */
+	pthread_mutex_lock(&c->lock);
+	ok = room_locked(c, bytes);
+	if (!ok) {
+		stage_reap_locked(c);
+		ok = room_locked(c, bytes);
+	}
+	while (!ok && wait) {
+		if (c->rec_count && !c->rec[c->rec_first].open) {
+			/* Wait for the oldest batch without the lock, so that
+			 * readers and writers on other threads go on. */
+			CUevent ev = c->rec[c->rec_first].ev;
+
+			pthread_mutex_unlock(&c->lock);
+			c->f.cuEventSynchronize(ev);
+			pthread_mutex_lock(&c->lock);
+			stage_reap_locked(c);
+		} else if (c->rec_count || c->wb_n || c->wb_nd || c->wb_nj) {
+			if (stage_close_locked(c))
+				break;
+		} else {
+			break;
+		}
+		ok = room_locked(c, bytes);
+	}
+	pthread_mutex_unlock(&c->lock);
+	cu_leave(c, pushed);
+	return ok || wait;
 }
 
 static int check_range(const struct ga_mem_block *blk, size_t off, size_t len)
@@ -436,6 +926,19 @@ static int check_range(const struct ga_mem_block *blk, size_t off, size_t len)
 
 /* ---- ops ---------------------------------------------------------------- */
 
+/* Send a deferred batch before anything that must see its writes (a read,
+ * a wait for the stream, a free).  Prerequisite: context current. */
+static int batch_sync(struct cuda_ctx *c)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->wb_n || c->wb_nd || c->wb_nj)
+		rc = batch_send_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 static int cuda_sync(void *ctx)
 {
 	struct cuda_ctx *c = ctx;
@@ -445,8 +948,11 @@ static int cuda_sync(void *ctx)
 
 	if (rc)
 		return rc;
+	rc = batch_sync(c);
 	res = c->f.cuStreamSynchronize(c->stream);
 	cu_leave(c, pushed);
+	if (rc)
+		return rc;
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuStreamSynchronize");
 }
 
@@ -478,9 +984,9 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		rc = cu_fail(c, res, "cuPointerSetAttribute(SYNC_MEMOPS)");
 		goto out_free;
 	}
-	res = c->f.cuMemsetD8Async(d, 0, size, c->stream);
+	res = c->f.cuMemsetD8Async(d, 0, size, c->astream);
 	if (res == CUDA_SUCCESS)
-		res = c->f.cuStreamSynchronize(c->stream);
+		res = c->f.cuStreamSynchronize(c->astream);
 	if (res != CUDA_SUCCESS) {
 		rc = cu_fail(c, res, "zeroing the buffer");
 		goto out_free;
@@ -510,6 +1016,7 @@ static void cuda_free(void *ctx, struct ga_mem_block *blk)
 	if (cu_enter(c, &pushed))
 		return;
 	/* Queued copies may still target this memory. */
+	batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream);
 	res = c->f.cuMemFree((CUdeviceptr)blk->dptr);
 	if (res != CUDA_SUCCESS)
@@ -531,6 +1038,11 @@ static int cuda_read(void *ctx, const struct ga_mem_block *blk, size_t off, void
 	if (rc)
 		return rc;
 	/* On our stream, so every write queued before is already in. */
+	rc = batch_sync(c);
+	if (rc) {
+		cu_leave(c, pushed);
+		return rc;
+	}
 	res = c->f.cuMemcpyDtoHAsync(dst, (CUdeviceptr)(blk->dptr + off), len, c->stream);
 	if (res == CUDA_SUCCESS)
 		res = c->f.cuStreamSynchronize(c->stream);
@@ -635,6 +1147,11 @@ static int cuda_read_many(void *ctx, const struct ga_mem_block *const *blks, uns
 	rc = cu_enter(c, &pushed);
 	if (rc)
 		return rc;
+	rc = batch_sync(c);
+	if (rc) {
+		cu_leave(c, pushed);
+		return rc;
+	}
 	pthread_mutex_lock(&c->rd_lock);
 	rc = rd_reserve_locked(c, (size_t)n * len, n);
 	if (!rc)
@@ -740,6 +1257,7 @@ static void cuda_host_free(void *ctx, void *p)
 
 	if (!p || cu_enter(c, &pushed))
 		return;
+	batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream); /* copies from it may be queued */
 	pthread_mutex_lock(&c->lock);
 	for (unsigned int i = 0; i < PINNED_MAX; i++)
@@ -758,11 +1276,17 @@ static void cuda_close(void *ctx)
 	if (!c)
 		return;
 	if (c->ctx && cu_enter(c, &pushed) == 0) {
-		if (c->stream)
+		if (c->stream) {
+			batch_sync(c);
 			c->f.cuStreamSynchronize(c->stream);
+		}
 		for (unsigned int i = 0; i < STAGE_RECORDS; i++)
 			if (c->rec[i].ev)
 				c->f.cuEventDestroy(c->rec[i].ev);
+		if (c->fill_jump)
+			c->f.cuMemFree(c->fill_jump);
+		if (c->fill_mod)
+			c->f.cuModuleUnload(c->fill_mod);
 		if (c->stage)
 			c->f.cuMemFreeHost(c->stage);
 		if (c->rd_stage)
@@ -772,6 +1296,8 @@ static void cuda_close(void *ctx)
 				c->f.cuMemFreeHost(c->pinned[i].p);
 		if (c->stream)
 			c->f.cuStreamDestroy(c->stream);
+		if (c->astream)
+			c->f.cuStreamDestroy(c->astream);
 		cu_leave(c, pushed);
 		/* Leave no dangling current context on this thread. */
 		if (!pushed) {
@@ -894,6 +1420,10 @@ static const struct ga_mem_ops cuda_ops = {
 	.close = cuda_close,
 	.write_async = cuda_write_async,
 	.sync = cuda_sync,
+	.write_defer = cuda_write_defer,
+	.write_flush = cuda_write_flush,
+	.write_room = cuda_write_room,
+	.write_pattern = cuda_write_pattern,
 	.host_alloc = cuda_host_alloc,
 	.host_free = cuda_host_free,
 	.read_many = cuda_read_many,
@@ -1011,6 +1541,8 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	}
 	res = c->f.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
 	if (res == CUDA_SUCCESS)
+		res = c->f.cuStreamCreate(&c->astream, CU_STREAM_NON_BLOCKING);
+	if (res == CUDA_SUCCESS)
 		res = c->f.cuMemHostAlloc((void **)&c->stage, STAGE_BYTES,
 					  CU_MEMHOSTALLOC_PORTABLE);
 	for (unsigned int i = 0; i < STAGE_RECORDS && res == CUDA_SUCCESS; i++)
@@ -1030,6 +1562,19 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 #endif
 	ga_log("cuda: batched reads %s",
 	       c->batch ? "through cuMemcpyBatchAsync" : "as single copies");
+	/* The card's deferred writes: batches where the driver has them
+	 * (GPUASYNC_CUDA_NO_BATCH turns both off, for comparisons). */
+	c->wb_batch = c->batch;
+	c->wb_memops = c->memop64 && c->f.cuStreamBatchMemOp && !getenv("GPUASYNC_CUDA_NO_BATCH");
+	/* Load the pattern generator now: loading a module later could wait
+	 * for work on other streams of the context, such as a consumer's
+	 * wait for the frames the generator is to make. */
+	if (cu_enter(c, &pushed) == 0) {
+		pthread_mutex_lock(&c->lock);
+		fill_ready_locked(c);
+		pthread_mutex_unlock(&c->lock);
+		cu_leave(c, pushed);
+	}
 	cuda_dmabuf_check(c, gpu_index);
 	ga_log("cuda: dma-buf: %s", c->dmabuf_why);
 	snprintf(gpu_name, name_len, "%s", name);

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The simulated card's payload patterns generated on the GPU (mem_cuda.c,
+ * write_pattern): word k of frame seq exactly as lib/src/backends/pattern.c
+ * makes it on the CPU, so a counter or PRBS frame costs no CPU pass and no
+ * copy over PCIe.  Built to PTX by nvcc when it is there (lib/CMakeLists.txt)
+ * and loaded with cuModuleLoadData, so the driver compiles it for the GPU
+ * at hand; without nvcc the library generates on the CPU as before.
+ *
+ * One job per frame (blockIdx.y); each thread writes GA_FILL_CHUNK
+ * consecutive 32-bit words.  PRBS is a Galois LFSR, linear over GF(2): the
+ * state k steps on is M^k applied to the seed, and @jump holds M^(2^b) for
+ * b = 0..31 as 32 columns each, so a thread reaches its first word in at
+ * most 32 matrix-vector products and then steps word by word.
+ */
+#define GA_FILL_CHUNK 16
+#define LFSR_TAPS     0x80200003u
+
+struct ga_fill_job {
+	unsigned long long dst;
+	unsigned int len, seq;
+};
+
+__device__ static unsigned int lfsr_next(unsigned int s)
+{
+	return (s >> 1) ^ ((0u - (s & 1u)) & LFSR_TAPS);
+}
+
+__device__ static unsigned int matvec(const unsigned int *col, unsigned int s)
+{
+	unsigned int r = 0;
+
+	for (int i = 0; i < 32; i++)
+		if (s & (1u << i))
+			r ^= col[i];
+	return r;
+}
+
+/* pattern: 0 prbs, 1 counter (enum ga_pattern). */
+extern "C" __global__ void ga_fill(const ga_fill_job *jobs, unsigned int pattern,
+				   const unsigned int *jump)
+{
+	const ga_fill_job j = jobs[blockIdx.y];
+	unsigned int words = (j.len + 3) / 4;
+	unsigned char *dst = (unsigned char *)j.dst;
+
+	for (unsigned int c = blockIdx.x * blockDim.x + threadIdx.x; c < (words + GA_FILL_CHUNK - 1) / GA_FILL_CHUNK;
+	     c += gridDim.x * blockDim.x) {
+		unsigned int w = c * GA_FILL_CHUNK, s = 0;
+
+		if (pattern == 0) {
+			s = j.seq * 0x9E3779B1u ^ 0xA5A5A5A5u;
+			if (!s)
+				s = 1;
+			for (int b = 0; b < 32; b++)
+				if (w & (1u << b))
+					s = matvec(jump + 32 * b, s);
+		}
+		for (int k = 0; k < GA_FILL_CHUNK && w < words; k++, w++) {
+			unsigned int v = pattern == 0 ? s : j.seq + w;
+			unsigned int off = 4 * w;
+
+			if (off + 4 <= j.len) {
+				*(unsigned int *)(dst + off) = v;
+			} else {
+				for (unsigned int b = 0; off + b < j.len; b++)
+					dst[off + b] = (unsigned char)(v >> (8 * b));
+			}
+			if (pattern == 0)
+				s = lfsr_next(s);
+		}
+	}
+}
