@@ -10,8 +10,10 @@
 # frame size, GA_RATE_ROUNDS times in turn, and this script prints the
 # table: the median frames/s of upstream's emulator at upstream CI's tick,
 # of our card's generator, of our card in upstream mode at that same tick,
-# the ratio of the medians ours/theirs and the lowest and highest ratio of
-# one round (theirs and ours measured seconds apart).
+# and of a plain memcpy of the frame size in the guest (the most a card that
+# writes every payload once can reach), the ratios of the medians to
+# upstream's and the lowest and highest ratio ours/theirs of one round
+# (theirs and ours measured seconds apart).
 #
 #   GA_UPSTREAM_SRC, GA_UPSTREAM_REFS, GA_UPSTREAM_OUT: as tests/upstream/run.sh
 #   GA_RATE_SIZES="4096 65536"  frame sizes, bytes (upstream's emulator: <= 64 KiB)
@@ -80,7 +82,7 @@ for name in "${names[@]}"; do
 	tables+=("$(
 		echo "== $(upstream_name "$name"), firmware V$version, $BUFS buffers, $ROUNDS rounds of ${SECS} s per card and size"
 		echo "$facts"
-		echo "theirs: datadev_emulator, tick ${UP_POLL} us (upstream CI); ours: gpuasync.ko generator; ours-up: upstream mode, tick ${UP_POLL} us"
+		echo "theirs: datadev_emulator, tick ${UP_POLL} us (upstream CI); ours: gpuasync.ko generator; ours-up: upstream mode, tick ${UP_POLL} us; copy: memcpy of the size"
 		awk -v sizes="$SIZES" -f "$HERE/rate_table.awk" "$OUT/$name-rate.serial.txt"
 		grep '^RATE_ROW' "$OUT/$name-rate.serial.txt" | sed 's/^RATE_ROW /  /'
 	)")

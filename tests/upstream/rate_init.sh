@@ -8,6 +8,8 @@
 #             (gen_frames) sending frames of the size (tick: the default)
 #   ours-up   the same card in upstream mode (emulate_upstream=1, tick
 #             UP_POLL us): upstream's one-frame-per-tick source, for reference
+#   copy      no card: memcpy of the frame size, the most frames/s a card
+#             that writes every payload once can reach in this guest
 # Each run prints "RATE_ROW <card> <size> frames=... fps=..."; rate.sh
 # makes the table (medians over the rounds).
 . /t/guest.sh
@@ -19,7 +21,12 @@ echo "KTEST guest up: $(uname -r), upstream $UPSTREAM, firmware V$VERSION, $(npr
 measure() {
 	card=$1 dev=$2 gen=${3:-}
 	for size in $SIZES; do
-		if out=$(/t/rate "$dev" "$SECS" "$size" "$BUFS" $gen 2>&1); then
+		if [ "$card" = copy ]; then
+			set -- copy "$SECS" "$size"
+		else
+			set -- "$dev" "$SECS" "$size" "$BUFS" $gen
+		fi
+		if out=$(/t/rate "$@" 2>&1); then
 			ok "rate $card $size"
 		else
 			bad "rate $card $size"
@@ -52,5 +59,6 @@ while [ $r -lt "$ROUNDS" ]; do
 	measure ours-up /dev/gpuasync_emu0
 	rmmod gpuasync && ok unload_gpuasync_up || bad unload_gpuasync_up
 	rmmod nv_p2p_stub && ok unload_stub || bad unload_stub
+	measure copy
 done
 guest_down

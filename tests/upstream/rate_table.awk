@@ -3,8 +3,9 @@
 #   RATE_ROW <card> <size> frames=N seconds=S fps=F bad=B rx_frame_count=R
 # (one per card, size and round, rounds in order), and `sizes`, the frame
 # sizes in order.  Per size: the median frames/s of each card over the
-# rounds, the ratios of the medians to upstream's ("theirs"), and the
-# lowest and highest ratio ours/theirs of a single round.
+# rounds (cards theirs, ours, ours-up; copy: memcpy of the size, no card),
+# the ratios of the medians to upstream's ("theirs"), and the lowest and
+# highest ratio ours/theirs of a single round.
 
 function median(card, size,    n, i, j, a, t) {
 	n = cnt[card, size]
@@ -33,13 +34,14 @@ $1 == "RATE_ROW" {
 }
 
 END {
-	printf "%-6s %12s %12s %12s %12s %12s %14s\n", "size", "theirs fps", "ours fps",
-		"ours-up fps", "ours/theirs", "up/theirs", "rounds o/t"
+	printf "%-6s %11s %11s %11s %11s %11s %10s %14s %10s\n", "size", "theirs fps", "ours fps",
+		"ours-up fps", "copy/s", "ours/theirs", "up/theirs", "rounds o/t", "copy/theirs"
 	n = split(sizes, s, " ")
 	for (i = 1; i <= n; i++) {
 		t = median("theirs", s[i])
 		o = median("ours", s[i])
 		u = median("ours-up", s[i])
+		c = median("copy", s[i])
 		lo = hi = ""
 		for (r = 1; r <= cnt["theirs", s[i]]; r++) {
 			if (fps["theirs", s[i], r] <= 0 || !((("ours", s[i], r) in fps)))
@@ -50,7 +52,7 @@ END {
 			if (hi == "" || x > hi)
 				hi = x
 		}
-		printf "%-6s %12d %12d %12d %12s %12s %14s\n", s[i], t, o, u, ratio(o, t), ratio(u, t),
-			(lo == "" ? "-" : sprintf("%.1f-%.1fx", lo, hi))
+		printf "%-6s %11d %11d %11d %11d %11s %10s %14s %10s\n", s[i], t, o, u, c, ratio(o, t),
+			ratio(u, t), (lo == "" ? "-" : sprintf("%.1f-%.1fx", lo, hi)), ratio(c, t)
 	}
 }
