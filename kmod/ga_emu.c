@@ -39,6 +39,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -54,6 +55,7 @@
 #define GA_EMU_MAX 8
 #define GA_EMU_SCRATCH (1u << 20) /* largest generated frame / read request */
 #define GA_EMU_CLOCK_HZ 250000000u
+#define GA_EMU_RAMP (GA_EMU_SCRATCH + 256) /* a largest frame from any offset 0..255 */
 
 static int emulate_version = 4;
 module_param(emulate_version, int, 0444);
@@ -105,6 +107,7 @@ struct ga_emu {
 	wait_queue_head_t wq;
 	bool kick;
 	void *scratch;
+	u8 *ramp; /* GA_EMU_RAMP bytes, byte i = i & 0xff: generated payloads */
 	/* frame generator and statistics, model_lock */
 	u32 gen_left, gen_size, gen_seq;
 	u32 gen_user; /* 0..0xff */
@@ -116,6 +119,8 @@ struct ga_emu {
 	u32 up_seq;
 	u64 up_frames, tx_prbs_errors;
 	u64 ticks;    /* firmware ticks run: absence checks wait for these */
+	u64 clock_ns; /* the model's clock, last value (ga_emu_now_ns) */
+	u32 free_first, free_end; /* the free-list words, core offsets [first, end) */
 	/* upstream mode's last events (up_log): tick, what, buffer, value */
 	struct { u64 tick; char what; u8 idx; u32 val; } up_log[32];
 	unsigned int up_log_n;
@@ -195,9 +200,24 @@ static int ga_emu_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 	return ga_emu_dma(ctx, bus, dst, len, false);
 }
 
+/*
+ * The model's clock (latency counters, stream monitor rates), read a few
+ * times per frame.  local_clock() is the CPU's TSC, where ktime_get_ns()
+ * reads the clocksource, which in a VM without a stable TSC is the HPET: a
+ * device access, about 40% of the card's time per frame under QEMU TCG.
+ * local_clock() may differ between CPUs by a little (it is kept within a
+ * tick of the timekeeping clock), so it is made monotonic here; the model
+ * calls this only under model_lock.
+ */
 static uint64_t ga_emu_now_ns(void *ctx)
 {
-	return ktime_get_ns();
+	struct ga_emu *e = ctx;
+	u64 t = local_clock();
+
+	if (t < e->clock_ns)
+		t = e->clock_ns;
+	e->clock_ns = t;
+	return t;
 }
 
 static void ga_emu_frame_out(void *ctx, const void *data, uint32_t len)
@@ -223,18 +243,6 @@ static void *ga_emu_scratch(void *ctx, uint32_t len)
 	struct ga_emu *e = ctx;
 
 	return len <= GA_EMU_SCRATCH ? e->scratch : NULL;
-}
-
-/* Generated payload: the frame's sequence number, then (seq + i) bytes. */
-static void ga_emu_fill(void *ctx, void *dst, uint32_t len)
-{
-	struct ga_emu *e = ctx;
-	u8 *p = dst;
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (u8)(e->gen_seq + i);
-	memcpy(p, &e->gen_seq, min_t(u32, len, sizeof(e->gen_seq)));
 }
 
 static void ga_emu_fill_prbs(void *ctx, void *dst, uint32_t len)
@@ -306,6 +314,45 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	e->up_busy = e->up_busy_base != 0;
 }
 
+/*
+ * The frame generator: up to @max of the frames left, while they are
+ * delivered, dropped or diverted; stops at backpressure (no armed buffer:
+ * the frame waits for an arm).  Locking: model_lock held.
+ */
+static void ga_emu_generate(struct ga_emu *e, unsigned int max)
+{
+	enum ga_model_push r;
+	u8 *p;
+	u32 k, n;
+
+	lockdep_assert_held(&e->model_lock);
+	for (; max && e->gen_left; max--) {
+		/*
+		 * The payload: the frame's sequence number, then (seq + i)
+		 * bytes.  Those repeat every 256, so it is the ramp from byte
+		 * (seq & 0xff) on, with the sequence number in its first
+		 * bytes for this frame only: the model copies it straight
+		 * from there, no fill per frame.
+		 */
+		p = e->ramp + (e->gen_seq & 0xff);
+		n = min_t(u32, e->gen_size, sizeof(e->gen_seq));
+		memcpy(p, &e->gen_seq, n);
+		r = ga_model_push(e->m, p, e->gen_size, e->gen_user, 0);
+		for (k = 0; k < n; k++)
+			p[k] = (u8)((e->gen_seq & 0xff) + k);
+		if (r == GA_PUSH_NO_BUFFER)
+			break;
+		if (r == GA_PUSH_DELIVERED)
+			e->delivered++;
+		else if (r == GA_PUSH_DROPPED)
+			e->dropped++;
+		else
+			e->diverted++;
+		e->gen_left--;
+		e->gen_seq++;
+	}
+}
+
 /* ---- card ops ------------------------------------------------------------ */
 
 static bool ga_emu_in_core(u32 off)
@@ -329,6 +376,7 @@ static u32 ga_emu_read32(struct ga_card *card, u32 off)
 static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 {
 	struct ga_emu *e = card->priv;
+	bool quiet = false;
 
 	if (!ga_emu_in_core(off)) {
 		/* AxiVersion is read-only identity; the rest is plain memory. */
@@ -336,9 +384,25 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 			WRITE_ONCE(*(u32 *)(e->bar + off), val);
 		return;
 	}
+	off -= ga_core_offset;
 	mutex_lock(&e->model_lock);
-	ga_model_reg_write(e->m, off - ga_core_offset, val);
+	ga_model_reg_write(e->m, off, val);
+	/*
+	 * An arm (the driver's GPU_Set_Write_Enable, GA_Arm_Buffers or a
+	 * register write) lets the generated frames that wait for it go at
+	 * once, in the writer's context, as the firmware acts on the write: no
+	 * wake-up and hand-over to the card's thread per frame.  Bounded; the
+	 * thread is kicked for the rest, and not at all when the frames took
+	 * every armed buffer (its tick would find nothing to do for this write).
+	 */
+	if (off >= e->free_first && off < e->free_end && e->gen_left &&
+	    ga_model_write_ready(e->m)) {
+		ga_emu_generate(e, 16);
+		quiet = !ga_model_write_ready(e->m);
+	}
 	mutex_unlock(&e->model_lock);
+	if (quiet)
+		return;
 	WRITE_ONCE(e->kick, true);
 	wake_up(&e->wq);
 }
@@ -391,6 +455,7 @@ static void ga_emu_destroy(struct ga_card *card)
 
 	if (e->pdev)
 		platform_device_unregister(e->pdev);
+	vfree(e->ramp);
 	vfree(e->scratch);
 	kvfree(e->m);
 	vfree(e->bar);
@@ -422,32 +487,30 @@ static const struct ga_card_ops ga_emu_ops_nobarrier = {
 static int ga_emu_thread(void *data)
 {
 	struct ga_emu *e = data;
-	enum ga_model_push r;
-	int burst;
+	bool kicked;
 
 	while (!kthread_should_stop()) {
+		kicked = READ_ONCE(e->kick);
 		WRITE_ONCE(e->kick, false);
-		mutex_lock(&e->model_lock);
+		/*
+		 * A timer tick that finds the model busy (a driver call acting
+		 * on it, sending generated frames) comes again one tick later:
+		 * waiting for the lock would take a CPU from its holder, which
+		 * in a VM is a vCPU the host may have to share.  A kick waits.
+		 */
+		if (kicked)
+			mutex_lock(&e->model_lock);
+		else if (!mutex_trylock(&e->model_lock))
+			goto sleep;
 		ga_model_poll(e->m);
 		if (emulate_upstream)
 			ga_emu_upstream_tick(e);
 		e->ticks++;
 		ga_emu_fw_set(e, GA_FW_UPTIME, 0, (jiffies - e->born) / HZ);
 		/* A bounded burst per tick keeps register access responsive. */
-		for (burst = 0; burst < 64 && e->gen_left; burst++) {
-			r = ga_model_push_fill(e->m, e->gen_size, e->gen_user, 0, ga_emu_fill, e);
-			if (r == GA_PUSH_NO_BUFFER)
-				break; /* backpressure: the frame waits for an arm */
-			if (r == GA_PUSH_DELIVERED)
-				e->delivered++;
-			else if (r == GA_PUSH_DROPPED)
-				e->dropped++;
-			else
-				e->diverted++;
-			e->gen_left--;
-			e->gen_seq++;
-		}
+		ga_emu_generate(e, 64);
 		mutex_unlock(&e->model_lock);
+sleep:
 		/* An hrtimer, not jiffies: a tick is emulate_poll_us whatever HZ is. */
 		wait_event_interruptible_hrtimeout(e->wq, READ_ONCE(e->kick) || kthread_should_stop(),
 						   ns_to_ktime((u64)max(emulate_poll_us, 10u) * 1000));
@@ -679,6 +742,7 @@ static int ga_emu_create(int i)
 	struct ga_card *card;
 	struct ga_emu *e;
 	char name[32];
+	u32 j;
 	int ret;
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -687,13 +751,17 @@ static int ga_emu_create(int i)
 	e->bar = vmalloc_user(GA_BAR_SIZE);
 	e->m = kvzalloc(sizeof(*e->m), GFP_KERNEL);
 	e->scratch = vmalloc(GA_EMU_SCRATCH);
-	if (!e->bar || !e->m || !e->scratch) {
+	e->ramp = vmalloc(GA_EMU_RAMP);
+	if (!e->bar || !e->m || !e->scratch || !e->ramp) {
+		vfree(e->ramp);
 		vfree(e->scratch);
 		kvfree(e->m);
 		vfree(e->bar);
 		kfree(e);
 		return -ENOMEM;
 	}
+	for (j = 0; j < GA_EMU_RAMP; j++)
+		e->ramp[j] = (u8)j;
 	mutex_init(&e->model_lock);
 	init_waitqueue_head(&e->wq);
 	e->gen_size = 4096;
@@ -701,6 +769,11 @@ static int ga_emu_create(int i)
 	ga_emu_fw_init(e, i);
 	env.ctx = e;
 	ga_model_init(e->m, (volatile uint32_t *)(e->bar + ga_core_offset), &p, &env);
+	if (!ga_reg_offset(GA_REG_FREE_LIST, e->m->layout, p.version, 0, p.max_buffers,
+			   &e->free_first) &&
+	    !ga_reg_offset(GA_REG_FREE_LIST, e->m->layout, p.version, p.max_buffers - 1,
+			   p.max_buffers, &e->free_end))
+		e->free_end += 4;
 	if (emulate_upstream) {
 		u32 off;
 

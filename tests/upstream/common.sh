@@ -6,7 +6,8 @@
 # directory, the kernel to boot (tests/kmod/qemu.sh) and the upstream trees
 # to test.  upstream_setup PREFIX TIMEOUT sets SRC, OUT, KEEP and TIMEOUT
 # (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
-# every tree to $OUT/src-NAME and sets names[] and gitdir.
+# every tree to $OUT/src-NAME and sets names[] and gitdir; upstream_build
+# TREE LOG builds a tree's p2p stub, emulator and GPU-enabled datadev.
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 
 upstream_setup() {
@@ -69,4 +70,19 @@ upstream_trees() {
 # upstream_name NAME: "NAME <short commit>" for the guest's first line.
 upstream_name() {
 	echo "$1 $(git --git-dir="${gitdir:-/nonexistent}" rev-parse --short "$1" 2>/dev/null || true)"
+}
+
+# upstream_build TREE LOG: nvidia_p2p_stub.ko, datadev_emulator.ko and a
+# GPU-enabled datadev.ko from an exported tree, for $KVER; output in LOG.
+upstream_build() {
+	(make -C "$1/emulator/gpu_stub" KVER="$KVER" &&
+		make -C "$1/emulator/driver" KVER="$KVER" &&
+		make -C "$1/data_dev/driver" KVER="$KVER" \
+			NVIDIA_DRIVERS="$1/emulator/gpu_stub" GITV=gpuasync-conformance) >"$2" 2>&1
+}
+
+# upstream_modules TREE DIR: copy what upstream_build made into DIR.
+upstream_modules() {
+	cp "$1/emulator/gpu_stub/nvidia_p2p_stub.ko" "$1/emulator/driver/datadev_emulator.ko" \
+		"$1/data_dev/driver/datadev.ko" "$2/"
 }

@@ -44,11 +44,7 @@ status=0
 for name in "${names[@]}"; do
 	tree=$OUT/src-$name
 	log "$name: building upstream's modules for $KVER"
-	if ! (make -C "$tree/emulator/gpu_stub" KVER="$KVER" &&
-		make -C "$tree/emulator/driver" KVER="$KVER" &&
-		make -C "$tree/data_dev/driver" KVER="$KVER" \
-			NVIDIA_DRIVERS="$tree/emulator/gpu_stub" GITV=gpuasync-conformance) \
-		>"$OUT/$name.build.log" 2>&1; then
+	if ! upstream_build "$tree" "$OUT/$name.build.log"; then
 		log "FAIL: $name does not build (see $OUT/$name.build.log)"
 		tail -20 "$OUT/$name.build.log"
 		status=1
@@ -57,8 +53,7 @@ for name in "${names[@]}"; do
 	R=$OUT/root-$name
 	guest_root "$R"
 	mkdir -p "$R/up"
-	cp "$tree/emulator/gpu_stub/nvidia_p2p_stub.ko" "$tree/emulator/driver/datadev_emulator.ko" \
-		"$tree/data_dev/driver/datadev.ko" "$R/up/"
+	upstream_modules "$tree" "$R/up"
 	cp "$OUT"/t/* "$R/t/"
 	upstream_name "$name" >"$R/t/upstream_name"
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
