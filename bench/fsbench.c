@@ -428,9 +428,16 @@ int main(int argc, char **argv)
 	       f_orc.mean, g_orc.mean, f_pr.mean, g_pr.mean);
 	fflush(stdout);
 
-	/* Control under load, on a fresh multi-threaded mount. */
+	/* Control under load, on a fresh multi-threaded mount; GAFS_LOAD_OPTS
+	 * adds options (e.g. use_gpu=0: the same card on host memory). */
 	stop(&gafs_m);
-	if (start(&gafs_m, GAFS_BIN, "--sim -o version=4,threads=4") < 0 ||
+	char load_opts[256];
+	const char *extra = getenv("GAFS_LOAD_OPTS");
+
+	snprintf(load_opts, sizeof(load_opts), "--sim -o version=4,threads=4%s%s",
+		 extra && *extra ? "," : "", extra && *extra ? extra : "");
+	printf("\ncontrol-under-load mount: %s\n", load_opts);
+	if (start(&gafs_m, GAFS_BIN, load_opts) < 0 ||
 	    bench_load(gafs_m.dir, n / 10 < 400 ? 400 : n / 10) < 0) {
 		fprintf(stderr, "control under load: cannot set up\n");
 		return 1;

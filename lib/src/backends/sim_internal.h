@@ -120,6 +120,7 @@ struct sim {
 	 */
 	bool desc_hold;	   /* in a generator burst: hold descriptors back, defer DMA */
 	bool room_wait;	   /* the burst ended for want of room in the memory layer */
+	bool send_burst;   /* the burst's writes wait to be sent (without s->lock) */
 	size_t room_bytes; /* ... for a frame of this many staged bytes */
 	bool desc_pending;
 	uint64_t desc_bus;

@@ -375,7 +375,13 @@ static void gen_run(struct sim *s)
 	const void *frame;
 
 	s->desc_hold = true;
-	for (burst = 0; s->gen.running && burst < SIM_GEN_BURST && bytes < SIM_GEN_BURST_BYTES &&
+	/* One pass of the ring at most: a second write to a buffer would make
+	 * the memory layer send the batch there, under the model lock. */
+	unsigned int most = s->model.write_count + 1; /* the count field is buffers - 1 */
+
+	if (most > SIM_GEN_BURST)
+		most = SIM_GEN_BURST;
+	for (burst = 0; s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES &&
 			!sim_lock_wanted(s);
 	     burst++) {
 		enum ga_model_push r;
@@ -415,8 +421,25 @@ static void gen_run(struct sim *s)
 	}
 	desc_flush(s);
 	s->desc_hold = false;
-	if (mem && mem->write_flush && mem->write_flush(s->dev->mem_ctx))
+	/* Sent by the thread with the model lock released (send_burst): the
+	 * submission is the slow part, and control calls need only the model. */
+	s->send_burst = mem && mem->write_flush;
+}
+
+/*
+ * Send the burst's writes to the GPU without the model lock.  The memory
+ * layer keeps its own order (a read, sync or free sends what waits first).
+ * Prerequisite: s->lock held; it is dropped and taken again.
+ */
+static void send_burst(struct sim *s)
+{
+	const struct ga_mem_ops *mem = s->dev->mem;
+
+	s->send_burst = false;
+	pthread_mutex_unlock(&s->lock);
+	if (mem->write_flush(s->dev->mem_ctx))
 		ga_log("sim: sending the burst's writes failed");
+	pthread_mutex_lock(&s->lock);
 }
 
 static uint64_t next_wake(struct sim *s)
@@ -478,6 +501,8 @@ void *ga_simdev_thread(void *arg)
 		gen_run(s);
 		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
 		ga_simdev_kick(s);
+		if (s->send_burst)
+			send_burst(s);
 		if (s->room_wait) {
 			/* The GPU's queue is full: wait for it without the lock. */
 			s->room_wait = false;
