@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# What tests/upstream/run.sh and tools.sh share, sourced after they set
+# What tests/upstream/run.sh, tools.sh and rate.sh share, sourced after they set
 # ROOT and log(): the source they are given (GA_UPSTREAM_SRC), their output
 # directory, the kernel to boot (tests/kmod/qemu.sh) and the upstream trees
 # to test.  upstream_setup PREFIX TIMEOUT sets SRC, OUT, KEEP and TIMEOUT
 # (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
 # every tree to $OUT/src-NAME and sets names[] and gitdir; upstream_build
-# TREE LOG builds a tree's p2p stub, emulator and GPU-enabled datadev.
+# TREE LOG builds a tree's p2p stub, emulator and GPU-enabled datadev, and
+# upstream_root NAME ROOT a guest root with them.
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 
 upstream_setup() {
@@ -81,8 +82,18 @@ upstream_build() {
 			NVIDIA_DRIVERS="$1/emulator/gpu_stub" GITV=gpuasync-conformance) >"$2" 2>&1
 }
 
-# upstream_modules TREE DIR: copy what upstream_build made into DIR.
-upstream_modules() {
-	cp "$1/emulator/gpu_stub/nvidia_p2p_stub.ko" "$1/emulator/driver/datadev_emulator.ko" \
-		"$1/data_dev/driver/datadev.ko" "$2/"
+# upstream_root NAME ROOT: build upstream release NAME's modules ($OUT/src-NAME)
+# and make a guest root ROOT with them in ROOT/up; says why and fails when
+# they do not build.
+upstream_root() {
+	local tree=$OUT/src-$1
+	if ! upstream_build "$tree" "$OUT/$1.build.log"; then
+		log "FAIL: $1 does not build (see $OUT/$1.build.log)"
+		tail -20 "$OUT/$1.build.log"
+		return 1
+	fi
+	guest_root "$2"
+	mkdir -p "$2/up"
+	cp "$tree/emulator/gpu_stub/nvidia_p2p_stub.ko" "$tree/emulator/driver/datadev_emulator.ko" \
+		"$tree/data_dev/driver/datadev.ko" "$2/up/"
 }

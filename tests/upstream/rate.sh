@@ -61,16 +61,8 @@ for name in "${names[@]}"; do
 	version=4
 	grep -q 'expected 5' "$tree/data_dev/app/src/dmaGpuIoctlTest.cpp" && version=5
 	log "$name: building upstream's modules (firmware version $version)"
-	if ! upstream_build "$tree" "$OUT/$name.build.log"; then
-		log "FAIL: $name does not build (see $OUT/$name.build.log)"
-		tail -20 "$OUT/$name.build.log"
-		status=1
-		continue
-	fi
 	R=$OUT/root-$name
-	guest_root "$R"
-	mkdir -p "$R/up"
-	upstream_modules "$tree" "$R/up"
+	upstream_root "$name" "$R" || { status=1; continue; }
 	cp "$OUT/ours/kmod/gpuasync.ko" "$OUT/ours/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$OUT/t/rate" "$R/t/"
 	printf 'VERSION=%s\nSIZES=%q\nSECS=%s\nROUNDS=%s\nBUFS=%s\nUP_POLL=%s\nUPSTREAM=%q\n' \
 		"$version" "$SIZES" "$SECS" "$ROUNDS" "$BUFS" "$UP_POLL" "$(upstream_name "$name")" \

@@ -42,18 +42,9 @@ FUSE=$(modprobe -S "$KVER" --show-depends fuse 2>/dev/null | awk '$1=="insmod"{p
 
 status=0
 for name in "${names[@]}"; do
-	tree=$OUT/src-$name
 	log "$name: building upstream's modules for $KVER"
-	if ! upstream_build "$tree" "$OUT/$name.build.log"; then
-		log "FAIL: $name does not build (see $OUT/$name.build.log)"
-		tail -20 "$OUT/$name.build.log"
-		status=1
-		continue
-	fi
 	R=$OUT/root-$name
-	guest_root "$R"
-	mkdir -p "$R/up"
-	upstream_modules "$tree" "$R/up"
+	upstream_root "$name" "$R" || { status=1; continue; }
 	cp "$OUT"/t/* "$R/t/"
 	upstream_name "$name" >"$R/t/upstream_name"
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
