@@ -372,15 +372,15 @@ static void gen_run(struct sim *s)
 	const struct ga_mem_ops *mem = s->dev->mem;
 	unsigned int burst;
 	uint64_t t = sim_mono_ns(), bytes = 0;
+	unsigned int most = SIM_GEN_BURST;
 	const void *frame;
 
+	/* With deferred writes (CUDA), one pass of the ring at most: a second
+	 * write to a buffer would make the memory layer send the batch there,
+	 * under the model lock, while a control call waits for it. */
+	if (mem && mem->write_defer && s->model.write_count + 1 < most)
+		most = s->model.write_count + 1; /* the count field is buffers - 1 */
 	s->desc_hold = true;
-	/* One pass of the ring at most: a second write to a buffer would make
-	 * the memory layer send the batch there, under the model lock. */
-	unsigned int most = s->model.write_count + 1; /* the count field is buffers - 1 */
-
-	if (most > SIM_GEN_BURST)
-		most = SIM_GEN_BURST;
 	for (burst = 0; s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES &&
 			!sim_lock_wanted(s);
 	     burst++) {
