@@ -125,6 +125,7 @@ int ga_mem_no_ipc(char *hex, size_t len, const char *what);
  * GA_STUB_MEM_PATH can be opened, else a negative errno and why in @why. */
 #define GA_STUB_MEM_PATH "/dev/nvidia_p2p_stub_mem"
 int ga_mem_stub_open(const struct ga_mem_ops **ops, void **ctx, char *why, size_t why_len);
+extern const struct ga_mem_ops ga_mem_stub_ops;
 /* Host memory that exports dma-bufs through /dev/udmabuf (mem_udmabuf.c):
  * each block lies in one hugetlb page, so it is contiguous on the bus.
  * 0 and the ops when /dev/udmabuf and a free huge page are there (a test

@@ -136,7 +136,7 @@ static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
 	/* Host memory, and upstream's p2p stub memory (which has no exporter;
 	 * on gpuasync.ko, the one driver with GA_Add_Dmabuf, host memory works
 	 * as well), become udmabuf memory when that works. */
-	if (dev->mem == &ga_mem_host_ops || !strcmp(dev->mem->name, "stub")) {
+	if (dev->mem == &ga_mem_host_ops || dev->mem == &ga_mem_stub_ops) {
 		rc = ga_mem_udmabuf_open(dev->opts.pin == GA_PIN_DMABUF, &ops, &ctx, why, len);
 		if (rc)
 			return rc;

@@ -159,7 +159,7 @@ static void stub_close(void *ctx)
 	(void)ctx;
 }
 
-static const struct ga_mem_ops ga_mem_stub_ops = {
+const struct ga_mem_ops ga_mem_stub_ops = {
 	.name = "stub",
 	.alloc = stub_alloc,
 	.free = stub_free,
