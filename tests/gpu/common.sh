@@ -9,3 +9,23 @@ fail() { echo "FAILED at $CASE: $*"; exit 1; }
 
 [ -x "$FS" ] || skip "no $FS"
 [ -e /dev/fuse ] || skip "no /dev/fuse"
+
+# mount_dir NAME: a fresh mountpoint in MNT.  On exit it is unmounted, the
+# daemon whose pid is in PID stopped, MNT removed, and so is every path the
+# script added to CLEAN.
+PID=
+CLEAN=()
+cleanup() {
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
+	fi
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null
+	rmdir "$MNT" 2>/dev/null
+	[ ${#CLEAN[@]} -eq 0 ] || rm -rf "${CLEAN[@]}"
+}
+mount_dir() {
+	MNT=$(mktemp -d "/tmp/$1.XXXXXX")
+	trap cleanup EXIT
+}
+# MiB of free GPU memory (the helper's own context is there every time).
+free_mib() { echo $(( $("$H" meminfo) / 1048576 )); }

@@ -21,16 +21,7 @@ C=$B/examples/cuda/gpuasync-consumer
 [ -x "$C" ] || skip "no gpuasync-consumer (built without CUDA)"
 "$H" name >/dev/null 2>&1 || skip "no GPU"
 
-MNT=$(mktemp -d /tmp/gpuasync-cons.XXXXXX)
-PID=
-cleanup() {
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
-	fi
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null
-	rmdir "$MNT" 2>/dev/null
-}
-trap cleanup EXIT
+mount_dir gpuasync-cons
 
 CASE=mount
 "$FS" --sim "$MNT" -f &

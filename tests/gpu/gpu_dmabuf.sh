@@ -25,18 +25,8 @@ set -u
 GPU=$("$H" name 2>/dev/null) || skip "no GPU: $("$H" name 2>&1)"
 echo "GPU: $GPU"
 
-MNT=$(mktemp -d /tmp/gpuasync-dmabuf.XXXXXX)
-PID=
-cleanup() {
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
-	fi
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null
-	rmdir "$MNT" 2>/dev/null
-	rm -f "$MNT".frame "$MNT".err
-}
-trap cleanup EXIT
-free_mib() { echo $(( $("$H" meminfo) / 1048576 )); }
+mount_dir gpuasync-dmabuf
+CLEAN+=("$MNT.frame" "$MNT.err")
 
 CASE=export
 OUT=$("$H" dmabuf 65536 2097152 67108864 1073741824)

@@ -20,20 +20,9 @@ set -u
 [ -x "$H" ] || skip "no gpu-helper (built without CUDA)"
 GPU=$("$H" name 2>/dev/null) || skip "no GPU: $("$H" name 2>&1)"
 
-MNT=$(mktemp -d /tmp/gpuasync-gpu.XXXXXX)
+mount_dir gpuasync-gpu
 TMP=$(mktemp -d /tmp/gpuasync-gpu-data.XXXXXX)
-PID=
-cleanup() {
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
-	fi
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null
-	rmdir "$MNT" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-# MiB of free GPU memory (the helper's own context is there every time).
-free_mib() { echo $(( $("$H" meminfo) / 1048576 )); }
+CLEAN+=("$TMP")
 
 CASE=baseline
 FREE0=$(free_mib)
