@@ -113,8 +113,8 @@ MODULE_PARM_DESC(dmabuf_dynamic,
 static int fail_dmabuf_attach;
 module_param(fail_dmabuf_attach, int, 0644);
 MODULE_PARM_DESC(fail_dmabuf_attach,
-		 "refuse this many next dma-buf attachments with -EOPNOTSUPP (an exporter that "
-		 "cannot reach the importer, as NVIDIA's on an unsupported PCIe topology)");
+		 "refuse this many next dma-buf attachments with -ENOTSUPP, as NVIDIA's exporter "
+		 "does when the PCIe topology gives no peer-to-peer path to the importer");
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 MODULE_IMPORT_NS("DMA_BUF");
@@ -817,7 +817,7 @@ static int stub_dmabuf_attach(struct dma_buf *d, struct dma_buf_attachment *at)
 		return -EOPNOTSUPP;
 	if (READ_ONCE(fail_dmabuf_attach) > 0) {
 		WRITE_ONCE(fail_dmabuf_attach, fail_dmabuf_attach - 1);
-		return -EOPNOTSUPP;
+		return -ENOTSUPP;
 	}
 	return 0;
 }

@@ -66,6 +66,9 @@ START_TEST(test_mapping_dmabuf)
 	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EPERM), -ENOTTY);
 	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EOPNOTSUPP), -EOPNOTSUPP);
 	ck_assert_ptr_nonnull(strstr(ga_last_error(), "exporter refused"));
+	/* NVIDIA's exporter refuses with the kernel's ENOTSUPP (524) */
+	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, GA_KERNEL_ENOTSUPP), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "exporter refused"));
 	/* anything else is the exporter's, passed on as it is */
 	ck_assert_int_eq(ga_datadev_error(GA_Add_Dmabuf, EPROTO), -EPROTO);
 }

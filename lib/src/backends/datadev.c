@@ -132,6 +132,12 @@ static const struct dd_errno_row {
 	int ret;	 /* negative errno the library reports */
 	const char *why; /* the explanation, after "<command>: " */
 } dd_errno_policy[] = {
+	/* NVIDIA's dma-buf exporter refuses an attachment it cannot serve with
+	 * the kernel's ENOTSUPP too (nv-dmabuf.c, PCIe topology check). */
+	{GA_Add_Dmabuf, GA_KERNEL_ENOTSUPP, -ENOTSUP,
+	 "driver built without GPU support or card has GpuAsync disabled, or the dma-buf's "
+	 "exporter refused the card's device (NVIDIA's does when the PCIe topology gives no "
+	 "peer-to-peer path)"},
 	{ANY_CMD, GA_KERNEL_ENOTSUPP, -ENOTSUP,
 	 "driver built without GPU support or card has GpuAsync disabled"},
 	{ANY_CMD, ENOTTY, -ENOTTY,
