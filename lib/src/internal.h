@@ -140,6 +140,10 @@ int ga_mem_udmabuf_open(bool strict, const struct ga_mem_ops **ops, void **ctx, 
  * memory and reports it in ga_dev_info.memory_note). */
 int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, char *gpu_name,
 		     size_t name_len, char *why, size_t why_len);
+/* Copies the CUDA context @ctx has made with its kernel (small deferred
+ * writes, gathered reads) so far, or -1 when its kernel is not loaded:
+ * for tests, which must know which path they exercised. */
+long long ga_mem_cuda_kernel_copies(void *ctx);
 
 /* ---- patterns (pattern.c) ---------------------------------------------- */
 

@@ -54,6 +54,10 @@ static bool have_gpu(void)
 	return true;
 }
 
+/* mem_cuda.c's default KCOPY_MAX_DEFAULT: deferred copies up to this size
+ * go through its kernel. */
+#define KCOPY_LIMIT (64u << 10)
+
 static void fill(uint8_t *p, size_t len, uint32_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -393,20 +397,116 @@ static void read_many_case(const struct ga_mem_ops *o, void *c, const char *labe
 		o->free(c, &b[i]);
 }
 
+/* A second context opened with @var=@val (and @var2=1) in the environment:
+ * the paths those force. */
+static void open_with(const char *var, const char *val, const char *var2,
+		      const struct ga_mem_ops **o, void **c)
+{
+	char n[128], w[256] = "";
+
+	setenv(var, val, 1);
+	if (var2)
+		setenv(var2, "1", 1);
+	ck_assert_int_eq(ga_mem_cuda_open(0, o, c, n, sizeof(n), w, sizeof(w)), 0);
+	unsetenv(var);
+	if (var2)
+		unsetenv(var2);
+}
+
 START_TEST(test_read_many)
 {
 	const struct ga_mem_ops *o2 = NULL;
 	void *c2 = NULL;
-	char n[128], w[256] = "";
+	long long k0;
 
 	if (!have_gpu())
 		return;
-	read_many_case(ops, mctx, "batch");
-	/* The single-copy fallback, forced. */
-	setenv("GPUASYNC_CUDA_NO_BATCH", "1", 1);
-	ck_assert_int_eq(ga_mem_cuda_open(0, &o2, &c2, n, sizeof(n), w, sizeof(w)), 0);
-	unsetenv("GPUASYNC_CUDA_NO_BATCH");
+	k0 = ga_mem_cuda_kernel_copies(mctx);
+	read_many_case(ops, mctx, k0 >= 0 ? "gather kernel" : "batch");
+	/* With the kernel loaded, every header came through it. */
+	if (k0 >= 0)
+		ck_assert_int_eq(ga_mem_cuda_kernel_copies(mctx) - k0, 3 * 1024);
+	else
+		printf("gather kernel not loaded (library built without nvcc)\n");
+	/* The copy-engine paths, forced: one batch, then single copies. */
+	open_with("GPUASYNC_CUDA_NO_FILL", "1", NULL, &o2, &c2);
+	ck_assert_int_eq(ga_mem_cuda_kernel_copies(c2), -1);
+	read_many_case(o2, c2, "batch");
+	o2->close(c2);
+	open_with("GPUASYNC_CUDA_NO_FILL", "1", "GPUASYNC_CUDA_NO_BATCH", &o2, &c2);
 	read_many_case(o2, c2, "single copies");
+	o2->close(c2);
+}
+END_TEST
+
+/*
+ * Deferred writes (the simulated card's bursts) of every size and
+ * alignment, from pinned memory and from memory that must be staged, land
+ * exactly, with the bytes around them untouched; those up to the kernel
+ * copy limit go through the kernel (when loaded), larger ones through the
+ * copy engine.  Then the same with the kernel copy path turned off.
+ */
+static void defer_case(const struct ga_mem_ops *o, void *c, bool kernel_expected)
+{
+	static const size_t sizes[] = {1, 3, 12, 100, 4096, 4099, 16384, 65536, 65537, 200000};
+	static const size_t offs[] = {0, 1, 4, 16, 4099};
+	enum { BLK = 256 << 10, NB = 4 };
+	struct ga_mem_block b[NB];
+	uint8_t *pin = NULL, *heap = malloc(BLK), *want = malloc(BLK), *got = malloc(BLK);
+	long long k0 = ga_mem_cuda_kernel_copies(c);
+	unsigned int small = 0, k = 0;
+
+	ck_assert(heap && want && got);
+	ck_assert_int_eq(o->host_alloc(c, BLK, (void **)&pin), 0);
+	fill(pin, BLK, 7);
+	fill(heap, BLK, 99);
+	for (int i = 0; i < NB; i++)
+		ck_assert_int_eq(o->alloc(c, BLK, &b[i]), 0);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+		for (size_t oi = 0; oi < sizeof(offs) / sizeof(offs[0]); oi++)
+			for (int from_pin = 0; from_pin < 2; from_pin++, k++) {
+				struct ga_mem_block *d = &b[k % NB];
+				size_t len = sizes[si], off = offs[oi], soff = offs[(oi + 1) % 5];
+				const uint8_t *src = (from_pin ? pin : heap) + soff;
+
+				ck_assert_int_eq(o->read(c, d, 0, want, BLK), 0);
+				memcpy(want + off, src, len);
+				ck_assert_int_eq(o->write_defer(c, d, off, src, len), 0);
+				/* Deferred: may be queued with the next ones. */
+				if (k % 3 == 2)
+					ck_assert_int_eq(o->write_flush(c), 0);
+				ck_assert_int_eq(o->write_flush(c), 0);
+				ck_assert_int_eq(o->read(c, d, 0, got, BLK), 0);
+				ck_assert_msg(memcmp(got, want, BLK) == 0,
+					      "len %zu at +%zu from %s +%zu: bytes differ", len, off,
+					      from_pin ? "pinned" : "heap", soff);
+				if (len <= KCOPY_LIMIT)
+					small++;
+			}
+	/* Out of range: refused, nothing queued. */
+	ck_assert_int_eq(o->write_defer(c, &b[0], BLK - 2, heap, 4), -ERANGE);
+	if (kernel_expected)
+		ck_assert_int_eq(ga_mem_cuda_kernel_copies(c) - k0, small);
+	else if (k0 >= 0)
+		ck_assert_int_eq(ga_mem_cuda_kernel_copies(c) - k0, 0);
+	for (int i = 0; i < NB; i++)
+		o->free(c, &b[i]);
+	o->host_free(c, pin);
+	free(heap);
+	free(want);
+	free(got);
+}
+
+START_TEST(test_defer_copies)
+{
+	const struct ga_mem_ops *o2 = NULL;
+	void *c2 = NULL;
+
+	if (!have_gpu())
+		return;
+	defer_case(ops, mctx, ga_mem_cuda_kernel_copies(mctx) >= 0);
+	open_with("GPUASYNC_CUDA_KCOPY_MAX", "0", NULL, &o2, &c2);
+	defer_case(o2, c2, false);
 	o2->close(c2);
 }
 END_TEST
@@ -423,6 +523,7 @@ static Suite *mem_cuda_suite(void)
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_ipc);
 	tcase_add_test(tc, test_read_many);
+	tcase_add_test(tc, test_defer_copies);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf_internal.h"
 
@@ -76,9 +77,19 @@ static void free_parked(struct ga_dev *dev)
 	dev->nparked = 0;
 }
 
+/* Microseconds since an arbitrary start, for the log's timings. */
+static double t_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
 		  struct ga_buf **out)
 {
+	double t0 = t_us(), t1, t2, t3;
 	struct ga_buf *b;
 	unsigned int n, dbytes;
 	int rc;
@@ -91,6 +102,7 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		return ga_err(-EINVAL, "direction %d is neither write nor read", (int)dir);
 
 	pthread_mutex_lock(&dev->lock);
+	t1 = t_us();
 	n = dev->nbufs[dir];
 	dbytes = dev->info.dma_data_bytes;
 	rc = ga_link_check_locked(dev);
@@ -156,8 +168,13 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		free(b);
 		goto out_unlock;
 	}
+	t2 = t_us();
 	dev->add_kept = false;
 	rc = buf_register_locked(dev, b);
+	t3 = t_us();
+	ga_log("%s buffer %u: waiting for the device %.0f us, memory %.0f us, registration "
+	       "%.0f us",
+	       dir_name(dir), index, t1 - t0, t2 - t1, t3 - t2);
 	if (rc) {
 		int saved = rc;
 
@@ -182,6 +199,7 @@ out_unlock:
 
 int ga_buf_destroy(struct ga_buf *b)
 {
+	double t0 = t_us(), t1, t2;
 	struct ga_dev *dev;
 	enum ga_buf_state st;
 	uint32_t on = 0;
@@ -192,6 +210,7 @@ int ga_buf_destroy(struct ga_buf *b)
 		return ga_err(-EINVAL, "ga_buf_destroy: NULL buffer");
 	dev = b->dev;
 	pthread_mutex_lock(&dev->lock);
+	t1 = t_us();
 	n = dev->nbufs[b->dir];
 	if (b->index + 1 != n) {
 		rc = ga_err(-EBUSY,
@@ -202,12 +221,14 @@ int ga_buf_destroy(struct ga_buf *b)
 		goto out_unlock;
 	}
 	if (!b->gone) {
-		st = buf_state_locked(b);
 		rc = ga_field_read_locked(
 			dev, b->dir == GA_DIR_WRITE ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE, 0,
 			&on);
 		if (rc)
 			goto out_unlock;
+		/* The state only matters while the engine runs; reading it
+		 * from GPU memory waits behind the card's queued frames. */
+		st = on ? buf_state_locked(b) : GA_BUF_IDLE;
 		if (on && st == GA_BUF_FREE) {
 			rc = ga_err(-EBUSY,
 				    "write buffer %u is armed and the write engine is "
@@ -223,7 +244,11 @@ int ga_buf_destroy(struct ga_buf *b)
 			goto out_unlock;
 		}
 	}
+	t2 = t_us();
+	n = b->index;
 	rc = remove_last_locked(dev, b->dir);
+	ga_log("buffer %u removed: waiting for the device %.0f us, checks %.0f us, removal %.0f us",
+	       n, t1 - t0, t2 - t1, t_us() - t2);
 out_unlock:
 	pthread_mutex_unlock(&dev->lock);
 	return rc;

@@ -12,13 +12,21 @@
  * state k steps on is M^k applied to the seed, and @jump holds M^(2^b) for
  * b = 0..31 as 32 columns each, so a thread reaches its first word in at
  * most 32 matrix-vector products and then steps word by word.
+ *
+ * A job can also be a plain copy (GA_FILL_COPY) between any two addresses
+ * the GPU reaches: pinned host memory to a buffer (a small frame of the
+ * card's, read over PCIe by the SMs: one launch for a burst instead of a
+ * copy-engine operation per frame) or a buffer to pinned host memory (the
+ * headers of many buffers, gathered in one launch).  Threads copy in the
+ * widest unit that the addresses and length allow.
  */
 #define GA_FILL_CHUNK 16
 #define LFSR_TAPS     0x80200003u
+#define GA_FILL_COPY  0xFFu
 
 struct ga_fill_job {
-	unsigned long long dst;
-	unsigned int len, seq;
+	unsigned long long dst, src;
+	unsigned int len, seq, pattern, pad;
 };
 
 __device__ static unsigned int lfsr_next(unsigned int s)
@@ -36,13 +44,41 @@ __device__ static unsigned int matvec(const unsigned int *col, unsigned int s)
 	return r;
 }
 
-/* pattern: 0 prbs, 1 counter (enum ga_pattern). */
-extern "C" __global__ void ga_fill(const ga_fill_job *jobs, unsigned int pattern,
-				   const unsigned int *jump)
+template <typename T> __device__ static void copy_units(const ga_fill_job &j)
+{
+	const T *src = (const T *)j.src;
+	T *dst = (T *)j.dst;
+	unsigned int n = j.len / sizeof(T);
+
+	for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+__device__ static void copy_job(const ga_fill_job &j)
+{
+	unsigned long long a = j.dst | j.src | j.len;
+
+	if (!(a & 15))
+		copy_units<uint4>(j);
+	else if (!(a & 7))
+		copy_units<unsigned long long>(j);
+	else if (!(a & 3))
+		copy_units<unsigned int>(j);
+	else
+		copy_units<unsigned char>(j);
+}
+
+/* pattern: 0 prbs, 1 counter (enum ga_pattern), GA_FILL_COPY a copy. */
+extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *jump)
 {
 	const ga_fill_job j = jobs[blockIdx.y];
-	unsigned int words = (j.len + 3) / 4;
+	unsigned int pattern = j.pattern, words = (j.len + 3) / 4;
 	unsigned char *dst = (unsigned char *)j.dst;
+
+	if (pattern == GA_FILL_COPY) {
+		copy_job(j);
+		return;
+	}
 
 	for (unsigned int c = blockIdx.x * blockDim.x + threadIdx.x; c < (words + GA_FILL_CHUNK - 1) / GA_FILL_CHUNK;
 	     c += gridDim.x * blockDim.x) {

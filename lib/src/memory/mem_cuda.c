@@ -48,11 +48,18 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
 	return ga_err(-ENOTSUP, "GPU memory: built without CUDA headers");
 }
 
+long long ga_mem_cuda_kernel_copies(void *ctx)
+{
+	(void)ctx;
+	return -1;
+}
+
 #else /* GA_HAVE_CUDA_H */
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #include <cuda.h>
 
@@ -169,15 +176,28 @@ struct stage_rec {
 #include "fill_ptx.h" /* ga_fill_ptx: fill.cu as PTX, NUL-terminated */
 #endif
 
-/* One frame for the GPU pattern generator (struct ga_fill_job of fill.cu). */
+/* One job for the GPU kernel (struct ga_fill_job of fill.cu): a frame's
+ * pattern, or with pattern FILL_COPY a copy from @src. */
+#define FILL_COPY 0xFFu
 struct fill_job {
-	uint64_t dst;
-	uint32_t len, seq;
+	uint64_t dst, src;
+	uint32_t len, seq, pattern, pad;
 };
+
+/*
+ * Copies of at most this many bytes from pinned host memory go into the
+ * burst's kernel launch (the SMs read them over PCIe) instead of the copy
+ * engine: a copy-engine operation costs a few microseconds each however
+ * small, a kernel reads many small frames at once.  Larger copies keep the
+ * copy engine, which moves big ones faster.  GPUASYNC_CUDA_KCOPY_MAX
+ * overrides it (0: the copy engine always).
+ */
+#define KCOPY_MAX_DEFAULT (64u << 10)
 
 struct pinned_region {
 	char *p;
 	size_t size;
+	CUdeviceptr dev; /* its address for the GPU, 0 if unknown */
 };
 
 struct cuda_ctx {
@@ -210,9 +230,10 @@ struct cuda_ctx {
 	unsigned int wb_n, wb_nd;
 	size_t wb_bytes;
 	CUstreamBatchMemOpParams wb_desc[WB_DESCS];
-	struct fill_job wb_job[WB_COPIES]; /* patterns made on the GPU, after the copies */
+	struct fill_job wb_job[WB_COPIES]; /* the kernel's jobs, after the copies */
 	unsigned int wb_nj;
-	uint32_t wb_pattern;
+	size_t kcopy_max; /* copies up to this size as kernel jobs (KCOPY_MAX_DEFAULT) */
+	unsigned long long kcopies; /* copies made by the kernel (atomic) */
 	/* The pattern generator (fill.cu): fill_state 0 untried, 1 loaded, -1
 	 * unusable; fill_jump holds the PRBS jump matrices on the GPU. */
 	int fill_state;
@@ -232,6 +253,7 @@ struct cuda_ctx {
 	 */
 	pthread_mutex_t rd_lock;
 	char *rd_stage; /* rd_cap bytes pinned */
+	CUdeviceptr rd_stage_dev; /* its address for the GPU (0: none) */
 	size_t rd_cap;
 	CUdeviceptr *rd_addr; /* 2 * rd_n: destinations, then sources */
 	size_t *rd_sizes;     /* rd_n */
@@ -446,9 +468,9 @@ static int stage_copy_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *sr
 	return 0;
 }
 
-/* Is [p, p+len) inside memory we pinned with host_alloc?
+/* The region we pinned with host_alloc that holds [p, p+len), or NULL.
  * Prerequisite: c->lock held. */
-static bool pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
+static const struct pinned_region *pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
 {
 	const char *q = p;
 
@@ -457,9 +479,9 @@ static bool pinned_locked(struct cuda_ctx *c, const void *p, size_t len)
 
 		if (pr->p && q >= pr->p && len <= pr->size &&
 		    q - pr->p <= (ptrdiff_t)(pr->size - len))
-			return true;
+			return pr;
 	}
-	return false;
+	return NULL;
 }
 
 /* Queue a copy of host @src to device @dst on the stream, staging it if it
@@ -693,43 +715,63 @@ static bool fill_ready_locked(struct cuda_ctx *c)
 #endif
 }
 
-/* Launch the generator over the batch's @nj jobs, its table staged in
- * the ring (the kernel reads it through the mapping).
- * Prerequisite: c->lock held, context current, fill_state 1. */
-static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
+/* Work items of one job: 32-bit word chunks of a pattern, or copy units
+ * (as fill.cu's copy_job picks them). */
+static uint32_t job_units(const struct fill_job *j)
 {
-	size_t len = nj * sizeof(struct fill_job);
-	uint32_t maxw = 0, pattern = c->wb_pattern;
-	unsigned int gx;
-	CUdeviceptr jobs;
-	uint64_t pos;
+	uint64_t a = j->dst | j->src | j->len;
+
+	if (j->pattern != FILL_COPY)
+		return ((j->len + 3) / 4 + 15) / 16; /* fill.cu's GA_FILL_CHUNK */
+	return j->len / (!(a & 15) ? 16 : !(a & 7) ? 8 : !(a & 3) ? 4 : 1);
+}
+
+/* Launch the kernel over the @nj jobs of the table at @jobs (an address the
+ * GPU reads: pinned, mapped host memory) on our stream: one block row per
+ * job, blocks no wider than the largest job needs.
+ * Prerequisite: context current, fill_state 1. */
+static int fill_launch(struct cuda_ctx *c, CUdeviceptr jobs, const struct fill_job *tab,
+		       unsigned int nj)
+{
+	uint32_t most = 1;
+	unsigned int gx, bx;
 	CUresult res;
-	void *args[3];
-	int rc;
+	void *args[2];
 
 	for (unsigned int i = 0; i < nj; i++)
-		if ((c->wb_job[i].len + 3) / 4 > maxw)
-			maxw = (c->wb_job[i].len + 3) / 4;
-	/* The table first: making room may send (nothing pending) or wait. */
-	{
-		struct fill_job tab[WB_COPIES];
-
-		memcpy(tab, c->wb_job, len);
-		rc = stage_space_locked(c, len, &pos);
-		if (rc)
-			return rc;
-		memcpy(c->stage + pos % STAGE_BYTES, tab, len);
-	}
-	stage_note_locked(c, pos, len, 1);
-	jobs = c->stage_dev + pos % STAGE_BYTES;
-	gx = (maxw + 16 * 256 - 1) / (16 * 256);
+		if (job_units(&tab[i]) > most)
+			most = job_units(&tab[i]);
+	bx = most < 256 ? (most + 31) / 32 * 32 : 256;
+	gx = (most + bx - 1) / bx;
 	if (gx > 256)
 		gx = 256;
 	args[0] = &jobs;
-	args[1] = &pattern;
-	args[2] = &c->fill_jump;
-	res = c->f.cuLaunchKernel(c->fill_fn, gx, nj, 1, 256, 1, 1, 0, c->stream, args, NULL);
+	args[1] = &c->fill_jump;
+	res = c->f.cuLaunchKernel(c->fill_fn, gx, nj, 1, bx, 1, 1, 0, c->stream, args, NULL);
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuLaunchKernel(ga_fill)");
+}
+
+/* Launch the kernel over the batch's @nj jobs, its table staged in the
+ * ring (the kernel reads it through the mapping).
+ * Prerequisite: c->lock held, context current, fill_state 1. */
+static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
+{
+	struct fill_job tab[WB_COPIES];
+	size_t len = nj * sizeof(struct fill_job);
+	uint64_t pos, apos;
+	int rc;
+
+	/* The table first: making room may send (nothing pending) or wait.
+	 * Aligned for the kernel: staged payloads leave the ring's head at
+	 * any byte. */
+	memcpy(tab, c->wb_job, len);
+	rc = stage_space_locked(c, len + 31, &pos);
+	if (rc)
+		return rc;
+	apos = (pos + 31) & ~(uint64_t)31;
+	memcpy(c->stage + apos % STAGE_BYTES, tab, len);
+	stage_note_locked(c, pos, apos - pos + len, 1);
+	return fill_launch(c, c->stage_dev + apos % STAGE_BYTES, tab, nj);
 }
 
 static int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
@@ -752,13 +794,11 @@ static int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t 
 	} else {
 		CUdeviceptr dst = (CUdeviceptr)(blk->dptr + off);
 
-		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES ||
-		    (c->wb_nj && c->wb_pattern != (uint32_t)pattern))
+		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES)
 			rc = batch_send_locked(c);
-		if (!rc) {
-			c->wb_pattern = (uint32_t)pattern;
-			c->wb_job[c->wb_nj++] = (struct fill_job){dst, (uint32_t)len, seq};
-		}
+		if (!rc)
+			c->wb_job[c->wb_nj++] = (struct fill_job){
+				.dst = dst, .len = (uint32_t)len, .seq = seq, .pattern = pattern};
 	}
 	pthread_mutex_unlock(&c->lock);
 	cu_leave(c, pushed);
@@ -803,22 +843,37 @@ static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t of
 	} else if (len > WB_BYTES) {
 		rc = queue_write_locked(c, dst, src, len); /* sends the batch first */
 	} else {
+		const struct pinned_region *pr = pinned_locked(c, src, len);
+		/* A small copy goes to the kernel when its source has a GPU
+		 * address (KCOPY_MAX_DEFAULT); @from is what the copy reads. */
+		bool kernel = len <= c->kcopy_max && c->fill_state > 0 && (!pr || pr->dev);
+		CUdeviceptr from = 0;
 		uint64_t pos;
 
-		if (c->wb_n == WB_COPIES || c->wb_bytes + len > WB_BYTES)
+		/* Room first: staging below must stay behind the send. */
+		if (kernel ? c->wb_nj == WB_COPIES
+			   : (c->wb_n == WB_COPIES || c->wb_bytes + len > WB_BYTES))
 			rc = batch_send_locked(c);
-		if (!rc && pinned_locked(c, src, len)) {
-			c->wb_src[c->wb_n] = (CUdeviceptr)(uintptr_t)src;
+		if (!rc && pr) {
+			from = kernel ? pr->dev + (uint64_t)((const char *)src - pr->p)
+				      : (CUdeviceptr)(uintptr_t)src;
 		} else if (!rc) {
 			rc = stage_space_locked(c, len, &pos);
 			if (!rc) {
 				memcpy(c->stage + pos % STAGE_BYTES, src, len);
 				stage_note_locked(c, pos, len, 1);
-				c->wb_src[c->wb_n] =
-					(CUdeviceptr)(uintptr_t)(c->stage + pos % STAGE_BYTES);
+				from = kernel ? c->stage_dev + pos % STAGE_BYTES
+					      : (CUdeviceptr)(uintptr_t)(c->stage + pos % STAGE_BYTES);
 			}
 		}
-		if (!rc) {
+		if (rc) {
+			/* nothing more */
+		} else if (kernel) {
+			c->wb_job[c->wb_nj++] = (struct fill_job){
+				.dst = dst, .src = from, .len = (uint32_t)len, .pattern = FILL_COPY};
+			__atomic_add_fetch(&c->kcopies, 1, __ATOMIC_RELAXED);
+		} else {
+			c->wb_src[c->wb_n] = from;
 			c->wb_dst[c->wb_n] = dst;
 			c->wb_size[c->wb_n++] = len;
 			c->wb_bytes += len;
@@ -956,11 +1011,21 @@ static int cuda_sync(void *ctx)
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuStreamSynchronize");
 }
 
+/* Microseconds on the monotonic clock, for the log's timings. */
+static double mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 {
 	struct cuda_ctx *c = ctx;
 	CUdeviceptr d = 0;
 	unsigned int one = 1;
+	double t0, t1;
 	bool pushed;
 	CUresult res;
 	int rc;
@@ -971,11 +1036,13 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 	rc = cu_enter(c, &pushed);
 	if (rc)
 		return rc;
+	t0 = mono_us();
 	res = c->f.cuMemAlloc(&d, size);
 	if (res != CUDA_SUCCESS) {
 		rc = cu_fail(c, res, "cuMemAlloc");
 		goto out;
 	}
+	t1 = mono_us();
 	/* GPUDirect RDMA needs synchronous memory operations on this range:
 	 * without it a CPU-side copy can complete before third-party writes
 	 * to the same memory are visible. */
@@ -995,7 +1062,8 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 	blk->host = NULL;
 	blk->size = size;
 	blk->priv = NULL;
-	ga_log("cuda: allocated %zu bytes at 0x%llx", size, (unsigned long long)d);
+	ga_log("cuda: allocated %zu bytes at 0x%llx (cuMemAlloc %.0f us, zeroing %.0f us)", size,
+	       (unsigned long long)d, t1 - t0, mono_us() - t1);
 	goto out;
 
 out_free:
@@ -1008,6 +1076,7 @@ out:
 static void cuda_free(void *ctx, struct ga_mem_block *blk)
 {
 	struct cuda_ctx *c = ctx;
+	double t0, t1;
 	bool pushed;
 	CUresult res;
 
@@ -1016,11 +1085,15 @@ static void cuda_free(void *ctx, struct ga_mem_block *blk)
 	if (cu_enter(c, &pushed))
 		return;
 	/* Queued copies may still target this memory. */
+	t0 = mono_us();
 	batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream);
+	t1 = mono_us();
 	res = c->f.cuMemFree((CUdeviceptr)blk->dptr);
 	if (res != CUDA_SUCCESS)
 		cu_fail(c, res, "cuMemFree");
+	ga_log("cuda: freed 0x%llx (waiting for the stream %.0f us, cuMemFree %.0f us)",
+	       (unsigned long long)blk->dptr, t1 - t0, mono_us() - t1);
 	blk->dptr = 0;
 	cu_leave(c, pushed);
 }
@@ -1067,6 +1140,11 @@ static int rd_reserve_locked(struct cuda_ctx *c, size_t bytes, unsigned int n)
 			c->f.cuMemFreeHost(c->rd_stage);
 		c->rd_stage = p;
 		c->rd_cap = cap;
+		/* The gather kernel writes here through the mapping. */
+		c->rd_stage_dev = 0;
+		if (c->f.cuMemHostGetDevicePointer &&
+		    c->f.cuMemHostGetDevicePointer(&c->rd_stage_dev, p, 0) != CUDA_SUCCESS)
+			c->rd_stage_dev = 0;
 	}
 	if (n > c->rd_n) {
 		CUdeviceptr *a = malloc(2 * (size_t)n * sizeof(*a));
@@ -1084,6 +1162,42 @@ static int rd_reserve_locked(struct cuda_ctx *c, size_t bytes, unsigned int n)
 		c->rd_n = n;
 	}
 	return 0;
+}
+
+/*
+ * Gather with one kernel launch where the kernel is loaded: each job copies
+ * one buffer's bytes into the landing area, its table after the landed
+ * bytes.  Returns 1 when it cannot (the caller copies instead).
+ * Prerequisite: c->rd_lock held, context current, room reserved for
+ * rd_gather_bytes(n, len).
+ */
+static size_t rd_table_off(unsigned int n, size_t len)
+{
+	return ((size_t)n * len + 63) & ~(size_t)63;
+}
+
+static size_t rd_gather_bytes(unsigned int n, size_t len)
+{
+	return rd_table_off(n, len) + (size_t)n * sizeof(struct fill_job);
+}
+
+static int rd_gather_locked(struct cuda_ctx *c, const struct ga_mem_block *const *blks,
+			    unsigned int n, size_t off, size_t len)
+{
+	struct fill_job *tab = (struct fill_job *)(c->rd_stage + rd_table_off(n, len));
+	int rc;
+
+	if (c->fill_state <= 0 || !c->rd_stage_dev || n > 65535 || len > UINT32_MAX)
+		return 1;
+	for (unsigned int i = 0; i < n; i++)
+		tab[i] = (struct fill_job){.dst = c->rd_stage_dev + (uint64_t)i * len,
+					   .src = blks[i]->dptr + off,
+					   .len = (uint32_t)len,
+					   .pattern = FILL_COPY};
+	rc = fill_launch(c, c->rd_stage_dev + rd_table_off(n, len), tab, n);
+	if (!rc)
+		__atomic_add_fetch(&c->kcopies, n, __ATOMIC_RELAXED);
+	return rc;
 }
 
 /*
@@ -1153,8 +1267,10 @@ static int cuda_read_many(void *ctx, const struct ga_mem_block *const *blks, uns
 		return rc;
 	}
 	pthread_mutex_lock(&c->rd_lock);
-	rc = rd_reserve_locked(c, (size_t)n * len, n);
+	rc = rd_reserve_locked(c, rd_gather_bytes(n, len), n);
 	if (!rc)
+		rc = rd_gather_locked(c, blks, n, off, len);
+	if (rc > 0)
 		rc = rd_queue_locked(c, blks, n, off, len);
 	if (!rc) {
 		res = c->f.cuStreamSynchronize(c->stream);
@@ -1243,6 +1359,10 @@ static int cuda_host_alloc(void *ctx, size_t size, void **p)
 	if (i < PINNED_MAX) {
 		c->pinned[i].p = *p;
 		c->pinned[i].size = size;
+		c->pinned[i].dev = 0;
+		if (c->f.cuMemHostGetDevicePointer &&
+		    c->f.cuMemHostGetDevicePointer(&c->pinned[i].dev, *p, 0) != CUDA_SUCCESS)
+			c->pinned[i].dev = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
 	/* Lost a race for the last slot: the memory still works, it just is
@@ -1334,6 +1454,7 @@ static int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd
 {
 	struct cuda_ctx *c = ctx;
 	int out = -1, rc;
+	double t0;
 	bool pushed;
 	CUresult res;
 
@@ -1343,6 +1464,7 @@ static int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd
 	rc = cu_enter(c, &pushed);
 	if (rc)
 		return rc;
+	t0 = mono_us();
 	res = c->f.cuMemGetHandleForAddressRange(&out, (CUdeviceptr)blk->dptr, blk->size,
 						 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	cu_leave(c, pushed);
@@ -1357,8 +1479,8 @@ static int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd
 	}
 	*fd = out;
 	*offset = 0;
-	ga_log("cuda: exported %zu bytes at 0x%llx as dma-buf fd %d", blk->size,
-	       (unsigned long long)blk->dptr, out);
+	ga_log("cuda: exported %zu bytes at 0x%llx as dma-buf fd %d (%.0f us)", blk->size,
+	       (unsigned long long)blk->dptr, out, mono_us() - t0);
 	return 0;
 #else
 	(void)blk;
@@ -1368,6 +1490,7 @@ static int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd
 	(void)rc;
 	(void)pushed;
 	(void)res;
+	(void)t0;
 	return ga_err(-ENOTSUP, "CUDA memory: built with cuda.h older than 11.7 (no dma-buf)");
 #endif
 }
@@ -1408,6 +1531,15 @@ static void cuda_dmabuf_check(struct cuda_ctx *c, int gpu_index)
 		 "built with cuda.h older than 11.7 (no cuMemGetHandleForAddressRange)");
 	(void)gpu_index;
 #endif
+}
+
+long long ga_mem_cuda_kernel_copies(void *ctx)
+{
+	struct cuda_ctx *c = ctx;
+
+	if (c->fill_state <= 0)
+		return -1;
+	return (long long)__atomic_load_n(&c->kcopies, __ATOMIC_RELAXED);
 }
 
 static const struct ga_mem_ops cuda_ops = {
@@ -1566,6 +1698,9 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	 * (GPUASYNC_CUDA_NO_BATCH turns both off, for comparisons). */
 	c->wb_batch = c->batch;
 	c->wb_memops = c->memop64 && c->f.cuStreamBatchMemOp && !getenv("GPUASYNC_CUDA_NO_BATCH");
+	c->kcopy_max = KCOPY_MAX_DEFAULT;
+	if (getenv("GPUASYNC_CUDA_KCOPY_MAX"))
+		c->kcopy_max = strtoul(getenv("GPUASYNC_CUDA_KCOPY_MAX"), NULL, 0);
 	/* Load the pattern generator now: loading a module later could wait
 	 * for work on other streams of the context, such as a consumer's
 	 * wait for the frames the generator is to make. */
