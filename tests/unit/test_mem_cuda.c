@@ -478,8 +478,8 @@ static void defer_case(const struct ga_mem_ops *o, void *c, bool kernel_expected
 				ck_assert_int_eq(o->write_flush(c), 0);
 				ck_assert_int_eq(o->read(c, d, 0, got, BLK), 0);
 				ck_assert_msg(memcmp(got, want, BLK) == 0,
-					      "len %zu at +%zu from %s +%zu: bytes differ", len, off,
-					      from_pin ? "pinned" : "heap", soff);
+					      "len %zu at +%zu from %s +%zu: bytes differ", len,
+					      off, from_pin ? "pinned" : "heap", soff);
 				if (len <= KCOPY_LIMIT)
 					small++;
 			}

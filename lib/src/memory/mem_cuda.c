@@ -178,7 +178,7 @@ struct stage_rec {
 
 /* One job for the GPU kernel (struct ga_fill_job of fill.cu): a frame's
  * pattern, or with pattern FILL_COPY a copy from @src. */
-#define FILL_COPY 0xFFu
+#define FILL_COPY	  0xFFu
 struct fill_job {
 	uint64_t dst, src;
 	uint32_t len, seq, pattern, pad;
@@ -232,7 +232,7 @@ struct cuda_ctx {
 	CUstreamBatchMemOpParams wb_desc[WB_DESCS];
 	struct fill_job wb_job[WB_COPIES]; /* the kernel's jobs, after the copies */
 	unsigned int wb_nj;
-	size_t kcopy_max; /* copies up to this size as kernel jobs (KCOPY_MAX_DEFAULT) */
+	size_t kcopy_max;	    /* copies up to this size as kernel jobs (KCOPY_MAX_DEFAULT) */
 	unsigned long long kcopies; /* copies made by the kernel (atomic) */
 	/* The pattern generator (fill.cu): fill_state 0 untried, 1 loaded, -1
 	 * unusable; fill_jump holds the PRBS jump matrices on the GPU. */
@@ -252,7 +252,7 @@ struct cuda_ctx {
 	 * taken under @lock nor held by a writer.
 	 */
 	pthread_mutex_t rd_lock;
-	char *rd_stage; /* rd_cap bytes pinned */
+	char *rd_stage;		  /* rd_cap bytes pinned */
 	CUdeviceptr rd_stage_dev; /* its address for the GPU (0: none) */
 	size_t rd_cap;
 	CUdeviceptr *rd_addr; /* 2 * rd_n: destinations, then sources */
@@ -863,14 +863,17 @@ static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t of
 				memcpy(c->stage + pos % STAGE_BYTES, src, len);
 				stage_note_locked(c, pos, len, 1);
 				from = kernel ? c->stage_dev + pos % STAGE_BYTES
-					      : (CUdeviceptr)(uintptr_t)(c->stage + pos % STAGE_BYTES);
+					      : (CUdeviceptr)(uintptr_t)(c->stage +
+									 pos % STAGE_BYTES);
 			}
 		}
 		if (rc) {
 			/* nothing more */
 		} else if (kernel) {
-			c->wb_job[c->wb_nj++] = (struct fill_job){
-				.dst = dst, .src = from, .len = (uint32_t)len, .pattern = FILL_COPY};
+			c->wb_job[c->wb_nj++] = (struct fill_job){.dst = dst,
+								  .src = from,
+								  .len = (uint32_t)len,
+								  .pattern = FILL_COPY};
 			__atomic_add_fetch(&c->kcopies, 1, __ATOMIC_RELAXED);
 		} else {
 			c->wb_src[c->wb_n] = from;
