@@ -141,11 +141,13 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb, const char *id)
 			continue;
 		metric_name(&ga_regs[n->reg], name, sizeof(name));
 		count = ga_buf_count(fs->dev, dir);
+		/* Buffers are numbered densely and a layout measures a
+		 * prefix of them: the first one without a sample ends the row. */
 		for (unsigned int b = 0; b < count && b < GA_MAX_BUFFERS; b++) {
 			uint32_t v;
 
 			if (!ga_buf_get(fs->dev, dir, b) || (n->visible && !n->visible(fs, n, b)))
-				continue;
+				break;
 			if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, b, &v) < 0)
 				continue;
 			if (first)
@@ -163,6 +165,23 @@ static const char *const state_names[] = {
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
+/* @v in decimal, without printf: a sample line per buffer adds up. */
+static void put_uint(struct strbuf *sb, unsigned int v)
+{
+	char d[16];
+	int i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i);
+	sb_put(sb, d + i, sizeof(d) - (size_t)i);
+}
+
+static void put_str(struct strbuf *sb, const char *s)
+{
+	sb_put(sb, s, strlen(s));
+}
+
 static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	unsigned int per_state[2][NSTATES] = {{0}};
@@ -178,21 +197,28 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 	       "1 for each buffer, labelled with its state: IDLE, FREE (armed), READY, BUSY, ERROR",
 	       NULL);
 	for (int d = 0; d < 2; d++) {
+		struct strbuf pre = {0};
 		unsigned int count = 0;
 
 		/* One batched header read per direction (ga_buf_info per
 		 * buffer costs a GPU round trip each). */
 		if (ga_buf_info_all(fs->dev, (enum ga_dir)d, bi, GA_MAX_BUFFERS, &count) < 0)
 			continue;
-		for (unsigned int b = 0; b < count && b < GA_MAX_BUFFERS; b++) {
+		/* Every line starts alike: print that once, copy it after. */
+		sb_printf(&pre, "gpuasync_buffer_state{%s,direction=\"%s\",buffer=\"", id,
+			  dirname[d]);
+		sb->oom |= pre.oom;
+		for (unsigned int b = 0; b < count && b < GA_MAX_BUFFERS && !pre.oom; b++) {
 			if ((unsigned int)bi[b].state >= NSTATES)
 				continue;
 			per_state[d][bi[b].state]++;
-			sb_printf(sb,
-				  "gpuasync_buffer_state{%s,direction=\"%s\",buffer=\"%u\",state="
-				  "\"%s\"} 1\n",
-				  id, dirname[d], bi[b].index, state_names[bi[b].state]);
+			sb_put(sb, pre.buf, pre.len);
+			put_uint(sb, bi[b].index);
+			put_str(sb, "\",state=\"");
+			put_str(sb, state_names[bi[b].state]);
+			put_str(sb, "\"} 1\n");
 		}
+		sb_free(&pre);
 	}
 	family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
 	for (int d = 0; d < 2; d++)
