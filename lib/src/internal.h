@@ -72,7 +72,10 @@ struct ga_mem_ops {
 	 * returns (or is pinned host_alloc memory, left unchanged until sync).
 	 * write_room says whether a write of @bytes (0 for a pinned source)
 	 * can be deferred now without waiting for the GPU; with @wait it
-	 * waits until it can (call it holding no library lock).
+	 * waits until it can (call it holding no library lock).  Without
+	 * @wait it answers from what write_flush last learned, with no driver
+	 * call and no wait for another thread (false when it cannot tell), so
+	 * the simulated card may ask holding its model lock.
 	 */
 	int (*write_defer)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			   size_t len);

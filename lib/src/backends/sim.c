@@ -322,6 +322,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	atomic_store(&s->link_down, c.link_down);
 	sim_fw_words(s);
 	pthread_mutex_init(&s->lock, NULL);
+	s->log_waits = getenv("GPUASYNC_LOG") && strcmp(getenv("GPUASYNC_LOG"), "0") != 0;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);

@@ -79,6 +79,11 @@ struct sim {
 	/* API callers waiting for the model lock (sim_lock): the card thread
 	 * lets go of it between frames while there are any. */
 	unsigned int lock_waiters;
+	/* With GPUASYNC_LOG: callers log a long wait for the model lock with
+	 * what the card thread was doing (@phase, set by that thread). */
+	bool log_waits;
+	const char *phase;
+	uint64_t held_since; /* the card thread's, when it took the lock */
 	/* The model lock: guards everything below.  Taken after dev->lock. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;	/* the thread: state changed, look again */
@@ -167,11 +172,24 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
  * Callers announce themselves; the card thread ends its burst and waits
  * for them to have had their turn.
  */
+void sim_lock_waited(struct sim *s, uint64_t ns, const char *phase);
+
 static inline void sim_lock(struct sim *s)
 {
+	uint64_t t0 = s->log_waits ? sim_mono_ns() : 0;
+	const char *phase = __atomic_load_n(&s->phase, __ATOMIC_RELAXED);
+
 	__atomic_add_fetch(&s->lock_waiters, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&s->lock);
 	__atomic_sub_fetch(&s->lock_waiters, 1, __ATOMIC_ACQ_REL);
+	if (t0)
+		sim_lock_waited(s, sim_mono_ns() - t0, phase);
+}
+
+/* What the card thread is doing, for sim_lock_waited's log. */
+static inline void sim_phase(struct sim *s, const char *what)
+{
+	__atomic_store_n(&s->phase, what, __ATOMIC_RELAXED);
 }
 
 static inline bool sim_lock_wanted(struct sim *s)

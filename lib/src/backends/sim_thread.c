@@ -100,8 +100,14 @@ static int env_dma_write(void *ctx, uint64_t bus, const void *src, uint32_t len)
 	desc_flush(s); /* DMA lands in the order the model wrote it */
 	/* In a burst the copy joins the memory layer's batch, which sends
 	 * payloads before descriptors (internal.h, write_defer). */
-	if (s->desc_hold && mem->write_defer)
-		return mem->write_defer(s->dev->mem_ctx, &b->blk, off, src, len);
+	if (s->desc_hold && mem->write_defer) {
+		int rc;
+
+		sim_phase(s, "burst: memory layer, copy");
+		rc = mem->write_defer(s->dev->mem_ctx, &b->blk, off, src, len);
+		sim_phase(s, "burst");
+		return rc;
+	}
 	/* Queued copies land in order (payload before header), see internal.h. */
 	if (mem->write_async)
 		return mem->write_async(s->dev->mem_ctx, &b->blk, off, src, len);
@@ -150,6 +156,7 @@ static int env_dma_write_fill(void *ctx, uint64_t bus, uint32_t len,
 	const struct ga_mem_ops *mem = s->dev->mem;
 	struct sim_block *b;
 	size_t off;
+	int rc;
 
 	if (!s->desc_hold || !mem || !mem->write_pattern || fill != gen_fill || fill_ctx != s)
 		return 1;
@@ -157,7 +164,10 @@ static int env_dma_write_fill(void *ctx, uint64_t bus, uint32_t len,
 	if (!b)
 		return -EFAULT;
 	desc_flush(s);
-	return mem->write_pattern(s->dev->mem_ctx, &b->blk, off, s->gen.pattern, s->gen_seq, len);
+	sim_phase(s, "burst: memory layer, pattern");
+	rc = mem->write_pattern(s->dev->mem_ctx, &b->blk, off, s->gen.pattern, s->gen_seq, len);
+	sim_phase(s, "burst");
+	return rc;
 }
 
 static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
@@ -271,6 +281,39 @@ void ga_simdev_stall_end(struct sim *s, uint64_t t)
 
 /* ---- the model thread ----------------------------------------------------- */
 
+void sim_lock_waited(struct sim *s, uint64_t ns, const char *phase)
+{
+	if (ns > 300000)
+		ga_log("sim: waited %llu us for the model lock (card thread: %s when the wait "
+		       "began, %s now)",
+		       (unsigned long long)(ns / 1000), phase,
+		       __atomic_load_n(&s->phase, __ATOMIC_RELAXED));
+}
+
+/* The card thread's own lock and unlock: with GPUASYNC_LOG, a long hold
+ * is logged with what the thread was doing. */
+
+static void card_lock(struct sim *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->log_waits)
+		s->held_since = sim_mono_ns();
+}
+
+static void card_held(struct sim *s)
+{
+	if (s->log_waits && sim_mono_ns() - s->held_since > 300000)
+		ga_log("sim: card thread held the model lock %llu us (%s)",
+		       (unsigned long long)((sim_mono_ns() - s->held_since) / 1000),
+		       __atomic_load_n(&s->phase, __ATOMIC_RELAXED));
+}
+
+static void card_unlock(struct sim *s)
+{
+	card_held(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void gen_fill(void *ctx, void *dst, uint32_t len)
 {
 	struct sim *s = ctx;
@@ -359,8 +402,12 @@ static bool gen_room(struct sim *s, const void *frame)
 	if (!mem || !mem->write_room)
 		return true;
 	s->room_bytes = frame && s->zero_pinned ? 0 : s->gen.size;
-	if (mem->write_room(s->dev->mem_ctx, s->room_bytes, false))
+	sim_phase(s, "burst: memory layer, room");
+	if (mem->write_room(s->dev->mem_ctx, s->room_bytes, false)) {
+		sim_phase(s, "burst");
 		return true;
+	}
+	sim_phase(s, "burst");
 	s->room_wait = true;
 	return false;
 }
@@ -381,8 +428,8 @@ static void gen_run(struct sim *s)
 	if (mem && mem->write_defer && s->model.write_count + 1 < most)
 		most = s->model.write_count + 1; /* the count field is buffers - 1 */
 	s->desc_hold = true;
-	for (burst = 0; s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES &&
-			!sim_lock_wanted(s);
+	for (burst = 0;
+	     s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES && !sim_lock_wanted(s);
 	     burst++) {
 		enum ga_model_push r;
 
@@ -392,12 +439,17 @@ static void gen_run(struct sim *s)
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
 		    !gen_room(s, frame))
 			break;
+		uint64_t tf = s->log_waits ? sim_mono_ns() : 0;
+
 		if (frame)
 			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
 					  s->gen.last_user);
 		else
 			r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user,
 					       s->gen.last_user, gen_fill, s);
+		if (tf && sim_mono_ns() - tf > 300000)
+			ga_log("sim: one frame took %llu us in the model (burst frame %u)",
+			       (unsigned long long)((sim_mono_ns() - tf) / 1000), burst);
 		if (r == GA_PUSH_NO_BUFFER) {
 			stall_begin(s, t);
 			break;
@@ -421,6 +473,9 @@ static void gen_run(struct sim *s)
 	}
 	desc_flush(s);
 	s->desc_hold = false;
+	if (s->log_waits && sim_mono_ns() - t > 300000)
+		ga_log("sim: a burst of %u frames took %llu us", burst,
+		       (unsigned long long)((sim_mono_ns() - t) / 1000));
 	/* Sent by the thread with the model lock released (send_burst): the
 	 * submission is the slow part, and control calls need only the model. */
 	s->send_burst = mem && mem->write_flush;
@@ -436,10 +491,10 @@ static void send_burst(struct sim *s)
 	const struct ga_mem_ops *mem = s->dev->mem;
 
 	s->send_burst = false;
-	pthread_mutex_unlock(&s->lock);
+	card_unlock(s);
 	if (mem->write_flush(s->dev->mem_ctx))
 		ga_log("sim: sending the burst's writes failed");
-	pthread_mutex_lock(&s->lock);
+	card_lock(s);
 }
 
 static uint64_t next_wake(struct sim *s)
@@ -476,7 +531,7 @@ static bool spin_for_arm(struct sim *s)
 	uint64_t end = sim_mono_ns() + SIM_SPIN_NS;
 	bool seen = false;
 
-	pthread_mutex_unlock(&s->lock);
+	card_unlock(s);
 	while (!seen && sim_mono_ns() < end) {
 		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0 ||
 		       __atomic_load_n(armed, __ATOMIC_ACQUIRE) != 0 ||
@@ -484,7 +539,7 @@ static bool spin_for_arm(struct sim *s)
 		if (!seen)
 			sched_yield();
 	}
-	pthread_mutex_lock(&s->lock);
+	card_lock(s);
 	return seen;
 }
 
@@ -492,44 +547,53 @@ void *ga_simdev_thread(void *arg)
 {
 	struct sim *s = arg;
 
-	pthread_mutex_lock(&s->lock);
+	card_lock(s);
 	while (!s->stop) {
 		uint32_t ev = s->model.events;
 		uint64_t w;
 
+		sim_phase(s, "poll");
 		ga_model_poll(&s->model);
+		sim_phase(s, "burst");
 		gen_run(s);
 		s->quiet = (s->model.events == ev && !s->gen.running) ? s->quiet + 1 : 0;
+		sim_phase(s, "kick");
 		ga_simdev_kick(s);
+		sim_phase(s, "send (lock free)");
 		if (s->send_burst)
 			send_burst(s);
+		sim_phase(s, "room");
 		if (s->room_wait) {
 			/* The GPU's queue is full: wait for it without the lock. */
 			s->room_wait = false;
-			pthread_mutex_unlock(&s->lock);
+			card_unlock(s);
 			s->dev->mem->write_room(s->dev->mem_ctx, s->room_bytes, true);
-			pthread_mutex_lock(&s->lock);
+			card_lock(s);
 			continue;
 		}
+		sim_phase(s, "spin");
 		if (s->gen.running && s->stalled && spin_for_arm(s))
 			continue;
+		sim_phase(s, "yield/sleep");
 		w = next_wake(s);
 		if (w <= sim_mono_ns()) {
 			/* Full speed: let API callers in between bursts, and wait
 			 * until those waiting have had the lock (sim_lock). */
 			uint64_t end = sim_mono_ns() + SIM_YIELD_MAX_NS;
 
-			pthread_mutex_unlock(&s->lock);
+			card_unlock(s);
 			do
 				sched_yield();
 			while (sim_lock_wanted(s) && sim_mono_ns() < end);
-			pthread_mutex_lock(&s->lock);
+			card_lock(s);
 		} else {
 			struct timespec ts = sim_abs_ts(w);
 
+			card_held(s);
 			pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+			s->held_since = sim_mono_ns();
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	card_unlock(s);
 	return NULL;
 }

@@ -887,6 +887,8 @@ static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t of
 	return rc;
 }
 
+static void stage_reap_locked(struct cuda_ctx *c);
+
 /* Send the deferred batch now.  Also what every other call on the context
  * does first (batch_sync), so nothing ever waits behind an unsent batch. */
 static int cuda_write_flush(void *ctx)
@@ -899,6 +901,7 @@ static int cuda_write_flush(void *ctx)
 		return rc;
 	pthread_mutex_lock(&c->lock);
 	rc = stage_close_locked(c);
+	stage_reap_locked(c); /* what write_room without waiting goes by */
 	pthread_mutex_unlock(&c->lock);
 	cu_leave(c, pushed);
 	return rc;
@@ -919,7 +922,8 @@ static void stage_reap_locked(struct cuda_ctx *c)
  * for the GPU?  Prerequisite: c->lock held. */
 static bool room_locked(struct cuda_ctx *c, size_t bytes)
 {
-	bool sends = c->wb_n == WB_COPIES || c->wb_bytes + bytes > WB_BYTES || c->wb_nd == WB_DESCS;
+	bool sends = c->wb_n == WB_COPIES || c->wb_bytes + bytes > WB_BYTES ||
+		     c->wb_nd == WB_DESCS || c->wb_nj == WB_COPIES;
 	unsigned int closed = c->rec_count;
 	uint64_t pos = c->head, off = pos % STAGE_BYTES;
 
@@ -943,15 +947,22 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 
 	if (bytes > WB_BYTES)
 		return true; /* goes as a plain queued write: may wait inside */
+	if (!wait) {
+		/* Asked under the card's model lock: no driver call (one can
+		 * block for milliseconds while another thread allocates or
+		 * frees), no waiting for our lock. */
+		if (pthread_mutex_trylock(&c->lock))
+			return false;
+		ok = room_locked(c, bytes);
+		pthread_mutex_unlock(&c->lock);
+		return ok;
+	}
 	if (cu_enter(c, &pushed))
 		return true; /* the write will report the failure */
 	pthread_mutex_lock(&c->lock);
+	stage_reap_locked(c);
 	ok = room_locked(c, bytes);
-	if (!ok) {
-		stage_reap_locked(c);
-		ok = room_locked(c, bytes);
-	}
-	while (!ok && wait) {
+	while (!ok) {
 		if (c->rec_count && !c->rec[c->rec_first].open) {
 			/* Wait for the oldest batch without the lock, so that
 			 * readers and writers on other threads go on. */
@@ -971,7 +982,7 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 	}
 	pthread_mutex_unlock(&c->lock);
 	cu_leave(c, pushed);
-	return ok || wait;
+	return true;
 }
 
 static int check_range(const struct ga_mem_block *blk, size_t off, size_t len)
