@@ -33,14 +33,60 @@
 
 /* ---- register access through the table ---------------------------------- */
 
+/* Resolve every row for the running firmware, as ga_reg_offset() and
+ * ga_reg_field_mask() would answer, so that the per-frame accessors below
+ * are arithmetic. */
+static void reg_cache(struct ga_model *m)
+{
+	unsigned int id, limit = ga_layout_max_buffers(m->layout);
+
+	if (m->p.max_buffers && m->p.max_buffers < limit)
+		limit = m->p.max_buffers;
+	m->buf_limit = limit;
+	for (id = 0; id < GA_REG_COUNT; id++) {
+		const struct ga_reg_loc *l = &ga_regs[id].loc[m->layout];
+		struct ga_model_loc *c = &m->loc[id];
+
+		c->present = ga_reg_present(id, m->layout, m->p.version);
+		c->offset = l->offset;
+		c->stride = ga_regs[id].array == GA_ARRAY_NONE ? 0 : l->stride;
+		c->mask = ga_reg_field_mask(id, m->layout);
+		c->lsb = l->lsb;
+		c->last = c->offset + (c->stride ? (limit - 1) * c->stride : 0);
+	}
+}
+
 static bool reg_loc(const struct ga_model *m, enum ga_reg_id id, unsigned int index, uint32_t *off)
 {
-	return ga_reg_offset(id, m->layout, m->p.version, index, m->p.max_buffers, off) == 0;
+	const struct ga_model_loc *c = &m->loc[id];
+
+	if (!c->present)
+		return false;
+	if (!c->stride) {
+		if (index)
+			return false;
+		*off = c->offset;
+		return true;
+	}
+	if (index >= m->buf_limit)
+		return false;
+	*off = c->offset + index * c->stride;
+	return true;
 }
 
 static bool reg_has(const struct ga_model *m, enum ga_reg_id id)
 {
-	return ga_reg_present(id, m->layout, m->p.version);
+	return m->loc[id].present;
+}
+
+static uint32_t field_get(const struct ga_model *m, enum ga_reg_id id, uint32_t word)
+{
+	return (word & m->loc[id].mask) >> m->loc[id].lsb;
+}
+
+static uint32_t field_max(const struct ga_model *m, enum ga_reg_id id)
+{
+	return m->loc[id].mask >> m->loc[id].lsb;
 }
 
 static uint32_t reg_get(const struct ga_model *m, enum ga_reg_id id, unsigned int index)
@@ -49,16 +95,17 @@ static uint32_t reg_get(const struct ga_model *m, enum ga_reg_id id, unsigned in
 
 	if (!reg_loc(m, id, index, &off))
 		return 0;
-	return ga_reg_field_get(id, m->layout, m->regs[off / 4]);
+	return field_get(m, id, m->regs[off / 4]);
 }
 
 static void reg_set(struct ga_model *m, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
+	const struct ga_model_loc *c = &m->loc[id];
 	uint32_t off;
 
-	if (!reg_loc(m, id, index, &off))
+	if (!reg_loc(m, id, index, &off) || !c->mask)
 		return;
-	m->regs[off / 4] = ga_reg_field_set(id, m->layout, m->regs[off / 4], val);
+	m->regs[off / 4] = (m->regs[off / 4] & ~c->mask) | ((val << c->lsb) & c->mask);
 }
 
 /* V4 counters saturate at their maximum; V1 ones wrap (facts §3.1 step 6). */
@@ -74,7 +121,7 @@ static void counter_inc(struct ga_model *m, enum ga_reg_id id)
 	if (!reg_has(m, id))
 		return;
 	v = reg_get(m, id, 0);
-	if (v == ga_reg_field_max(id, m->layout)) {
+	if (v == field_max(m, id)) {
 		if (saturating(m))
 			return;
 		v = 0;
@@ -421,7 +468,7 @@ static void count_reset(struct ga_model *m)
 	for (i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++)
 		reg_set(m, maxes[i], 0, 0);
 	for (i = 0; i < sizeof(mins) / sizeof(mins[0]); i++)
-		reg_set(m, mins[i], 0, ga_reg_field_max(mins[i], m->layout));
+		reg_set(m, mins[i], 0, field_max(m, mins[i]));
 	/* Watermarks restart from the present state. */
 	reg_set(m, GA_REG_MIN_WRITE_BUFFERS, 0, m->free_count);
 	reg_set(m, GA_REG_MIN_READ_QUEUE, 0, m->read_queue);
@@ -474,7 +521,7 @@ static void service_read(struct ga_model *m, unsigned int i)
 	if (m->faults.read_error) {
 		m->faults.read_error--;
 		result = m->faults.read_error_code &
-			 ga_reg_field_max(GA_REG_AXI_READ_ERROR_VALUE, m->layout);
+			 field_max(m, GA_REG_AXI_READ_ERROR_VALUE);
 		if (!result)
 			result = AXI_SLVERR;
 	}
@@ -719,6 +766,7 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 		m->p.max_buffers = 1;
 	m->env = *env;
 	m->layout = ga_layout_for_version(p->version, p->latency_legacy);
+	reg_cache(m);
 	for (i = 0; i < GA_CORE_SIZE_WORDS; i++)
 		regs[i] = 0;
 
@@ -729,12 +777,12 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 	reg_set(m, GA_REG_DEMUX_SELECT, 0, 1);
 	reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
 	reg_set(m, GA_REG_TOTAL_LATENCY_MIN, 0,
-		ga_reg_field_max(GA_REG_TOTAL_LATENCY_MIN, m->layout));
-	reg_set(m, GA_REG_GPU_LATENCY_MIN, 0, ga_reg_field_max(GA_REG_GPU_LATENCY_MIN, m->layout));
+		field_max(m, GA_REG_TOTAL_LATENCY_MIN));
+	reg_set(m, GA_REG_GPU_LATENCY_MIN, 0, field_max(m, GA_REG_GPU_LATENCY_MIN));
 	reg_set(m, GA_REG_WRITE_LATENCY_MIN, 0,
-		ga_reg_field_max(GA_REG_WRITE_LATENCY_MIN, m->layout));
+		field_max(m, GA_REG_WRITE_LATENCY_MIN));
 	reg_set(m, GA_REG_READ_LATENCY_MIN, 0,
-		ga_reg_field_max(GA_REG_READ_LATENCY_MIN, m->layout));
+		field_max(m, GA_REG_READ_LATENCY_MIN));
 
 	/* Where poll() looks for writes it cannot see. */
 	reg_loc(m, GA_REG_FREE_LIST, 0, &m->free_base);
@@ -762,13 +810,13 @@ uint32_t ga_model_reg_read(struct ga_model *m, uint32_t offset)
 static bool reg_at(const struct ga_model *m, enum ga_reg_id id, uint32_t offset,
 		   unsigned int *index)
 {
-	const struct ga_reg_loc *l = &ga_regs[id].loc[m->layout];
+	const struct ga_model_loc *l = &m->loc[id];
 	uint32_t off;
 	unsigned int i = 0;
 
-	if (!l->present || !reg_has(m, id) || offset < l->offset)
+	if (!l->present || offset < l->offset || offset > l->last)
 		return false;
-	if (ga_regs[id].array != GA_ARRAY_NONE && l->stride) {
+	if (l->stride) {
 		if ((offset - l->offset) % l->stride)
 			return false;
 		i = (offset - l->offset) / l->stride;

@@ -127,8 +127,23 @@ struct ga_model_mon {
 	bool rate_armed, bw_armed, size_armed; /* max/min hold a measurement */
 };
 
+/* One table row as the running firmware has it (see ga_model_init). */
+struct ga_model_loc {
+	uint32_t offset; /* of index 0 */
+	uint32_t stride; /* 0: one instance */
+	uint32_t last;	 /* offset of the last instance */
+	uint32_t mask;	 /* the field's bits in its word */
+	uint8_t lsb;
+	bool present; /* in this layout and version */
+};
+
 struct ga_model {
 	volatile uint32_t *regs; /* GA_CORE_SIZE / 4 words, host-owned */
+	/* Every row's location, resolved once: the model reads and writes a
+	 * few dozen fields per frame, and the table lookup each time was most
+	 * of a frame's cost. */
+	struct ga_model_loc loc[GA_REG_COUNT];
+	unsigned int buf_limit; /* indices of per-buffer rows: 0..buf_limit-1 */
 	struct ga_model_params p;
 	enum ga_layout layout;
 	struct ga_model_env env;
