@@ -520,8 +520,7 @@ static void service_read(struct ga_model *m, unsigned int i)
 
 	if (m->faults.read_error) {
 		m->faults.read_error--;
-		result = m->faults.read_error_code &
-			 field_max(m, GA_REG_AXI_READ_ERROR_VALUE);
+		result = m->faults.read_error_code & field_max(m, GA_REG_AXI_READ_ERROR_VALUE);
 		if (!result)
 			result = AXI_SLVERR;
 	}
@@ -776,13 +775,10 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 	reg_set(m, GA_REG_DMA_DATA_BYTES, 0, p->dma_data_bytes);
 	reg_set(m, GA_REG_DEMUX_SELECT, 0, 1);
 	reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
-	reg_set(m, GA_REG_TOTAL_LATENCY_MIN, 0,
-		field_max(m, GA_REG_TOTAL_LATENCY_MIN));
+	reg_set(m, GA_REG_TOTAL_LATENCY_MIN, 0, field_max(m, GA_REG_TOTAL_LATENCY_MIN));
 	reg_set(m, GA_REG_GPU_LATENCY_MIN, 0, field_max(m, GA_REG_GPU_LATENCY_MIN));
-	reg_set(m, GA_REG_WRITE_LATENCY_MIN, 0,
-		field_max(m, GA_REG_WRITE_LATENCY_MIN));
-	reg_set(m, GA_REG_READ_LATENCY_MIN, 0,
-		field_max(m, GA_REG_READ_LATENCY_MIN));
+	reg_set(m, GA_REG_WRITE_LATENCY_MIN, 0, field_max(m, GA_REG_WRITE_LATENCY_MIN));
+	reg_set(m, GA_REG_READ_LATENCY_MIN, 0, field_max(m, GA_REG_READ_LATENCY_MIN));
 
 	/* Where poll() looks for writes it cannot see. */
 	reg_loc(m, GA_REG_FREE_LIST, 0, &m->free_base);
