@@ -23,9 +23,11 @@
  * asynchronously.  Reads and plain writes wait for the stream, so the
  * library's callers (the filesystem's data file, ipc consumers) always see
  * completed bytes.  read_many reads the same few bytes of many buffers (the
- * library's frame headers) with one batched copy (cuMemcpyBatchAsync, or
- * single copies where the driver lacks it) into a pinned landing area and
- * one wait, instead of a wait per buffer.
+ * library's frame headers) into a pinned landing area with one wait: one
+ * launch of the kernel of fill.cu (copy jobs), else one batched copy
+ * (cuMemcpyBatchAsync), else single copies.  The simulated card's bursts
+ * (write_defer) go as one batch each: copy-engine copies, one kernel launch
+ * for generated patterns and small copies, then the descriptors.
  */
 #include <errno.h>
 #include <stdio.h>
