@@ -71,8 +71,9 @@ struct ga_mem_ops {
 	 * batch sends the batch first.  The source is copied before the call
 	 * returns (or is pinned host_alloc memory, left unchanged until sync).
 	 * write_room says whether a write of @bytes (0 for a pinned source)
-	 * can be deferred now without waiting for the GPU; with @wait it
-	 * waits until it can (call it holding no library lock).  Without
+	 * can be deferred now without waiting for the GPU (with @batch: and
+	 * sent as a batch of its own); with @wait it waits until it can (call
+	 * it holding no library lock).  Without
 	 * @wait it answers from what write_flush last learned, with no driver
 	 * call and no wait for another thread (false when it cannot tell), so
 	 * the simulated card may ask holding its model lock.
@@ -80,7 +81,7 @@ struct ga_mem_ops {
 	int (*write_defer)(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			   size_t len);
 	int (*write_flush)(void *ctx);
-	bool (*write_room)(void *ctx, size_t bytes, bool wait);
+	bool (*write_room)(void *ctx, size_t bytes, bool batch, bool wait);
 	/* Optional, with write_defer: defer a write of frame @seq of
 	 * @pattern (gpuasync/sim.h, exactly as ga_pattern_fill makes it),
 	 * generated where the memory is (a copy in write_defer's terms).

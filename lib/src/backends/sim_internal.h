@@ -127,6 +127,7 @@ struct sim {
 	bool room_wait;	   /* the burst ended for want of room in the memory layer */
 	bool send_burst;   /* the burst's writes wait to be sent (without s->lock) */
 	size_t room_bytes; /* ... for a frame of this many staged bytes */
+	bool room_batch;   /* ... sent as a batch of its own (a burst of drops) */
 	bool desc_pending;
 	uint64_t desc_bus;
 	struct ga_mem_block desc_blk;

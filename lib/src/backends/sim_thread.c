@@ -395,15 +395,16 @@ static const void *gen_const_frame(struct sim *s)
  * with the model lock released (ga_simdev_thread), so no control call ever
  * waits behind the GPU's queue.
  */
-static bool gen_room(struct sim *s, const void *frame)
+static bool gen_room(struct sim *s, size_t bytes, bool batch)
 {
 	const struct ga_mem_ops *mem = s->dev->mem;
 
 	if (!mem || !mem->write_room)
 		return true;
-	s->room_bytes = frame && s->zero_pinned ? 0 : s->gen.size;
+	s->room_bytes = bytes;
+	s->room_batch = batch;
 	sim_phase(s, "burst: memory layer, room");
-	if (mem->write_room(s->dev->mem_ctx, s->room_bytes, false)) {
+	if (mem->write_room(s->dev->mem_ctx, bytes, batch, false)) {
 		sim_phase(s, "burst");
 		return true;
 	}
@@ -427,6 +428,12 @@ static void gen_run(struct sim *s)
 	 * under the model lock, while a control call waits for it. */
 	if (mem && mem->write_defer && s->model.write_count + 1 < most)
 		most = s->model.write_count + 1; /* the count field is buffers - 1 */
+	/* Frames that will be dropped write one header per burst, and nothing
+	 * (no ring of armed buffers) bounds how many bursts a fast generator
+	 * makes: each waits until the GPU's queue has room for its batch. */
+	if (s->gen.running && !(s->model.write_enabled && ga_model_write_ready(&s->model)) &&
+	    !gen_room(s, 0, true))
+		return;
 	s->desc_hold = true;
 	for (burst = 0;
 	     s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES && !sim_lock_wanted(s);
@@ -437,7 +444,7 @@ static void gen_run(struct sim *s)
 			break;
 		frame = gen_const_frame(s);
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
-		    !gen_room(s, frame))
+		    !gen_room(s, frame && s->zero_pinned ? 0 : s->gen.size, false))
 			break;
 		uint64_t tf = s->log_waits ? sim_mono_ns() : 0;
 
@@ -567,7 +574,8 @@ void *ga_simdev_thread(void *arg)
 			/* The GPU's queue is full: wait for it without the lock. */
 			s->room_wait = false;
 			card_unlock(s);
-			s->dev->mem->write_room(s->dev->mem_ctx, s->room_bytes, true);
+			s->dev->mem->write_room(s->dev->mem_ctx, s->room_bytes, s->room_batch,
+						true);
 			card_lock(s);
 			continue;
 		}

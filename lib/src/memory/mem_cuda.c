@@ -922,16 +922,23 @@ static void stage_reap_locked(struct cuda_ctx *c)
 
 /* Could a deferred write of @bytes staged bytes go now without waiting
  * for the GPU?  Prerequisite: c->lock held. */
-static bool room_locked(struct cuda_ctx *c, size_t bytes)
+static bool room_locked(struct cuda_ctx *c, size_t bytes, bool batch)
 {
 	bool sends = c->wb_n == WB_COPIES || c->wb_bytes + bytes > WB_BYTES ||
 		     c->wb_nd == WB_DESCS || c->wb_nj == WB_COPIES;
+	bool empty = !c->wb_n && !c->wb_nd && !c->wb_nj;
 	unsigned int closed = c->rec_count;
 	uint64_t pos = c->head, off = pos % STAGE_BYTES;
 
 	if (closed && c->rec[(c->rec_first + closed - 1) % STAGE_RECORDS].open)
 		closed--;
-	if (sends && (c->wb_n || c->wb_nd || c->wb_nj) && closed + 1 > WB_INFLIGHT)
+	/* A write that sends the batch it fills, or one that asks for a batch
+	 * of its own (@batch: a burst of dropped frames' one header, which no
+	 * ring of buffers bounds), adds a batch to those in flight: at most
+	 * WB_INFLIGHT, so that a read or a free never waits behind more. */
+	if (batch && closed >= WB_INFLIGHT)
+		return false;
+	if (sends && !empty && closed + 1 > WB_INFLIGHT)
 		return false;
 	if (c->rec_count + 2 >= STAGE_RECORDS)
 		return false;
@@ -942,7 +949,7 @@ static bool room_locked(struct cuda_ctx *c, size_t bytes)
 	return pos + bytes - c->rec[c->rec_first].start <= STAGE_BYTES;
 }
 
-static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
+static bool cuda_write_room(void *ctx, size_t bytes, bool batch, bool wait)
 {
 	struct cuda_ctx *c = ctx;
 	bool pushed, ok;
@@ -955,7 +962,7 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 		 * frees), no waiting for our lock. */
 		if (pthread_mutex_trylock(&c->lock))
 			return false;
-		ok = room_locked(c, bytes);
+		ok = room_locked(c, bytes, batch);
 		pthread_mutex_unlock(&c->lock);
 		return ok;
 	}
@@ -963,7 +970,7 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 		return true; /* the write will report the failure */
 	pthread_mutex_lock(&c->lock);
 	stage_reap_locked(c);
-	ok = room_locked(c, bytes);
+	ok = room_locked(c, bytes, batch);
 	while (!ok) {
 		if (c->rec_count && !c->rec[c->rec_first].open) {
 			/* Wait for the oldest batch without the lock, so that
@@ -980,7 +987,7 @@ static bool cuda_write_room(void *ctx, size_t bytes, bool wait)
 		} else {
 			break;
 		}
-		ok = room_locked(c, bytes);
+		ok = room_locked(c, bytes, batch);
 	}
 	pthread_mutex_unlock(&c->lock);
 	cu_leave(c, pushed);
