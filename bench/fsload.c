@@ -108,15 +108,19 @@ struct ops {
 	struct stat_out rd, wr, mk, rm;
 };
 
-static void measure(const char *dir, int n, struct ops *o)
+/* One phase's samples, gathered over the rounds. */
+struct samples {
+	double *rd, *wr, *mk, *rm;
+	int n;
+};
+
+static void measure(const char *dir, int n, struct samples *o)
 {
-	double *a = calloc((size_t)n, sizeof(double)), *b = calloc((size_t)n, sizeof(double));
-	double *c = calloc((size_t)n, sizeof(double)), *d = calloc((size_t)n, sizeof(double));
 	char reg[256], rb[256], buf[64];
 
 	snprintf(reg, sizeof(reg), "%s/registers/rx_frame_count", dir);
 	snprintf(rb, sizeof(rb), "%s/read_buffers/0", dir);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++, o->n++) {
 		double t0 = now_us();
 		int fd = open(reg, O_RDONLY);
 
@@ -125,44 +129,75 @@ static void measure(const char *dir, int n, struct ops *o)
 			exit(1);
 		}
 		close(fd);
-		a[i] = now_us() - t0;
+		o->rd[o->n] = now_us() - t0;
 		t0 = now_us();
 		if (put(dir, "registers/ar_cache", i & 1 ? "1\n" : "2\n")) {
 			perror("echo > registers/ar_cache");
 			exit(1);
 		}
-		b[i] = now_us() - t0;
-		{ /* as many as the rest: a p99 of fewer is one or two calls */
-			t0 = now_us();
-			if (mkdir(rb, 0755)) {
-				perror("mkdir read_buffers/0");
-				exit(1);
-			}
-			c[i] = now_us() - t0;
-			t0 = now_us();
-			if (rmdir(rb)) {
-				perror("rmdir read_buffers/0");
-				exit(1);
-			}
-			d[i] = now_us() - t0;
+		o->wr[o->n] = now_us() - t0;
+		t0 = now_us();
+		if (mkdir(rb, 0755)) {
+			perror("mkdir read_buffers/0");
+			exit(1);
 		}
+		o->mk[o->n] = now_us() - t0;
+		t0 = now_us();
+		if (rmdir(rb)) {
+			perror("rmdir read_buffers/0");
+			exit(1);
+		}
+		o->rm[o->n] = now_us() - t0;
 	}
-	o->rd = summarize(a, n);
-	o->wr = summarize(b, n);
-	o->mk = summarize(c, n);
-	o->rm = summarize(d, n);
-	free(a);
-	free(b);
-	free(c);
-	free(d);
 }
+
+static void summarize_all(struct samples *sm, struct ops *o)
+{
+	o->rd = summarize(sm->rd, sm->n);
+	o->wr = summarize(sm->wr, sm->n);
+	o->mk = summarize(sm->mk, sm->n);
+	o->rm = summarize(sm->rm, sm->n);
+}
+
+/* Put the card into phase @p (see the top of the file). */
+static void enter_phase(const char *dir, struct rearm *ra, int p)
+{
+	atomic_store(&ra->run, p == 1);
+	switch (p) {
+	case 0:
+		put(dir, "sim/running", "0\n");
+		put(dir, "registers/write_enable", "0\n");
+		break;
+	case 1:
+		put(dir, "sim/rate", "0\n");
+		put(dir, "registers/write_enable", "1\n");
+		put(dir, "sim/running", "1\n");
+		break;
+	case 2:
+		put(dir, "registers/write_enable", "0\n");
+		put(dir, "sim/running", "1\n");
+		break;
+	case 3:
+		put(dir, "registers/write_enable", "1\n");
+		put(dir, "sim/running", "1\n");
+		for (int i = 0; i < NBUF; i++) /* arm once: they fill, then the input stalls */
+			ra->regs[ra->free_off[i] / 4] = 1;
+		break;
+	}
+}
+
+/* Phases take turns in ROUNDS blocks each, so that a disturbance of the
+ * machine (these are shared VMs) falls on all of them alike. */
+#define ROUNDS 5
 
 int bench_load(const char *dir, int n)
 {
 	static const char *const names[] = {"idle", "delivering", "dropping", "stalling"};
+	struct samples sm[4];
 	struct ops o[4];
 	struct rearm ra = {0};
-	unsigned long long d0, d1;
+	unsigned long long delivered = 0;
+	int per = (n + ROUNDS - 1) / ROUNDS;
 	pthread_t th;
 	char rel[64];
 
@@ -173,32 +208,41 @@ int bench_load(const char *dir, int n)
 	}
 	if (map_registers(dir, &ra) || pthread_create(&th, NULL, rearm_main, &ra))
 		return -1;
-	measure(dir, n / 4, &o[0]); /* warm-up */
-	measure(dir, n, &o[0]);
-	d0 = read_num(dir, "sim/stats/delivered");
-	put(dir, "sim/rate", "0\n");
-	put(dir, "registers/write_enable", "1\n");
-	put(dir, "sim/running", "1\n");
-	atomic_store(&ra.run, true);
-	measure(dir, n, &o[1]);
-	atomic_store(&ra.run, false);
-	d1 = read_num(dir, "sim/stats/delivered");
-	put(dir, "registers/write_enable", "0\n");
-	measure(dir, n, &o[2]);
-	put(dir, "registers/write_enable", "1\n");
-	for (int i = 0; i < NBUF; i++) /* arm once: they fill, then the input stalls */
-		ra.regs[ra.free_off[i] / 4] = 1;
-	measure(dir, n, &o[3]);
-	put(dir, "sim/running", "0\n");
-	put(dir, "registers/write_enable", "0\n");
+	for (int p = 0; p < 4; p++) {
+		size_t len = (size_t)(per * ROUNDS + per) * sizeof(double);
+
+		sm[p] = (struct samples){malloc(len), malloc(len), malloc(len), malloc(len), 0};
+		if (!sm[p].rd || !sm[p].wr || !sm[p].mk || !sm[p].rm)
+			return -1;
+	}
+	measure(dir, per, &sm[0]); /* warm-up */
+	sm[0].n = 0;
+	for (int r = 0; r < ROUNDS; r++)
+		for (int p = 0; p < 4; p++) {
+			unsigned long long d0 = read_num(dir, "sim/stats/delivered");
+
+			enter_phase(dir, &ra, p);
+			measure(dir, per, &sm[p]);
+			if (p == 1)
+				delivered += read_num(dir, "sim/stats/delivered") - d0;
+		}
+	enter_phase(dir, &ra, 0);
 	atomic_store(&ra.stop, true);
 	pthread_join(th, NULL);
 	munmap((void *)ra.regs, GA_CORE_SIZE);
+	for (int p = 0; p < 4; p++) {
+		summarize_all(&sm[p], &o[p]);
+		free(sm[p].rd);
+		free(sm[p].wr);
+		free(sm[p].mk);
+		free(sm[p].rm);
+	}
 
 	printf("\ncontrol while the simulated card runs flat out (%d buffers, %llu frames "
-	       "delivered "
-	       "during that phase; %d calls of each kind per row):\n\n",
-	       NBUF, d1 - d0, n);
+	       "delivered during the delivering blocks; phases in turn, %d rounds of %d calls of "
+	       "each "
+	       "kind):\n\n",
+	       NBUF, delivered, ROUNDS, per);
 	printf("| phase | register read p50 / p99 | echo to a register p50 / p99 | mkdir p50 / p99 "
 	       "| rmdir p50 / p99 | worst ratio to idle |\n|---|---|---|---|---|---|\n");
 	for (int p = 0; p < 4; p++) {
