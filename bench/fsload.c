@@ -51,6 +51,15 @@ static int put(const char *dir, const char *rel, const char *val)
 	return ok ? 0 : -1;
 }
 
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /* The consumer: re-arm every buffer, over and over, through the mapping. */
 struct rearm {
 	volatile uint32_t *regs;
@@ -69,6 +78,10 @@ static void *rearm_main(void *arg)
 		}
 		for (int i = 0; i < NBUF; i++)
 			ra->regs[ra->free_off[i] / 4] = 1;
+		/* A GPU re-arms once per frame, not in a tight loop of stores
+		 * to the page the card's registers live in. */
+		for (int k = 0; k < 64; k++)
+			relax();
 	}
 	return NULL;
 }

@@ -29,3 +29,15 @@ mount_dir() {
 }
 # MiB of free GPU memory (the helper's own context is there every time).
 free_mib() { echo $(( $("$H" meminfo) / 1048576 )); }
+# free_mib once it is at least $1 (rmdir hands memory back on the daemon's
+# free thread, after the card's queued writes: moments later), or as it is
+# after a generous 10 s.
+free_mib_at_least() {
+	local f
+	for _ in $(seq 100); do
+		f=$(free_mib)
+		[ "$f" -ge "$1" ] && break
+		sleep 0.1
+	done
+	echo "$f"
+}

@@ -134,8 +134,12 @@ static bool alloc_rw_round(cu_meminfo_fn meminfo, size_t *before, size_t *after)
 	ck_assert_int_eq(ops->read(mctx, &b[0], sizes[0] - 4, dst, 8), -ERANGE);
 	ck_assert_int_eq(ops->write(mctx, &b[0], sizes[0] + 1, src, 1), -ERANGE);
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		ops->free(mctx, &b[i]);
+		ck_assert_uint_eq(b[i].dptr, 0);
+	}
+	/* Frees happen on the free thread; sync waits for them. */
+	ck_assert_int_eq(ops->sync(mctx), 0);
 	ck_assert_int_eq(meminfo(after, &total), 0);
 	free(src);
 	free(dst);

@@ -261,6 +261,19 @@ struct cuda_ctx {
 	size_t *rd_sizes;     /* rd_n */
 	unsigned int rd_n;
 	bool batch; /* cuMemcpyBatchAsync usable (so far) */
+	/*
+	 * Frees (free_later): a buffer's memory goes back to the driver on a
+	 * thread of its own, after the card's queued writes, so that an rmdir
+	 * waits neither for those nor for cuMemFree.  @fr_lock guards the
+	 * queue; @fr_cond announces work and finished frees; @fr_busy counts
+	 * frees taken off the queue and not yet done.
+	 */
+	pthread_mutex_t fr_lock;
+	pthread_cond_t fr_cond;
+	CUdeviceptr *fr_q;
+	unsigned int fr_n, fr_cap, fr_busy;
+	bool fr_started, fr_stop;
+	pthread_t fr_thread;
 	/* dma-buf export: 0 when the device and driver can, else a negative
 	 * errno with the reason in dmabuf_why (set once at open). */
 	int dmabuf;
@@ -1017,6 +1030,9 @@ static int batch_sync(struct cuda_ctx *c)
 	return rc;
 }
 
+static void frees_wait(struct cuda_ctx *c);
+
+/* Everything queued so far has happened: writes landed, frees done. */
 static int cuda_sync(void *ctx)
 {
 	struct cuda_ctx *c = ctx;
@@ -1029,6 +1045,7 @@ static int cuda_sync(void *ctx)
 	rc = batch_sync(c);
 	res = c->f.cuStreamSynchronize(c->stream);
 	cu_leave(c, pushed);
+	frees_wait(c);
 	if (rc)
 		return rc;
 	return res == CUDA_SUCCESS ? 0 : cu_fail(c, res, "cuStreamSynchronize");
@@ -1061,6 +1078,11 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		return rc;
 	t0 = mono_us();
 	res = c->f.cuMemAlloc(&d, size);
+	if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+		/* Memory an rmdir gave back may still be on its way. */
+		frees_wait(c);
+		res = c->f.cuMemAlloc(&d, size);
+	}
 	if (res != CUDA_SUCCESS) {
 		rc = cu_fail(c, res, "cuMemAlloc");
 		goto out;
@@ -1096,28 +1118,112 @@ out:
 	return rc;
 }
 
-static void cuda_free(void *ctx, struct ga_mem_block *blk)
+/* Send what waits, wait for the card's queued writes, then free @n blocks.
+ * Prerequisite: context current. */
+static void free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n)
 {
-	struct cuda_ctx *c = ctx;
-	double t0, t1;
-	bool pushed;
-	CUresult res;
+	double t0 = mono_us(), t1;
 
-	if (!blk->dptr)
-		return;
-	if (cu_enter(c, &pushed))
-		return;
 	/* Queued copies may still target this memory. */
-	t0 = mono_us();
 	batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream);
 	t1 = mono_us();
-	res = c->f.cuMemFree((CUdeviceptr)blk->dptr);
-	if (res != CUDA_SUCCESS)
-		cu_fail(c, res, "cuMemFree");
-	ga_log("cuda: freed 0x%llx (waiting for the stream %.0f us, cuMemFree %.0f us)",
-	       (unsigned long long)blk->dptr, t1 - t0, mono_us() - t1);
+	for (unsigned int i = 0; i < n; i++) {
+		CUresult res = c->f.cuMemFree(d[i]);
+
+		if (res != CUDA_SUCCESS)
+			cu_fail(c, res, "cuMemFree");
+	}
+	ga_log("cuda: freed %u block%s at 0x%llx%s (waiting for the stream %.0f us, cuMemFree "
+	       "%.0f us)",
+	       n, n == 1 ? "" : "s", (unsigned long long)d[0], n > 1 ? "..." : "", t1 - t0,
+	       mono_us() - t1);
+}
+
+static void *free_thread(void *arg)
+{
+	struct cuda_ctx *c = arg;
+
+	pthread_mutex_lock(&c->fr_lock);
+	for (;;) {
+		CUdeviceptr *q;
+		unsigned int n;
+		bool pushed;
+
+		while (!c->fr_n && !c->fr_stop)
+			pthread_cond_wait(&c->fr_cond, &c->fr_lock);
+		if (!c->fr_n)
+			break; /* stopping, nothing left */
+		q = c->fr_q;
+		n = c->fr_n;
+		c->fr_q = NULL;
+		c->fr_n = c->fr_cap = 0;
+		c->fr_busy = n;
+		pthread_mutex_unlock(&c->fr_lock);
+		if (cu_enter(c, &pushed) == 0) {
+			free_now(c, q, n);
+			cu_leave(c, pushed);
+		}
+		free(q);
+		pthread_mutex_lock(&c->fr_lock);
+		c->fr_busy = 0;
+		pthread_cond_broadcast(&c->fr_cond);
+	}
+	pthread_mutex_unlock(&c->fr_lock);
+	return NULL;
+}
+
+/* Queue @d for the free thread (started on first use).  False when that
+ * cannot be done: the caller frees at once. */
+static bool free_later(struct cuda_ctx *c, CUdeviceptr d)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&c->fr_lock);
+	if (!c->fr_started && !c->fr_stop &&
+	    pthread_create(&c->fr_thread, NULL, free_thread, c) == 0)
+		c->fr_started = true;
+	if (c->fr_started && c->fr_n == c->fr_cap) {
+		unsigned int cap = c->fr_cap ? 2 * c->fr_cap : 16;
+		CUdeviceptr *q = realloc(c->fr_q, cap * sizeof(*q));
+
+		if (q) {
+			c->fr_q = q;
+			c->fr_cap = cap;
+		}
+	}
+	if (c->fr_started && c->fr_n < c->fr_cap) {
+		c->fr_q[c->fr_n++] = d;
+		pthread_cond_broadcast(&c->fr_cond);
+		ok = true;
+	}
+	pthread_mutex_unlock(&c->fr_lock);
+	return ok;
+}
+
+/* Until every free queued so far is done. */
+static void frees_wait(struct cuda_ctx *c)
+{
+	pthread_mutex_lock(&c->fr_lock);
+	while (c->fr_n || c->fr_busy)
+		pthread_cond_wait(&c->fr_cond, &c->fr_lock);
+	pthread_mutex_unlock(&c->fr_lock);
+}
+
+static void cuda_free(void *ctx, struct ga_mem_block *blk)
+{
+	struct cuda_ctx *c = ctx;
+	CUdeviceptr d = (CUdeviceptr)blk->dptr;
+	bool pushed;
+
+	if (!d)
+		return;
 	blk->dptr = 0;
+	if (free_later(c, d))
+		return;
+	if (cu_enter(c, &pushed))
+		return;
+	free_now(c, &d, 1);
 	cu_leave(c, pushed);
 }
 
@@ -1418,6 +1524,14 @@ static void cuda_close(void *ctx)
 
 	if (!c)
 		return;
+	/* The free thread finishes what is queued, then ends. */
+	pthread_mutex_lock(&c->fr_lock);
+	c->fr_stop = true;
+	pthread_cond_broadcast(&c->fr_cond);
+	pthread_mutex_unlock(&c->fr_lock);
+	if (c->fr_started)
+		pthread_join(c->fr_thread, NULL);
+	free(c->fr_q);
 	if (c->ctx && cu_enter(c, &pushed) == 0) {
 		if (c->stream) {
 			batch_sync(c);
@@ -1453,6 +1567,8 @@ static void cuda_close(void *ctx)
 	}
 	free(c->rd_addr);
 	free(c->rd_sizes);
+	pthread_cond_destroy(&c->fr_cond);
+	pthread_mutex_destroy(&c->fr_lock);
 	pthread_mutex_destroy(&c->rd_lock);
 	pthread_mutex_destroy(&c->lock);
 	/* libcuda stays loaded: unloading a driver library while other code
@@ -1638,6 +1754,8 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->rd_lock, NULL);
+	pthread_mutex_init(&c->fr_lock, NULL);
+	pthread_cond_init(&c->fr_cond, NULL);
 	rc = load_driver(c, why, why_len);
 	if (rc)
 		goto out_free;
@@ -1744,6 +1862,8 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 out_release:
 	c->f.cuDevicePrimaryCtxRelease(c->dev);
 out_free:
+	pthread_cond_destroy(&c->fr_cond);
+	pthread_mutex_destroy(&c->fr_lock);
 	pthread_mutex_destroy(&c->rd_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
