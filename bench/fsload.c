@@ -172,31 +172,22 @@ static void summarize_all(struct samples *sm, struct ops *o)
 	o->rm = summarize(sm->rm, sm->n);
 }
 
-/* Put the card into phase @p (see the top of the file). */
+/* Put the card into phase @p (see the top of the file): the write engine
+ * and the generator as the phase has them; the re-arming thread runs while
+ * delivering; stalling arms every buffer once (they fill, then the input
+ * waits). */
 static void enter_phase(const char *dir, struct rearm *ra, int p)
 {
+	static const char *const engine[4] = {"0\n", "1\n", "0\n", "1\n"};
+	static const char *const generator[4] = {"0\n", "1\n", "1\n", "1\n"};
+
 	atomic_store(&ra->run, p == 1);
-	switch (p) {
-	case 0:
-		put(dir, "sim/running", "0\n");
-		put(dir, "registers/write_enable", "0\n");
-		break;
-	case 1:
-		put(dir, "sim/rate", "0\n");
-		put(dir, "registers/write_enable", "1\n");
-		put(dir, "sim/running", "1\n");
-		break;
-	case 2:
-		put(dir, "registers/write_enable", "0\n");
-		put(dir, "sim/running", "1\n");
-		break;
-	case 3:
-		put(dir, "registers/write_enable", "1\n");
-		put(dir, "sim/running", "1\n");
-		for (int i = 0; i < NBUF; i++) /* arm once: they fill, then the input stalls */
+	put(dir, "sim/rate", "0\n");
+	put(dir, "registers/write_enable", engine[p]);
+	put(dir, "sim/running", generator[p]);
+	if (p == 3)
+		for (int i = 0; i < NBUF; i++)
 			ra->regs[ra->free_off[i] / 4] = 1;
-		break;
-	}
 }
 
 /* Phases take turns in ROUNDS blocks each, so that a disturbance of the
