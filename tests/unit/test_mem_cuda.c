@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The CUDA memory layer (lib/src/memory/mem_cuda.c).
+ * The CUDA memory layer (lib/src/memory/mem_cuda*.c).
  *
  * Without a GPU (no libcuda.so.1, no device, or a build without cuda.h)
  * ga_mem_cuda_open must fail with a negative errno and a reason, and the
@@ -54,8 +54,8 @@ static bool have_gpu(void)
 	return true;
 }
 
-/* mem_cuda.c's default KCOPY_MAX_DEFAULT: deferred copies up to this size
- * go through its kernel. */
+/* cuda_ctx.h's KCOPY_MAX_DEFAULT: deferred copies up to this size
+ * go through the kernel. */
 #define KCOPY_LIMIT (64u << 10)
 
 static void fill(uint8_t *p, size_t len, uint32_t seed)

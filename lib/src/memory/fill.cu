@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The simulated card's payload patterns generated on the GPU (mem_cuda.c,
+ * The simulated card's payload patterns generated on the GPU (mem_cuda_kernel.c,
  * write_pattern): word k of frame seq exactly as lib/src/backends/pattern.c
  * makes it on the CPU, so a counter or PRBS frame costs no CPU pass and no
  * copy over PCIe.  Built to PTX by nvcc when it is there (lib/CMakeLists.txt)
