@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gpuasync/abi.h"
 #include "gpuasync/device.h"
@@ -28,6 +29,22 @@ int ga_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_err_clear(void);
 /* stderr logging, only when GPUASYNC_LOG is set in the environment. */
 void ga_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Is GPUASYNC_LOG set (for timings worth taking only when logged)? */
+bool ga_log_enabled(void);
+
+/* The monotonic clock in nanoseconds and in microseconds (log timings). */
+static inline uint64_t ga_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline double ga_mono_us(void)
+{
+	return (double)ga_mono_ns() / 1e3;
+}
 
 /* ---- memory layer (mem_host.c, mem_cuda.c) ------------------------------ */
 

@@ -27,7 +27,7 @@
 static _Thread_local char ga_err_buf[GA_ERR_LEN];
 
 /* Read per call: cheap, and a test may set the variable after start-up. */
-static bool ga_log_enabled(void)
+bool ga_log_enabled(void)
 {
 	const char *v = getenv("GPUASYNC_LOG");
 

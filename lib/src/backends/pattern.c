@@ -88,7 +88,7 @@ int ga_pattern_parse(const char *s, enum ga_pattern *p)
 struct pgen {
 	enum ga_pattern p;
 	uint32_t seq, k; /* k: index of the next word */
-	uint32_t st[8];  /* PRBS: states of words k..k+7 */
+	uint32_t st[8];	 /* PRBS: states of words k..k+7 */
 };
 
 static uint32_t prbs_t8[256];

@@ -275,7 +275,7 @@ static void sim_fw_words(struct sim *s)
 	memcpy(&s->fw[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
 	memcpy(&s->fw[f[GA_FW_DNA].offset / 4], dna, sizeof(dna));
 	memcpy(&s->fw[f[GA_FW_BUILD_STAMP].offset / 4], stamp, sizeof(stamp));
-	s->power_up_ns = sim_mono_ns();
+	s->power_up_ns = ga_mono_ns();
 }
 
 static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
@@ -285,7 +285,7 @@ static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	if (atomic_load(&s->link_down))
 		*val = 0xffffffffu;
 	else if (off == ga_fw_fields[GA_FW_UPTIME].offset)
-		*val = (uint32_t)((sim_mono_ns() - s->power_up_ns) / 1000000000ull);
+		*val = (uint32_t)((ga_mono_ns() - s->power_up_ns) / 1000000000ull);
 	else
 		*val = off < GA_FW_SIZE ? s->fw[off / 4] : 0;
 	return 0;
@@ -322,7 +322,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	atomic_store(&s->link_down, c.link_down);
 	sim_fw_words(s);
 	pthread_mutex_init(&s->lock, NULL);
-	s->log_waits = getenv("GPUASYNC_LOG") && strcmp(getenv("GPUASYNC_LOG"), "0") != 0;
+	s->log_waits = ga_log_enabled();
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);

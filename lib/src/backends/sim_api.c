@@ -65,7 +65,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 		return ga_err(-EINVAL, "sim: unknown pattern %d", (int)gen->pattern);
 
 	sim_lock(s);
-	t = sim_mono_ns();
+	t = ga_mono_ns();
 	if (gen->running && !s->gen.running) {
 		/* A new run: frame numbers (the pattern seed) restart at 0. */
 		s->gen_seq = 0;
@@ -97,7 +97,7 @@ int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeo
 		return ga_err(-EINVAL, "sim: a frame needs at least one byte");
 	if (len > SIM_MAX_FRAME)
 		return ga_err(-ERANGE, "sim: frame of %u bytes above 1G", len);
-	t0 = sim_mono_ns();
+	t0 = ga_mono_ns();
 	deadline = t0 + (timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ull : 0);
 
 	sim_lock(s);
@@ -109,7 +109,7 @@ int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeo
 		r = ga_model_push(&s->model, payload, len, s->gen.first_user, s->gen.last_user);
 		if (r != GA_PUSH_NO_BUFFER || s->stop)
 			break;
-		t = sim_mono_ns();
+		t = ga_mono_ns();
 		if (t >= deadline)
 			break;
 		waited = true;
@@ -120,7 +120,7 @@ int ga_sim_push(struct ga_dev *dev, const void *payload, uint32_t len, int timeo
 		pthread_cond_timedwait(&s->changed, &s->lock, &ts);
 	}
 	if (waited || r == GA_PUSH_NO_BUFFER)
-		s->st.stalled_ns += sim_mono_ns() - t0;
+		s->st.stalled_ns += ga_mono_ns() - t0;
 	if (r != GA_PUSH_NO_BUFFER)
 		ga_simdev_account(s, r, false);
 	ga_simdev_kick(s);
@@ -235,7 +235,7 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 	}
 	*st = s->st;
 	if (s->stalled)
-		st->stalled_ns += sim_mono_ns() - s->stall_t0;
+		st->stalled_ns += ga_mono_ns() - s->stall_t0;
 	pthread_mutex_unlock(&s->lock);
 	st->cpu_ns = thread_cpu_ns(s);
 	return 0;

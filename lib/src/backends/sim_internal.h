@@ -139,14 +139,6 @@ struct sim {
 	size_t last_read_cap;
 };
 
-static inline uint64_t sim_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC_U64 + (uint64_t)ts.tv_nsec;
-}
-
 static inline struct timespec sim_abs_ts(uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC_U64),
@@ -192,7 +184,7 @@ static inline void sim_cpu_relax(void)
 
 static inline void sim_lock(struct sim *s)
 {
-	uint64_t t0 = s->log_waits ? sim_mono_ns() : 0;
+	uint64_t t0 = s->log_waits ? ga_mono_ns() : 0;
 	const char *phase = __atomic_load_n(&s->phase, __ATOMIC_RELAXED);
 	int i = 0;
 
@@ -206,7 +198,7 @@ static inline void sim_lock(struct sim *s)
 	}
 	__atomic_sub_fetch(&s->lock_waiters, 1, __ATOMIC_ACQ_REL);
 	if (t0)
-		sim_lock_waited(s, sim_mono_ns() - t0, phase);
+		sim_lock_waited(s, ga_mono_ns() - t0, phase);
 }
 
 /* What the card thread is doing, for sim_lock_waited's log. */

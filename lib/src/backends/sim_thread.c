@@ -185,7 +185,7 @@ static int env_dma_read(void *ctx, uint64_t bus, void *dst, uint32_t len)
 static uint64_t env_now(void *ctx)
 {
 	(void)ctx;
-	return sim_mono_ns();
+	return ga_mono_ns();
 }
 
 static void *env_scratch(void *ctx, uint32_t len)
@@ -297,14 +297,14 @@ static void card_lock(struct sim *s)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->log_waits)
-		s->held_since = sim_mono_ns();
+		s->held_since = ga_mono_ns();
 }
 
 static void card_held(struct sim *s)
 {
-	if (s->log_waits && sim_mono_ns() - s->held_since > 300000)
+	if (s->log_waits && ga_mono_ns() - s->held_since > 300000)
 		ga_log("sim: card thread held the model lock %llu us (%s)",
-		       (unsigned long long)((sim_mono_ns() - s->held_since) / 1000),
+		       (unsigned long long)((ga_mono_ns() - s->held_since) / 1000),
 		       __atomic_load_n(&s->phase, __ATOMIC_RELAXED));
 }
 
@@ -419,7 +419,7 @@ static void gen_run(struct sim *s)
 {
 	const struct ga_mem_ops *mem = s->dev->mem;
 	unsigned int burst;
-	uint64_t t = sim_mono_ns(), bytes = 0;
+	uint64_t t = ga_mono_ns(), bytes = 0;
 	unsigned int most = SIM_GEN_BURST;
 	const void *frame;
 
@@ -446,7 +446,7 @@ static void gen_run(struct sim *s)
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
 		    !gen_room(s, frame && s->zero_pinned ? 0 : s->gen.size, false))
 			break;
-		uint64_t tf = s->log_waits ? sim_mono_ns() : 0;
+		uint64_t tf = s->log_waits ? ga_mono_ns() : 0;
 
 		if (frame)
 			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
@@ -454,14 +454,14 @@ static void gen_run(struct sim *s)
 		else
 			r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user,
 					       s->gen.last_user, gen_fill, s);
-		if (tf && sim_mono_ns() - tf > 300000)
+		if (tf && ga_mono_ns() - tf > 300000)
 			ga_log("sim: one frame took %llu us in the model (burst frame %u)",
-			       (unsigned long long)((sim_mono_ns() - tf) / 1000), burst);
+			       (unsigned long long)((ga_mono_ns() - tf) / 1000), burst);
 		if (r == GA_PUSH_NO_BUFFER) {
 			stall_begin(s, t);
 			break;
 		}
-		ga_simdev_stall_end(s, sim_mono_ns());
+		ga_simdev_stall_end(s, ga_mono_ns());
 		ga_simdev_account(s, r, true);
 		bytes += s->gen.size;
 		s->gen_seq++;
@@ -480,9 +480,9 @@ static void gen_run(struct sim *s)
 	}
 	desc_flush(s);
 	s->desc_hold = false;
-	if (s->log_waits && sim_mono_ns() - t > 300000)
+	if (s->log_waits && ga_mono_ns() - t > 300000)
 		ga_log("sim: a burst of %u frames took %llu us", burst,
-		       (unsigned long long)((sim_mono_ns() - t) / 1000));
+		       (unsigned long long)((ga_mono_ns() - t) / 1000));
 	/* Sent by the thread with the model lock released (send_burst): the
 	 * submission is the slow part, and control calls need only the model. */
 	s->send_burst = mem && mem->write_flush;
@@ -506,7 +506,7 @@ static void send_burst(struct sim *s)
 
 static uint64_t next_wake(struct sim *s)
 {
-	uint64_t t = sim_mono_ns();
+	uint64_t t = ga_mono_ns();
 	bool busy = s->nbuf[0] || s->nbuf[1] || s->gen.running || s->model.read_queue;
 	uint64_t w = t + (!busy				? SIM_POLL_IDLE_NS
 			  : s->quiet >= SIM_QUIET_POLLS ? SIM_POLL_QUIET_NS
@@ -535,11 +535,11 @@ static bool spin_for_arm(struct sim *s)
 	unsigned int i = s->model.write_index;
 	volatile uint32_t *word = &s->regs[(s->model.free_base + i * s->model.free_stride) / 4];
 	uint8_t *armed = &s->model.armed[i];
-	uint64_t end = sim_mono_ns() + SIM_SPIN_NS;
+	uint64_t end = ga_mono_ns() + SIM_SPIN_NS;
 	bool seen = false;
 
 	card_unlock(s);
-	while (!seen && sim_mono_ns() < end) {
+	while (!seen && ga_mono_ns() < end) {
 		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0 ||
 		       __atomic_load_n(armed, __ATOMIC_ACQUIRE) != 0 ||
 		       __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
@@ -584,22 +584,22 @@ void *ga_simdev_thread(void *arg)
 			continue;
 		sim_phase(s, "yield/sleep");
 		w = next_wake(s);
-		if (w <= sim_mono_ns()) {
+		if (w <= ga_mono_ns()) {
 			/* Full speed: let API callers in between bursts, and wait
 			 * until those waiting have had the lock (sim_lock). */
-			uint64_t end = sim_mono_ns() + SIM_YIELD_MAX_NS;
+			uint64_t end = ga_mono_ns() + SIM_YIELD_MAX_NS;
 
 			card_unlock(s);
 			do
 				sched_yield();
-			while (sim_lock_wanted(s) && sim_mono_ns() < end);
+			while (sim_lock_wanted(s) && ga_mono_ns() < end);
 			card_lock(s);
 		} else {
 			struct timespec ts = sim_abs_ts(w);
 
 			card_held(s);
 			pthread_cond_timedwait(&s->wake, &s->lock, &ts);
-			s->held_since = sim_mono_ns();
+			s->held_since = ga_mono_ns();
 		}
 	}
 	card_unlock(s);

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "buf_internal.h"
 
@@ -77,19 +76,10 @@ static void free_parked(struct ga_dev *dev)
 	dev->nparked = 0;
 }
 
-/* Microseconds since an arbitrary start, for the log's timings. */
-static double t_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
 		  struct ga_buf **out)
 {
-	double t0 = t_us(), t1, t2, t3;
+	double t0 = ga_mono_us(), t1, t2, t3;
 	struct ga_buf *b;
 	unsigned int n, dbytes;
 	int rc;
@@ -102,7 +92,7 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		return ga_err(-EINVAL, "direction %d is neither write nor read", (int)dir);
 
 	pthread_mutex_lock(&dev->lock);
-	t1 = t_us();
+	t1 = ga_mono_us();
 	n = dev->nbufs[dir];
 	dbytes = dev->info.dma_data_bytes;
 	rc = ga_link_check_locked(dev);
@@ -168,10 +158,10 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		free(b);
 		goto out_unlock;
 	}
-	t2 = t_us();
+	t2 = ga_mono_us();
 	dev->add_kept = false;
 	rc = buf_register_locked(dev, b);
-	t3 = t_us();
+	t3 = ga_mono_us();
 	ga_log("%s buffer %u: waiting for the device %.0f us, memory %.0f us, registration "
 	       "%.0f us",
 	       dir_name(dir), index, t1 - t0, t2 - t1, t3 - t2);
@@ -199,7 +189,7 @@ out_unlock:
 
 int ga_buf_destroy(struct ga_buf *b)
 {
-	double t0 = t_us(), t1, t2;
+	double t0 = ga_mono_us(), t1, t2;
 	struct ga_dev *dev;
 	enum ga_buf_state st;
 	uint32_t on = 0;
@@ -210,7 +200,7 @@ int ga_buf_destroy(struct ga_buf *b)
 		return ga_err(-EINVAL, "ga_buf_destroy: NULL buffer");
 	dev = b->dev;
 	pthread_mutex_lock(&dev->lock);
-	t1 = t_us();
+	t1 = ga_mono_us();
 	n = dev->nbufs[b->dir];
 	if (b->index + 1 != n) {
 		rc = ga_err(-EBUSY,
@@ -244,11 +234,11 @@ int ga_buf_destroy(struct ga_buf *b)
 			goto out_unlock;
 		}
 	}
-	t2 = t_us();
+	t2 = ga_mono_us();
 	n = b->index;
 	rc = remove_last_locked(dev, b->dir);
 	ga_log("buffer %u removed: waiting for the device %.0f us, checks %.0f us, removal %.0f us",
-	       n, t1 - t0, t2 - t1, t_us() - t2);
+	       n, t1 - t0, t2 - t1, ga_mono_us() - t2);
 out_unlock:
 	pthread_mutex_unlock(&dev->lock);
 	return rc;

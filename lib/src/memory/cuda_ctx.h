@@ -278,13 +278,4 @@ int cuda_dmabuf_probe(void *ctx, char *why, size_t why_len);
 int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset);
 void cuda_dmabuf_check(struct cuda_ctx *c, int gpu_index);
 
-/* Microseconds on the monotonic clock, for the log's timings. */
-static inline double cuda_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 #endif

@@ -684,7 +684,7 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 	rc = cuda_enter(c, &pushed);
 	if (rc)
 		return rc;
-	t0 = cuda_mono_us();
+	t0 = ga_mono_us();
 	res = c->f.cuMemAlloc(&d, size);
 	if (res == CUDA_ERROR_OUT_OF_MEMORY) {
 		/* Memory an rmdir gave back may still be on its way. */
@@ -695,7 +695,7 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		rc = cuda_fail(c, res, "cuMemAlloc");
 		goto out;
 	}
-	t1 = cuda_mono_us();
+	t1 = ga_mono_us();
 	/* GPUDirect RDMA needs synchronous memory operations on this range:
 	 * without it a CPU-side copy can complete before third-party writes
 	 * to the same memory are visible. */
@@ -716,7 +716,7 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 	blk->size = size;
 	blk->priv = NULL;
 	ga_log("cuda: allocated %zu bytes at 0x%llx (cuMemAlloc %.0f us, zeroing %.0f us)", size,
-	       (unsigned long long)d, t1 - t0, cuda_mono_us() - t1);
+	       (unsigned long long)d, t1 - t0, ga_mono_us() - t1);
 	goto out;
 
 out_free:

@@ -36,7 +36,7 @@ int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd, uint6
 	rc = cuda_enter(c, &pushed);
 	if (rc)
 		return rc;
-	t0 = cuda_mono_us();
+	t0 = ga_mono_us();
 	res = c->f.cuMemGetHandleForAddressRange(&out, (CUdeviceptr)blk->dptr, blk->size,
 						 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	cuda_leave(c, pushed);
@@ -52,7 +52,7 @@ int cuda_dmabuf_export(void *ctx, const struct ga_mem_block *blk, int *fd, uint6
 	*fd = out;
 	*offset = 0;
 	ga_log("cuda: exported %zu bytes at 0x%llx as dma-buf fd %d (%.0f us)", blk->size,
-	       (unsigned long long)blk->dptr, out, cuda_mono_us() - t0);
+	       (unsigned long long)blk->dptr, out, ga_mono_us() - t0);
 	return 0;
 #else
 	(void)blk;

@@ -14,12 +14,12 @@
  * Prerequisite: context current. */
 void cuda_free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n)
 {
-	double t0 = cuda_mono_us(), t1;
+	double t0 = ga_mono_us(), t1;
 
 	/* Queued copies may still target this memory. */
 	cuda_batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream);
-	t1 = cuda_mono_us();
+	t1 = ga_mono_us();
 	for (unsigned int i = 0; i < n; i++) {
 		CUresult res = c->f.cuMemFree(d[i]);
 
@@ -29,7 +29,7 @@ void cuda_free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n)
 	ga_log("cuda: freed %u block%s at 0x%llx%s (waiting for the stream %.0f us, cuMemFree "
 	       "%.0f us)",
 	       n, n == 1 ? "" : "s", (unsigned long long)d[0], n > 1 ? "..." : "", t1 - t0,
-	       cuda_mono_us() - t1);
+	       ga_mono_us() - t1);
 }
 
 static void *free_thread(void *arg)
