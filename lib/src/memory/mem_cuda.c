@@ -439,8 +439,18 @@ bool cuda_batch_overlaps_locked(struct cuda_ctx *c, CUdeviceptr dst, size_t len)
 	return false;
 }
 
-int cuda_check_range(const struct ga_mem_block *blk, size_t off, size_t len);
-int cuda_batch_send_locked(struct cuda_ctx *c);
+/* The start of an access of @len bytes at @off of @blk: 0 with our context
+ * current (cuda_leave after), 1 when there is nothing to do (@len 0), or a
+ * negative errno (out of range, no context). */
+static int op_enter(struct cuda_ctx *c, const struct ga_mem_block *blk, size_t off, size_t len,
+		    bool *pushed)
+{
+	int rc = cuda_check_range(blk, off, len);
+
+	if (rc || len == 0)
+		return rc ? rc : 1;
+	return cuda_enter(c, pushed);
+}
 
 static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
 			    size_t len)
@@ -448,13 +458,10 @@ static int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t of
 	struct cuda_ctx *c = ctx;
 	CUdeviceptr dst;
 	bool pushed;
-	int rc = cuda_check_range(blk, off, len);
+	int rc = op_enter(c, blk, off, len, &pushed);
 
-	if (rc || len == 0)
-		return rc;
-	rc = cuda_enter(c, &pushed);
 	if (rc)
-		return rc;
+		return rc < 0 ? rc : 0;
 	dst = (CUdeviceptr)(blk->dptr + off);
 	pthread_mutex_lock(&c->lock);
 	if (cuda_batch_overlaps_locked(c, dst, len))
@@ -748,13 +755,10 @@ static int cuda_read(void *ctx, const struct ga_mem_block *blk, size_t off, void
 	struct cuda_ctx *c = ctx;
 	bool pushed;
 	CUresult res;
-	int rc = cuda_check_range(blk, off, len);
+	int rc = op_enter(c, blk, off, len, &pushed);
 
-	if (rc || len == 0)
-		return rc;
-	rc = cuda_enter(c, &pushed);
 	if (rc)
-		return rc;
+		return rc < 0 ? rc : 0;
 	/* On our stream, so every write queued before is already in. */
 	rc = cuda_batch_sync(c);
 	if (rc) {
@@ -898,13 +902,10 @@ static int cuda_write_async(void *ctx, const struct ga_mem_block *blk, size_t of
 {
 	struct cuda_ctx *c = ctx;
 	bool pushed;
-	int rc = cuda_check_range(blk, off, len);
+	int rc = op_enter(c, blk, off, len, &pushed);
 
-	if (rc || len == 0)
-		return rc;
-	rc = cuda_enter(c, &pushed);
 	if (rc)
-		return rc;
+		return rc < 0 ? rc : 0;
 	rc = queue_write(c, (CUdeviceptr)(blk->dptr + off), src, len);
 	cuda_leave(c, pushed);
 	return rc;
