@@ -244,13 +244,53 @@ static uint32_t *fk_reg(uint32_t off)
 	return (uint32_t *)&fk.regs[off / 4];
 }
 
+/* The fake's registers where the register table puts them: its firmware
+ * is version 4 (any slot the layout has: upstream clears one past the
+ * last). */
+static uint32_t fk_off(enum ga_reg_id id, unsigned int i)
+{
+	uint32_t off = 0;
+
+	ck_assert_int_eq(ga_reg_offset(id, GA_LAYOUT_V4, 4, i, 0, &off), 0);
+	return off;
+}
+
+static uint32_t fk_get(enum ga_reg_id id, unsigned int i)
+{
+	return ga_reg_field_get(id, GA_LAYOUT_V4, *fk_reg(fk_off(id, i)));
+}
+
+static void fk_set(enum ga_reg_id id, unsigned int i, uint32_t v)
+{
+	uint32_t *w = fk_reg(fk_off(id, i));
+
+	*w = ga_reg_field_set(id, GA_LAYOUT_V4, *w, v);
+}
+
 static void fk_counts(void)
 {
 	unsigned int w = fk.count[1], r = fk.count[0];
 
 	/* main rewrites the whole word with both enables on */
-	*fk_reg(0x08) =
-		(w ? (1u << 15) | ((w - 1) & 0x7fff) : 0) | (r ? (1u << 31) | ((r - 1) << 16) : 0);
+	*fk_reg(fk_off(GA_REG_WRITE_COUNT, 0)) = 0;
+	if (w) {
+		fk_set(GA_REG_WRITE_COUNT, 0, w - 1);
+		fk_set(GA_REG_WRITE_ENABLE, 0, 1);
+	}
+	if (r) {
+		fk_set(GA_REG_READ_COUNT, 0, r - 1);
+		fk_set(GA_REG_READ_ENABLE, 0, 1);
+	}
+}
+
+/* The driver's add: buffer @i of the direction at address word @lo (what
+ * the card is given), the write size register set as main sets it. */
+static void fk_add_slot(bool write, unsigned int i, uint32_t lo, uint32_t size)
+{
+	fk_set(write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, i, lo);
+	fk_set(write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i, 0xB0000000u);
+	if (write)
+		fk_set(GA_REG_WRITE_MAX_SIZE, 0, size);
 }
 
 static void fk_init(void)
@@ -264,10 +304,10 @@ static void fk_init(void)
 	ck_assert(fk.regs != MAP_FAILED);
 	fk.gpu_en = true;
 	fk.allow_mmap = true;
-	*fk_reg(0x00) = FK_MAX;
-	*fk_reg(0x04) = 32u << 16;
-	*fk_reg(0x30) = 4;
-	*fk_reg(0x60) = 1;
+	fk_set(GA_REG_MAX_BUFFERS, 0, FK_MAX);
+	fk_set(GA_REG_DMA_DATA_BYTES, 0, 32);
+	fk_set(GA_REG_VERSION, 0, 4);
+	fk_set(GA_REG_WRITE_MAX_SIZE, 0, 1);
 }
 
 static int fk_fail(int e)
@@ -299,7 +339,10 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 			if (cmd == DMA_Read_Register)
 				r->data = *fk_reg(off);
 			else /* the firmware stores write_max_size 0 as 1 */
-				*fk_reg(off) = (off == 0x60 && r->data == 0) ? 1 : r->data;
+				*fk_reg(off) =
+					(off == fk_off(GA_REG_WRITE_MAX_SIZE, 0) && r->data == 0)
+						? 1
+						: r->data;
 		} else if (cmd == DMA_Read_Register) {
 			r->data = r->address == GA_AXIVERSION_CLOCK_HZ ? fk.clock_hz : 0;
 		}
@@ -321,12 +364,10 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 			return fk_fail(EINVAL);
 		if (fk.fail_pin)
 			return fk_fail(EPERM);
-		if (d->write && *fk_reg(0x60) > 1 && *fk_reg(0x60) != d->size)
+		if (d->write && fk_get(GA_REG_WRITE_MAX_SIZE, 0) > 1 &&
+		    fk_get(GA_REG_WRITE_MAX_SIZE, 0) != d->size)
 			return fk_fail(EINVAL);
-		*fk_reg((d->write ? 0x4000 : 0x6000) + 8 * i) = (uint32_t)(d->address | 1);
-		*fk_reg((d->write ? 0x4004 : 0x6004) + 8 * i) = 0xB0000000u;
-		if (d->write)
-			*fk_reg(0x60) = d->size;
+		fk_add_slot(d->write, i, (uint32_t)(d->address | 1), d->size);
 		fk.addr[l][i] = d->address;
 		fk.size[l][i] = d->size;
 		fk.inval[l][i] = false;
@@ -338,12 +379,16 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 	case GPU_Rem_Nvidia_Memory:
 		if (!fk.gpu_en)
 			return fk_fail(GA_KERNEL_ENOTSUPP);
-		*fk_reg(0x08) = 0;
-		for (i = 0; i < fk.count[1]; i++)
-			*fk_reg(0x4000 + 8 * i) = *fk_reg(0x4004 + 8 * i) = 0;
-		for (i = 0; i < fk.count[0]; i++) /* upstream clears the wrong slot */
-			*fk_reg(0x6000 + 8 * fk.count[0]) = *fk_reg(0x6004 + 8 * fk.count[0]) = 0;
-		*fk_reg(0x60) = 1;
+		*fk_reg(fk_off(GA_REG_WRITE_COUNT, 0)) = 0;
+		for (i = 0; i < fk.count[1]; i++) {
+			fk_set(GA_REG_WRITE_ADDR_LO, i, 0);
+			fk_set(GA_REG_WRITE_ADDR_HI, i, 0);
+		}
+		for (i = 0; i < fk.count[0]; i++) { /* upstream clears the wrong slot */
+			fk_set(GA_REG_READ_ADDR_LO, fk.count[0], 0);
+			fk_set(GA_REG_READ_ADDR_HI, fk.count[0], 0);
+		}
+		fk_set(GA_REG_WRITE_MAX_SIZE, 0, 1);
 		fk.count[0] = fk.count[1] = 0;
 		fk.rem_calls++;
 		return 0;
@@ -353,7 +398,7 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		i = *(uint32_t *)arg;
 		if (i >= fk.count[1])
 			return fk_fail(EPERM);
-		*fk_reg(0x2000 + 4 * i) = 1;
+		fk_set(GA_REG_FREE_LIST, i, 1);
 		fk.arms[i]++;
 		return 0;
 	case GA_Get_Abi_Version:
@@ -379,10 +424,7 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		i = fk.count[l];
 		if (i >= FK_MAX)
 			return fk_fail(EINVAL);
-		*fk_reg((a->write ? 0x4000 : 0x6000) + 8 * i) = 0xD0000000u | i << 16;
-		*fk_reg((a->write ? 0x4004 : 0x6004) + 8 * i) = 0xB0000000u;
-		if (a->write)
-			*fk_reg(0x60) = a->size;
+		fk_add_slot(a->write, i, 0xD0000000u | i << 16, a->size);
 		fk.addr[l][i] = a->offset;
 		fk.size[l][i] = a->size;
 		fk.inval[l][i] = false;
@@ -401,10 +443,9 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 	case GPU_Enable_Tx:
 	case GPU_Enable_Rx:
 		fk.enables++;
-		if (fk.table) { /* gpuasync.ko: the bit, by value (V4: 15 / 31) */
-			uint32_t bit = cmd == GPU_Enable_Tx ? 1u << 15 : 1u << 31;
-
-			*fk_reg(0x08) = arg ? *fk_reg(0x08) | bit : *fk_reg(0x08) & ~bit;
+		if (fk.table) { /* gpuasync.ko: the bit, by value */
+			fk_set(cmd == GPU_Enable_Tx ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE, 0,
+			       arg ? 1 : 0);
 			return 0;
 		}
 		fk.unknown++;
@@ -530,12 +571,14 @@ START_TEST(test_upstream_registers)
 	ck_assert_int_eq(ga_dev_has(dev, GA_CAP_REG_MMAP), _i == 0);
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AR_CACHE, 0, 5), 0);
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AW_CACHE, 0, 0xa), 0);
-	ck_assert_uint_eq(*fk_reg(0x04), (32u << 16) | 0xa05);
-	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &v), 0);
+	ck_assert_uint_eq(fk_get(GA_REG_AR_CACHE, 0), 5);
+	ck_assert_uint_eq(fk_get(GA_REG_AW_CACHE, 0), 0xa);
+	ck_assert_uint_eq(fk_get(GA_REG_DMA_DATA_BYTES, 0), 32); /* its neighbour kept */
+	ck_assert_int_eq(ga_reg_read_raw(dev, fk_off(GA_REG_VERSION, 0), &v), 0);
 	ck_assert_uint_eq(v, 4);
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_WRITE_MAX_SIZE, 0, 0), 0);
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_DEMUX_SELECT, 0, 1), 0);
-	ck_assert_uint_eq(*fk_reg(0x38), 1);
+	ck_assert_uint_eq(fk_get(GA_REG_DEMUX_SELECT, 0), 1);
 	if (_i == 0) {
 		ck_assert_int_eq(ga_dev_map_regs(dev, &map), 0);
 		ck_assert_uint_eq(map[0x30 / 4], 4);
@@ -701,7 +744,7 @@ START_TEST(test_upstream_quiet_probe)
 	 * back off goes through the driver, not a write of the shared word */
 	fk_mk(dev, GA_DIR_WRITE, 0);
 	ck_assert_uint_eq(fk.enables, 1);
-	ck_assert_uint_eq(*fk_reg(0x08) & (1u << 15), 0);
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_ENABLE, 0), 0);
 	ga_dev_close(dev);
 }
 END_TEST
@@ -771,9 +814,9 @@ START_TEST(test_upstream_add_undo)
 	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b), -EEXIST);
 	ck_assert_ptr_null(b);
 	ck_assert_msg(strstr(ga_last_error(), "index 1, not 0"), "%s", ga_last_error());
-	ck_assert_uint_eq(fk.count[1], 2);	       /* the driver still holds it */
-	ck_assert_uint_eq(*fk_reg(0x4000 + 8 * 1), 0); /* the card cannot reach it */
-	ck_assert_uint_eq(*fk_reg(0x4004 + 8 * 1), 0);
+	ck_assert_uint_eq(fk.count[1], 2);		       /* the driver still holds it */
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_ADDR_LO, 1), 0); /* the card cannot reach it */
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_ADDR_HI, 1), 0);
 	mem = (uint8_t *)(uintptr_t)fk.addr[1][1];
 	memset(mem, 0xAB, GA_GPU_PAGE_SIZE); /* still ours: not freed */
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
