@@ -23,20 +23,18 @@
 
 #include "gpuasync/sim.h"
 #include "internal.h"
-
-#define LFSR_TAPS 0x80200003u
+#include "prbs_lfsr.h"
 
 static uint32_t prbs_seed(uint32_t seq)
 {
-	/* Never 0 (an all-zero LFSR stays zero); spread nearby frame numbers. */
-	uint32_t s = seq * 0x9E3779B1u ^ 0xA5A5A5A5u;
+	uint32_t s = GA_PRBS_MIX(seq);
 
 	return s ? s : 1u;
 }
 
 static uint32_t lfsr_next(uint32_t s)
 {
-	return (s >> 1) ^ (-(s & 1u) & LFSR_TAPS);
+	return GA_LFSR_NEXT(s);
 }
 
 const char *ga_pattern_name(enum ga_pattern p)

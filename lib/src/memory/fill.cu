@@ -20,19 +20,15 @@
  * headers of many buffers, gathered in one launch).  Threads copy in the
  * widest unit that the addresses and length allow.
  */
+#include "../prbs_lfsr.h"
+
 #define GA_FILL_CHUNK 16
-#define LFSR_TAPS     0x80200003u
 #define GA_FILL_COPY  0xFFu
 
 struct ga_fill_job {
 	unsigned long long dst, src;
 	unsigned int len, seq, pattern, pad;
 };
-
-__device__ static unsigned int lfsr_next(unsigned int s)
-{
-	return (s >> 1) ^ ((0u - (s & 1u)) & LFSR_TAPS);
-}
 
 __device__ static unsigned int matvec(const unsigned int *col, unsigned int s)
 {
@@ -85,7 +81,7 @@ extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *
 		unsigned int w = c * GA_FILL_CHUNK, s = 0;
 
 		if (pattern == 0) {
-			s = j.seq * 0x9E3779B1u ^ 0xA5A5A5A5u;
+			s = GA_PRBS_MIX(j.seq);
 			if (!s)
 				s = 1;
 			for (int b = 0; b < 32; b++)
@@ -103,7 +99,7 @@ extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *
 					dst[off + b] = (unsigned char)(v >> (8 * b));
 			}
 			if (pattern == 0)
-				s = lfsr_next(s);
+				s = GA_LFSR_NEXT(s);
 		}
 	}
 }

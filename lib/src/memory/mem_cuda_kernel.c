@@ -10,17 +10,11 @@
 #include <string.h>
 
 #include "cuda_ctx.h"
+#include "prbs_lfsr.h"
 
 #ifdef GA_HAVE_FILL_PTX
 #include "fill_ptx.h" /* ga_fill_ptx: fill.cu as PTX, NUL-terminated */
 #endif
-
-#define LFSR_TAPS 0x80200003u /* pattern.c's LFSR */
-
-static uint32_t lfsr_next(uint32_t s)
-{
-	return (s >> 1) ^ (-(s & 1u) & LFSR_TAPS);
-}
 
 static uint32_t matvec(const uint32_t *col, uint32_t s)
 {
@@ -48,7 +42,7 @@ bool cuda_fill_ready_locked(struct cuda_ctx *c)
 		return false;
 	/* M^(2^b) as columns: M^1 is one LFSR step, each next one the square. */
 	for (int i = 0; i < 32; i++)
-		jump[0][i] = lfsr_next(1u << i);
+		jump[0][i] = GA_LFSR_NEXT(1u << i);
 	for (int b = 1; b < 32; b++)
 		for (int i = 0; i < 32; i++)
 			jump[b][i] = matvec(jump[b - 1], jump[b - 1][i]);
@@ -80,7 +74,6 @@ bool cuda_fill_ready_locked(struct cuda_ctx *c)
 #else
 	(void)c;
 	(void)matvec;
-	(void)lfsr_next;
 	return false;
 #endif
 }
