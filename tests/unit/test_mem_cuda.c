@@ -529,6 +529,38 @@ START_TEST(test_defer_copies)
 }
 END_TEST
 
+/*
+ * An allocation that finds the GPU full waits for the frees still on the
+ * free thread.  The GPU is filled with 1 GiB blocks; the stream is kept
+ * busy (1 GiB of copies queued) so that the free of one block waits behind
+ * it; an allocation of the same size right after must still succeed.
+ */
+START_TEST(test_alloc_waits_for_frees)
+{
+	enum { MAXB = 1024 };
+	static struct ga_mem_block b[MAXB];
+	const size_t gib = (size_t)1 << 30, piece = 256u << 20;
+	unsigned int n = 0;
+	void *pin = NULL;
+
+	if (!have_gpu())
+		return;
+	ck_assert_int_eq(ops->host_alloc(mctx, piece, &pin), 0);
+	while (n < MAXB && ops->alloc(mctx, gib, &b[n]) == 0)
+		n++;
+	ck_assert_msg(n > 1 && n < MAXB, "%u blocks of 1 GiB", n);
+	for (size_t off = 0; off < gib; off += piece)
+		ck_assert_int_eq(ops->write_async(mctx, &b[0], off, pin, piece), 0);
+	ops->free(mctx, &b[n - 1]);
+	ck_assert_int_eq(ops->alloc(mctx, gib, &b[n - 1]), 0);
+	printf("GPU full at %u GiB blocks; one freed and made again at once\n", n);
+	for (unsigned int i = 0; i < n; i++)
+		ops->free(mctx, &b[i]);
+	ops->host_free(mctx, pin);
+	ck_assert_int_eq(ops->sync(mctx), 0);
+}
+END_TEST
+
 static Suite *mem_cuda_suite(void)
 {
 	Suite *s = suite_create("mem_cuda");
@@ -542,6 +574,7 @@ static Suite *mem_cuda_suite(void)
 	tcase_add_test(tc, test_ipc);
 	tcase_add_test(tc, test_read_many);
 	tcase_add_test(tc, test_defer_copies);
+	tcase_add_test(tc, test_alloc_waits_for_frees);
 	suite_add_tcase(s, tc);
 	return s;
 }
