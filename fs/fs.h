@@ -106,6 +106,8 @@ struct strbuf {
 };
 int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sb_put(struct strbuf *sb, const void *data, size_t len);
+int sb_puts(struct strbuf *sb, const char *s);
+int sb_put_uint(struct strbuf *sb, unsigned int v);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 

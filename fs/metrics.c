@@ -165,23 +165,6 @@ static const char *const state_names[] = {
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
-/* @v in decimal, without printf: a sample line per buffer adds up. */
-static void put_uint(struct strbuf *sb, unsigned int v)
-{
-	char d[16];
-	int i = sizeof(d);
-
-	do
-		d[--i] = (char)('0' + v % 10);
-	while ((v /= 10) && i);
-	sb_put(sb, d + i, sizeof(d) - (size_t)i);
-}
-
-static void put_str(struct strbuf *sb, const char *s)
-{
-	sb_put(sb, s, strlen(s));
-}
-
 static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	unsigned int per_state[2][NSTATES] = {{0}};
@@ -213,10 +196,10 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 				continue;
 			per_state[d][bi[b].state]++;
 			sb_put(sb, pre.buf, pre.len);
-			put_uint(sb, bi[b].index);
-			put_str(sb, "\",state=\"");
-			put_str(sb, state_names[bi[b].state]);
-			put_str(sb, "\"} 1\n");
+			sb_put_uint(sb, bi[b].index);
+			sb_puts(sb, "\",state=\"");
+			sb_puts(sb, state_names[bi[b].state]);
+			sb_puts(sb, "\"} 1\n");
 		}
 		sb_free(&pre);
 	}

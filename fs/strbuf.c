@@ -41,6 +41,23 @@ int sb_put(struct strbuf *sb, const void *data, size_t len)
 	return 0;
 }
 
+int sb_puts(struct strbuf *sb, const char *s)
+{
+	return sb_put(sb, s, strlen(s));
+}
+
+/* @v in decimal, without printf (for lines written by the thousand). */
+int sb_put_uint(struct strbuf *sb, unsigned int v)
+{
+	char d[16];
+	int i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i);
+	return sb_put(sb, d + i, sizeof(d) - (size_t)i);
+}
+
 int sb_printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

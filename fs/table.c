@@ -265,7 +265,7 @@ int fs_render_readme(struct fs *fs, struct strbuf *sb)
 	}
 	qsort(lines, n, sizeof(*lines), cmp_str);
 	for (unsigned int i = 0; i < n; i++) {
-		sb_put(sb, lines[i], strlen(lines[i]));
+		sb_puts(sb, lines[i]);
 		free(lines[i]);
 	}
 	free(lines);
