@@ -10,15 +10,27 @@
 #
 # Prints the build directory (bzImage at arch/x86/boot/bzImage; usable as
 # the kbuild tree for out-of-tree modules) on stdout; logs go to stderr.
+# Any failure says which command failed and where, on stderr.
 # Env: GA_KMOD_CACHE (default /var/cache/gpuasync-kmod), JOBS (nproc).
-set -euo pipefail
+# For tests/kmod/test_debug_kernel.sh, which runs this script's control flow
+# in seconds: GA_KERNEL_SOURCE (a source tarball instead of Debian's
+# linux-source-6.1; no packages are installed then) with
+# GA_KERNEL_SOURCE_VERSION, MAKE (a stand-in make), GA_PROGRESS_SECONDS
+# (the progress line's period, default 60).
+set -Eeuo pipefail
 
 CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 JOBS=${JOBS:-$(nproc)}
+MAKE=${MAKE:-make}
+TICK=${GA_PROGRESS_SECONDS:-60}
+TARBALL=${GA_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
 log() { echo "debug-kernel: $*" >&2; }
+trap 'log "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 
 need=()
-for p in linux-source-6.1 bison flex libelf-dev bc; do
+pkgs=(linux-source-6.1 bison flex libelf-dev bc)
+[ -z "${GA_KERNEL_SOURCE:-}" ] || pkgs=()
+for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -61,7 +73,11 @@ CONFIG_WIRELESS=n
 CONFIG_WLAN=n
 CONFIG_USB_SUPPORT=n'
 
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+if [ -n "${GA_KERNEL_SOURCE:-}" ]; then
+	srcver=${GA_KERNEL_SOURCE_VERSION:?GA_KERNEL_SOURCE needs GA_KERNEL_SOURCE_VERSION}
+else
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+fi
 key=$(printf '%s\n%s\n' "$srcver" "$FRAGMENT" | sha256sum | cut -c1-12)
 B=$CACHE/debug-$srcver-$key
 if [ -f "$B/.complete" ]; then
@@ -81,34 +97,55 @@ S=$CACHE/src-$srcver
 if [ ! -f "$S/.unpacked" ]; then
 	log "unpacking linux-source $srcver"
 	rm -rf "$S" && mkdir -p "$S"
-	tar xaf /usr/src/linux-source-6.1.tar.xz -C "$S" --strip-components=1
+	tar xaf "$TARBALL" -C "$S" --strip-components=1
 	touch "$S/.unpacked"
 fi
 
 rm -rf "$B" && mkdir -p "$B"
 printf '%s\n' "$FRAGMENT" > "$B/debug.config"
 log "configuring in $B"
-make -C "$S" O="$B" defconfig >&2
-make -C "$S" O="$B" kvm_guest.config >&2
+"$MAKE" -C "$S" O="$B" defconfig >&2
+"$MAKE" -C "$S" O="$B" kvm_guest.config >&2
 (cd "$S" && scripts/kconfig/merge_config.sh -m -O "$B" "$B/.config" "$B/debug.config") >&2
-make -C "$S" O="$B" olddefconfig >&2
+"$MAKE" -C "$S" O="$B" olddefconfig >&2
 # olddefconfig drops what a dependency refuses without a word: check.
 while IFS= read -r want; do
 	case $want in *=y) grep -qx "$want" "$B/.config" || { log "config lost $want"; exit 1; } ;; esac
 done <<<"$FRAGMENT"
-log "building with $JOBS jobs (about 11 minutes on 2 cores)"
+# About how many objects a full build makes: what the last build here made,
+# else what this configuration made on Debian's 6.1.158 source.
+expect=$(cat "$CACHE/objects.last" 2>/dev/null || echo 4300)
+log "building with $JOBS jobs (about 18 minutes on 2 cores; about $expect objects)"
 t0=$(date +%s)
 # make runs quietly into build.log: a line a minute shows it is moving
 # (stderr only: stdout is the caller's $(...), which must not wait for it).
-(while sleep 60; do
-	log "$(( ($(date +%s) - t0) / 60 )) min: $(find "$B" -name '*.o' | wc -l) objects compiled"
+objects() { find "$B" -name '*.o' | wc -l; }
+# The sleep is waited for, not run in the foreground, so that stopping the
+# ticker stops it too (an orphaned sleep would hold the caller's pipe).
+(trap 'kill $nap 2>/dev/null; exit 0' TERM
+while sleep "$TICK" & nap=$! && wait $nap; do
+	n=$(objects)
+	log "$(( ($(date +%s) - t0) / 60 )) min: $n of about $expect objects ($((n * 100 / expect))%)"
 done) >&2 &
 ticker=$!
-trap 'kill $ticker 2>/dev/null' EXIT
-nice -n 10 make -C "$S" O="$B" -j"$JOBS" bzImage modules >"$B/build.log" 2>&1 ||
-	{ tail -30 "$B/build.log" >&2; exit 1; }
-kill $ticker
-log "built in $(( $(date +%s) - t0 )) s"
+# The ticker is stopped exactly once, whichever way the script ends; a
+# ticker already gone is no failure (set -e in a trap would make it one).
+stop_ticker() {
+	[ -n "$ticker" ] || return 0
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	ticker=
+}
+trap stop_ticker EXIT
+if ! nice -n 10 "$MAKE" -C "$S" O="$B" -j"$JOBS" bzImage modules >"$B/build.log" 2>&1; then
+	stop_ticker
+	log "FAILED: the kernel build failed; the end of $B/build.log:"
+	tail -30 "$B/build.log" >&2
+	exit 1
+fi
+stop_ticker
+objects >"$CACHE/objects.last"
+log "built in $(( $(date +%s) - t0 )) s ($(cat "$CACHE/objects.last") objects)"
 touch "$B/.complete"
 # Older builds (another source version or fragment) are 2+ GiB each: drop them.
 for old in "$CACHE"/debug-* "$CACHE"/src-*; do

@@ -112,8 +112,17 @@ boot() { # NAME KERNEL CPIO MEM
 		log "$name: kernel reported a problem (above)"
 		ok=0
 	fi
+	# Step counts for tools/test.sh's summary and floors (tests/floors.txt).
+	local n_ok n_fail n_skip
+	local steps
+	steps=$(sed '/KTEST DMESG-BEGIN/,/KTEST DMESG-END/d' "$txt")
+	n_ok=$(grep -c '^KTEST ok' <<<"$steps" || true)
+	n_fail=$(grep -c '^KTEST FAIL' <<<"$steps" || true)
+	n_skip=$(grep -c '^KTEST skip' <<<"$steps" || true)
+	log "$name: steps: $n_ok ok, $n_fail failed, $n_skip skipped"
+	[ -z "${GA_STEP_COUNTS:-}" ] || echo "$name $n_ok $n_fail $n_skip" >>"$GA_STEP_COUNTS"
 	if [ $ok = 1 ]; then
-		log "$name: PASS ($(grep -c '^KTEST ok' "$txt") steps ok)"
+		log "$name: PASS ($n_ok steps ok)"
 		return 0
 	fi
 	log "$name: FAIL"
