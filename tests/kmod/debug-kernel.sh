@@ -27,17 +27,11 @@ TARBALL=${GA_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
 log() { echo "debug-kernel: $*" >&2; }
 trap 'log "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 
-need=()
-pkgs=(linux-source-6.1 bison flex libelf-dev bc)
-[ -z "${GA_KERNEL_SOURCE:-}" ] || pkgs=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-	[ "$(id -u)" = 0 ] || { log "need root to install ${need[*]}"; exit 1; }
-	log "installing ${need[*]}"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+# What the build needs, installed as tools/test.sh installs its packages
+# (waiting for another apt's lock instead of failing).
+if [ -z "${GA_KERNEL_SOURCE:-}" ]; then
+	"$(dirname "$0")/../../tools/install-deps.sh" \
+		<(printf '%s\n' linux-source-6.1 bison flex libelf-dev bc) >&2
 fi
 
 # The config fragment: what the debug run exists to catch, and what the

@@ -50,9 +50,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 		exit 77
 	fi
 	log "installing ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-		>"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
+	"$ROOT/tools/install-deps.sh" <(printf '%s\n' "${missing[@]}") >"$OUT/apt.log" 2>&1 ||
+		{ tail -20 "$OUT/apt.log"; exit 1; }
 fi
 
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }

@@ -40,9 +40,9 @@ upstream_kver() {
 			log "SKIP: need root to install $p"
 			exit 77
 		fi
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends linux-headers-amd64 linux-image-amd64 qemu-system-x86 \
-			busybox-static cpio kmod >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log"; exit 1; }
+		"$ROOT/tools/install-deps.sh" <(printf '%s\n' linux-headers-amd64 linux-image-amd64 \
+			qemu-system-x86 busybox-static cpio kmod) >"$OUT/apt.log" 2>&1 ||
+			{ tail -20 "$OUT/apt.log"; exit 1; }
 		break
 	done
 	KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""gpuasync: a GpuAsyncCore card from Python, through a gpuasyncfs mount.
+
+    import gpuasync
+    card = gpuasync.Card("/mnt/gpuasync")
+    print(card.device.version, card.registers.rx_frame_count)
+    card.registers.demux_select = 1
+    with card.create_buffer() as buf:          # mkdir buffers/N; rmdir on exit
+        buf.arm()
+        hdr = buf.wait_frame(timeout=5)        # poll(POLLPRI) on buffers/N/status
+        payload = buf.data()                   # bytes; buf.numpy() with NumPy
+
+Standard library only; NumPy and CuPy are used when asked for and present.
+Names come from the mount's own listing (registers/, device/, ...), so the
+package has no register table of its own: what the mount shows is what it
+has.  A refused request raises GpuAsyncError, an OSError carrying the
+mount's `errors` line that says why.
+"""
+import collections
+import errno as _errno
+import os
+import select
+import time
+
+__all__ = ["Card", "Buffer", "Header", "GpuAsyncError"]
+
+
+class GpuAsyncError(OSError):
+    """An OSError from the mount, with the `errors` line that explains it
+    (the `reason` attribute; None when the daemon logged none)."""
+
+    def __init__(self, err, path, reason):
+        super().__init__(err.errno, err.strerror, path)
+        self.reason = reason
+
+    def __str__(self):
+        base = super().__str__()
+        return "%s (%s)" % (base, self.reason) if self.reason else base
+
+
+Header = collections.namedtuple(
+    "Header", "size result overflow cont first_user last_user")
+"""A buffer's last frame descriptor, as buffers/N/header decodes it."""
+
+
+def _parse_value(text):
+    text = text.strip()
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text
+
+
+class _Dir:
+    """The files of one mount directory as attributes: reading gives an int
+    when the text is a number, else the text; assigning writes the value.
+    Subdirectories and binary files are not attributes."""
+
+    _binary = frozenset(["raw", "data", "push", "last_read"])
+
+    def __init__(self, card, rel):
+        object.__setattr__(self, "_card", card)
+        object.__setattr__(self, "_rel", rel)
+
+    def _path(self, name):
+        return os.path.join(self._card.path, self._rel, name)
+
+    def names(self):
+        """Every attribute this directory has now, sorted."""
+        d = os.path.join(self._card.path, self._rel)
+        return sorted(n for n in os.listdir(d) if n not in self._binary and
+                      os.path.isfile(os.path.join(d, n)))
+
+    def __dir__(self):
+        return self.names()
+
+    def _check(self, name):
+        if name.startswith("_") or name in self._binary or \
+                not os.path.isfile(self._path(name)):
+            raise AttributeError("%s has no file %r" % (self._rel or "/", name))
+
+    def __getattr__(self, name):
+        self._check(name)
+        return _parse_value(self._card.read(os.path.join(self._rel, name)))
+
+    def __setattr__(self, name, value):
+        self._check(name)
+        self._card.write(os.path.join(self._rel, name), value)
+
+    def __iter__(self):
+        return iter(self.names())
+
+    def as_dict(self):
+        """Every readable attribute's value (files that refuse reads, such as
+        write-only triggers, are left out)."""
+        out = {}
+        for n in self.names():
+            try:
+                out[n] = getattr(self, n)
+            except OSError:
+                pass
+        return out
+
+
+class Buffer:
+    """One buffer directory (buffers/N, or read_buffers/N for a read buffer).
+    As a context manager it removes the buffer on exit."""
+
+    def __init__(self, card, index, read=False):
+        self.card = card
+        self.index = index
+        self.read_buffer = read
+        self.rel = os.path.join("read_buffers" if read else "buffers", str(index))
+
+    def __repr__(self):
+        return "<gpuasync.Buffer %s>" % self.rel
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if os.path.isdir(os.path.join(self.card.path, self.rel)):
+            self.remove()
+        return False
+
+    def _file(self, name):
+        return os.path.join(self.rel, name)
+
+    @property
+    def status(self):
+        return self.card.read(self._file("status")).strip()
+
+    @property
+    def size(self):
+        return int(self.card.read(self._file("size")), 0)
+
+    @property
+    def gpu_address(self):
+        return int(self.card.read(self._file("gpu_address")), 0)
+
+    @property
+    def header(self):
+        """The last frame's descriptor (write buffers)."""
+        fields = dict(kv.split("=", 1) for kv in self.card.read(self._file("header")).split())
+        return Header(**{k: int(fields[k], 0) for k in Header._fields})
+
+    def arm(self):
+        """Put the buffer on the card's free list (write_enable = 1)."""
+        self.card.write(self._file("write_enable"), 1)
+
+    def send(self, nbytes):
+        """Queue a GPU->FPGA read of nbytes payload bytes (read buffers)."""
+        self.card.write(self._file("send"), nbytes)
+
+    def data(self):
+        """The last frame's payload (write buffers) or the payload area
+        (read buffers), as bytes."""
+        with open(os.path.join(self.card.path, self._file("data")), "rb") as f:
+            return f.read()
+
+    def write_data(self, payload, offset=0):
+        """Write payload into a read buffer's payload area at offset."""
+        fd = os.open(os.path.join(self.card.path, self._file("data")), os.O_WRONLY)
+        try:
+            self.card._call(self._file("data"), os.pwrite, fd, bytes(payload), offset)
+        finally:
+            os.close(fd)
+
+    def numpy(self, dtype="uint8"):
+        """The payload as a NumPy array (a copy read through the mount)."""
+        import numpy
+        return numpy.frombuffer(self.data(), dtype=dtype)
+
+    def cupy(self, dtype="uint8"):
+        """The whole GPU buffer as a CuPy array, opened through its CUDA IPC
+        handle (GPU memory only: no ipc_handle file otherwise).  The array
+        is valid while the buffer exists."""
+        import cupy
+        handle = bytes.fromhex(self.card.read(self._file("ipc_handle")).strip())
+        ptr = cupy.cuda.runtime.ipcOpenMemHandle(handle)
+        mem = cupy.cuda.UnownedMemory(ptr, self.size, self)
+        n = self.size // cupy.dtype(dtype).itemsize
+        return cupy.ndarray((n,), dtype=dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
+
+    def wait_frame(self, timeout=None):
+        """Wait until a frame has landed (status READY); its Header."""
+        self.card.wait(self._file("status"), lambda s: s.strip() == "READY", timeout)
+        return self.header
+
+    def remove(self):
+        self.card._call(self.rel, os.rmdir, os.path.join(self.card.path, self.rel))
+
+
+class Card:
+    """A card through its gpuasyncfs mount point."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        if not os.path.isfile(os.path.join(self.path, "device", "version")):
+            raise FileNotFoundError(_errno.ENOENT, "not a gpuasyncfs mount "
+                                    "(no device/version)", self.path)
+        self.registers = _Dir(self, "registers")
+        self.device = _Dir(self, "device")
+        self.firmware = _Dir(self, os.path.join("device", "firmware"))
+        self.sim = _Dir(self, "sim") if os.path.isdir(os.path.join(self.path, "sim")) else None
+
+    def __repr__(self):
+        return "<gpuasync.Card %s>" % self.path
+
+    # -- plain file access, with the errors line on failure -----------------
+    def errors(self):
+        """The mount's `errors` lines, oldest first."""
+        with open(os.path.join(self.path, "errors")) as f:
+            return f.read().splitlines()
+
+    def _reason(self, rel, before):
+        # The newest errors line about this path that was not there before.
+        for line in reversed(self.errors()):
+            if line in before:
+                break
+            if rel in line:
+                return line
+        return None
+
+    def _call(self, rel, fn, *args):
+        before = set(self.errors())
+        try:
+            return fn(*args)
+        except OSError as e:
+            raise GpuAsyncError(e, os.path.join(self.path, rel), self._reason(rel, before)) from None
+
+    def read(self, rel):
+        """The text of a file under the mount (rel: e.g. 'registers/version')."""
+        def rd(p):
+            with open(p) as f:
+                return f.read()
+        return self._call(rel, rd, os.path.join(self.path, rel))
+
+    def write(self, rel, value):
+        """Write a value (str, int or bytes) to a file under the mount, as echo does."""
+        data = value if isinstance(value, bytes) else ("%s\n" % value).encode()
+
+        def wr(p):
+            fd = os.open(p, os.O_WRONLY)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        self._call(rel, wr, os.path.join(self.path, rel))
+
+    # -- buffers ------------------------------------------------------------
+    def buffers(self, read=False):
+        """The buffers that exist now, by index."""
+        d = os.path.join(self.path, "read_buffers" if read else "buffers")
+        return [Buffer(self, int(n), read) for n in sorted(os.listdir(d), key=_index_key)
+                if n.isdigit()]
+
+    def create_buffer(self, size=None, read=False):
+        """mkdir the next buffer (its index is the number of buffers before
+        it), size bytes when given (alloc_size otherwise); a Buffer that
+        removes itself when used as a context manager."""
+        top = "read_buffers" if read else "buffers"
+        if size is not None:
+            self.write(os.path.join(top, "alloc_size"), size)
+        index = len(self.buffers(read))
+        rel = os.path.join(top, str(index))
+        self._call(rel, os.mkdir, os.path.join(self.path, rel))
+        return Buffer(self, index, read)
+
+    # -- waiting ------------------------------------------------------------
+    def wait(self, rel, predicate, timeout=None):
+        """Wait until predicate(text of file rel) is true, woken by the
+        mount's poll(POLLPRI) on live files; the text.  TimeoutError after
+        timeout seconds (None: no limit)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        fd = self._call(rel, os.open, os.path.join(self.path, rel), os.O_RDONLY)
+        try:
+            p = select.poll()
+            p.register(fd, select.POLLPRI | select.POLLERR)
+            while True:
+                text = self._call(rel, os.pread, fd, 65536, 0).decode()
+                if predicate(text):
+                    return text
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError("%s: still %r after %s s" % (rel, text.strip(), timeout))
+                p.poll(None if left is None else max(1, int(left * 1000)))
+        finally:
+            os.close(fd)
+
+    def wait_counter(self, name, at_least, timeout=None):
+        """Wait until registers/<name> reaches at_least; its value."""
+        return int(self.wait(os.path.join("registers", name),
+                             lambda t: int(t, 0) >= at_least, timeout), 0)
+
+
+def _index_key(name):
+    return int(name) if name.isdigit() else -1
