@@ -104,7 +104,8 @@ MODULE_PARM_DESC(node_gid, "group of the /dev nodes (default 0)");
  * §2.1); an image that places it elsewhere sets this. */
 unsigned int ga_core_offset = GA_CORE_OFFSET;
 module_param_named(core_offset, ga_core_offset, uint, 0444);
-MODULE_PARM_DESC(core_offset, "GpuAsyncCore's offset in BAR0, every card (default 0x28000)");
+MODULE_PARM_DESC(core_offset,
+		 "GpuAsyncCore's offset in BAR0, every card (default 0x28000)");
 
 /* ---- globals ------------------------------------------------------------- */
 

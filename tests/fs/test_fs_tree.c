@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The tree (DESIGN §3) on a real mount: device/, registers/ generated from
+ * The tree (docs/guide.md) on a real mount: device/, registers/ generated from
  * the register table (one file per scalar field of the running version,
  * modes by access, absent fields absent), registers/raw,
  * device/registers_path mapped from this process, device/pinned following
@@ -204,8 +204,9 @@ START_TEST(core_offset_refused)
 END_TEST
 
 /*
- * Modes from what the fields are (fact sheet §2.3-2.4 and the README's rule
- * "driver-programmed fields are read-only"), not from the table's columns:
+ * Modes from what the fields are (docs/firmware.md §2.3-2.4 and the rule in
+ * docs/registers.md: driver-programmed fields are read-only files), not
+ * from the table's columns:
  * status and counters read-only, settings read-write, CntRst a write-only
  * strobe, counts and the shared max size programmed by the driver.
  */

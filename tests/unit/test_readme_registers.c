@@ -97,7 +97,8 @@ static char *render(void)
 		/* The firmware's access; a field the driver programs is
 		 * writable on the card but read-only as a file. */
 		put(&t, "| `%s` | %s%s | %s |", r->name, access[r->access],
-		    r->access == GA_RW && (r->flags & GA_F_DRIVER) ? " (driver)" : "", scope[r->array]);
+		    r->access == GA_RW && (r->flags & GA_F_DRIVER) ? " (driver)" : "",
+		    scope[r->array]);
 		put_loc(&t, r, GA_LAYOUT_V1);
 		put_loc(&t, r, GA_LAYOUT_V4);
 		put_loc(&t, r, GA_LAYOUT_V4_LEGACY);
