@@ -108,7 +108,7 @@ static void reg_set(struct ga_model *m, enum ga_reg_id id, unsigned int index, u
 	m->regs[off / 4] = (m->regs[off / 4] & ~c->mask) | ((val << c->lsb) & c->mask);
 }
 
-/* V4 counters saturate at their maximum; V1 ones wrap (facts §3.1 step 6). */
+/* V4 counters saturate at their maximum; V1 ones wrap (docs/firmware.md §3.1 step 6). */
 static bool saturating(const struct ga_model *m)
 {
 	return m->layout != GA_LAYOUT_V1;
@@ -489,7 +489,7 @@ static void queue_read(struct ga_model *m, unsigned int i, uint32_t size)
 {
 	if (i >= m->p.max_buffers || size == 0)
 		return;
-	/* A disabled read engine holds no requests (facts §3.3 step 4). */
+	/* A disabled read engine holds no requests (docs/firmware.md §3.3 step 4). */
 	if (!m->read_enabled)
 		return;
 	m->read_len[i] = size;
@@ -646,7 +646,7 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 	t0 = now(m);
 	if (!m->write_enabled) {
 		/* Accepted with "drop": nothing written but the descriptor,
-		 * which goes to write address [0] (facts §3.1 steps 2, 5). */
+		 * which goes to write address [0] (docs/firmware.md §3.1 steps 2, 5). */
 		base = ga_model_buf_addr(m, true, 0);
 		if (base && write_header(m, base, 0, len, fu, lu))
 			result = AXI_SLVERR;

@@ -15,7 +15,7 @@
  * host's model lock held.  Side-effect registers (free list, read size,
  * count reset) read back 0 once taken, so a repeated write is never lost.
  *
- * What it models (research/gpuasynccore-facts.md §2-3): free-list arming
+ * What it models (docs/firmware.md §2-3): free-list arming
  * and round-robin write index over 0..write_count, the 8-byte header at +0
  * with the size doorbell at +4 and payload at +dma_data_bytes, max size and
  * overflow, drop while disabled (header still written to write address 0),

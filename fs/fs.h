@@ -3,7 +3,7 @@
  * gpuasyncfs internals: the one file table and the state shared by the
  * daemon's files.
  *
- * Every node of the tree (DESIGN.md §3) is one row of struct fs_node:
+ * Every node of the tree (docs/guide.md) is one row of struct fs_node:
  * name, parent directory, mode, flags and its handlers.  Rows come from
  * the modules (core.c, registers.c, buffers.c, metrics.c, sim.c), which
  * hand fs_table_build() their static rows; register rows are generated

@@ -17,7 +17,7 @@
  *  1. parse and validate the whole text (unknown, read-only, absent on this
  *     firmware, repeated or out-of-range entries refuse the whole write
  *     with EINVAL/ERANGE and an `errors` line naming the line);
- *  2. write the given settings in table order (the README register order);
+ *  2. write the given settings in table order (the order of docs/registers.md);
  *  3. read every one back; if one does not hold what was written, or a write
  *     failed, write back what every applied setting held before (EIO).
  * A file saved from another firmware version is applied setting by

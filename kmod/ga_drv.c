@@ -100,12 +100,12 @@ static unsigned int node_gid;
 module_param(node_gid, uint, 0444);
 MODULE_PARM_DESC(node_gid, "group of the /dev nodes (default 0)");
 
-/* SLAC's standard images put GpuAsyncCore at BAR0 + 0x28000; others (LCLS-II
- * DRP on the KCU1500: 0xD00000) elsewhere. */
+/* SLAC's standard images put GpuAsyncCore at BAR0 + 0x28000 (docs/firmware.md
+ * §2.1); an image that places it elsewhere sets this. */
 unsigned int ga_core_offset = GA_CORE_OFFSET;
 module_param_named(core_offset, ga_core_offset, uint, 0444);
 MODULE_PARM_DESC(core_offset,
-		 "GpuAsyncCore's offset in BAR0, every card (default 0x28000; LCLS-II DRP: 0xd00000)");
+		 "GpuAsyncCore's offset in BAR0, every card (default 0x28000)");
 
 /* ---- globals ------------------------------------------------------------- */
 

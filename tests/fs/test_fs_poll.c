@@ -186,7 +186,7 @@ START_TEST(buffer_status_and_errors_wake)
 }
 END_TEST
 
-/* What the README promises for header, write_enable and sim/ files too:
+/* What docs/guide.md promises for header, write_enable and sim/ files too:
  * each wakes when its value changes, and says the new value. */
 START_TEST(header_write_enable_and_sim_wake)
 {

@@ -21,7 +21,7 @@ static const char *const FLAVOURS[] = {
 };
 #define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
 
-/* The settings, by the facts sheet: the AXI cache fields (0x04) and the
+/* The settings, by docs/firmware.md §2: the AXI cache fields (0x04) and the
  * stream demux select (0x38, firmware since 2025-09, version 2 on) are the
  * read-write fields that are neither driver-programmed nor run control. */
 static const char *const SETTINGS[] = {"ar_cache", "aw_cache", "demux_select"};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The tree (DESIGN §3) on a real mount: device/, registers/ generated from
+ * The tree (docs/guide.md) on a real mount: device/, registers/ generated from
  * the register table (one file per scalar field of the running version,
  * modes by access, absent fields absent), registers/raw,
  * device/registers_path mapped from this process, device/pinned following
@@ -135,9 +135,9 @@ END_TEST
 
 /* device/registers_path names the block another process maps: this
  * daemon's shared-memory file at offset 0, live (a word stored through the
- * mapping is what registers/ shows); with core_offset (issue 12: LCLS-II DRP
- * images have a V1 core at BAR0 + 0xD00000) the file is the BAR up to the
- * core and the offset says where it is. */
+ * mapping is what registers/ shows); with core_offset (issue 12: an image
+ * may place the core elsewhere in BAR0; 0xD00000 is a test value) the file
+ * is the BAR up to the core and the offset says where it is. */
 static const struct {
 	const char *opts;
 	unsigned int version;
@@ -204,8 +204,9 @@ START_TEST(core_offset_refused)
 END_TEST
 
 /*
- * Modes from what the fields are (fact sheet §2.3-2.4 and the README's rule
- * "driver-programmed fields are read-only"), not from the table's columns:
+ * Modes from what the fields are (docs/firmware.md §2.3-2.4 and the rule in
+ * docs/registers.md: driver-programmed fields are read-only files), not
+ * from the table's columns:
  * status and counters read-only, settings read-write, CntRst a write-only
  * strobe, counts and the shared max size programmed by the driver.
  */
@@ -493,7 +494,7 @@ START_TEST(absent_not_failing)
 }
 END_TEST
 
-/* README.md's tree listing (fs/gen-readme-tree.sh) and a mount agree;
+/* docs/guide.md's tree listing (fs/gen-readme-tree.sh) and a mount agree;
  * ipc_handle is the one file a host-memory mount lacks. */
 START_TEST(repo_readme_tree)
 {
@@ -501,12 +502,12 @@ START_TEST(repo_readme_tree)
 
 	mnt_start("-o version=4");
 	diff = sh_out(
-		"sed -n '/fs-tree:begin/,/fs-tree:end/p' " GAFS_SRC "/README.md | "
+		"sed -n '/fs-tree:begin/,/fs-tree:end/p' " GAFS_SRC "/docs/guide.md | "
 		"grep -v '^<!--\\|^```' | awk '{print $1}' | grep -v ipc_handle | sort > $M.a; "
 		"grep -v '^#' $M/README | awk '{print $1}' | grep -v ipc_handle | sort > $M.b; "
 		"diff $M.a $M.b; rm -f $M.a $M.b");
 	ck_assert_msg(diff[0] == '\0',
-		      "README.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
+		      "docs/guide.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
 		      diff);
 	free(diff);
 	ck_assert_int_eq(mnt_stop(), 0);

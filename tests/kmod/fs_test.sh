@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpuasyncfs mounted on gpuasync.ko's emulated card inside the test guest,
-# driven with cat/echo/mkdir/rmdir as a user would (DESIGN.md §1, §3).
+# driven with cat/echo/mkdir/rmdir as a user would (docs/guide.md).
 #   fs_test.sh [dmabuf]   with dmabuf: mounted with -o pin=dmabuf, so buffers
 #                         (host memory through udmabuf) reach the driver by
 #                         GA_Add_Dmabuf; else the default (auto: p2p here)

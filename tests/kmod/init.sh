@@ -122,7 +122,7 @@ done
 insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=3 2>/dev/null &&
 	{ bad emulate_upstream_v1; rmmod gpuasync; } || ok emulate_upstream_v1
 
-# GpuAsyncCore elsewhere in BAR0 (LCLS-II DRP: a V1 core at 0xD00000): the
+# GpuAsyncCore elsewhere in BAR0 (0xD00000 as the example offset): the
 # driver, the suite and the library (which finds the offset in sysfs) follow
 # the core_offset parameter; a library told otherwise refuses; bad offsets
 # are refused at load.

@@ -7,7 +7,7 @@
 # static test programs, run tests/kmod/init.sh as /init, and judge the run
 # from the serial console: every step's "KTEST ok|FAIL" line, the exit
 # marker, the kernel's taint mask, and any oops/BUG/WARNING/KASAN/lockdep
-# report in the kernel log.  Recipe: shared/docs/research/kmod-qemu.md.
+# report in the kernel log.  What it covers: kmod/README.md "Tests".
 #
 # Modes (environment):
 #   (default, =1)             stock Debian kernel, then the same suite on the

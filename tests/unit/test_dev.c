@@ -655,7 +655,7 @@ START_TEST(test_header_roundtrip)
 			ck_assert_mem_eq(raw, again, 8);
 		}
 	}
-	/* the wire layout (facts §3.1): flags word then size, little endian */
+	/* the wire layout (docs/firmware.md §3.1 step 4): flags word then size, little endian */
 	{
 		const uint8_t raw[8] = {0x05, 0x00, 0xAB, 0x02, 0x10, 0x00, 0x00, 0x00};
 		struct ga_header h;

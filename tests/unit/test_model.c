@@ -905,8 +905,8 @@ END_TEST
 /*
  * The stream monitor blocks by raw offset, from SURF's AxiStreamMonAxiL
  * register map (python/surf/axi/_AxiStreamMonAxiL.py) placed at the
- * core's inbound (0x100) and outbound (0x200) crossbar slots (facts
- * §2.4), not from the table: config 0x00 (bit 0 CntRst), FrameCnt 0x04
+ * core's inbound (0x100) and outbound (0x200) crossbar slots
+ * (docs/firmware.md §2.4), not from the table: config 0x00 (bit 0 CntRst), FrameCnt 0x04
  * (64 bits), FrameRate/Max/Min 0x0C/0x10/0x14 (Hz), Bandwidth/Max/Min
  * 0x18/0x20/0x28 (64 bits, bytes per second, as AxiStreamMon counts),
  * FrameSize/Max/Min 0x30/0x34/0x38 (bytes).

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * README.md's "Registers" listing is generated from the register table,
- * and this test fails when the two differ, so the README cannot drift.
+ * docs/registers.md's listing is generated from the register table, and
+ * this test fails when the two differ, so the page cannot drift.
  *
- * The same program is the generator: "--print" writes the section (markers
+ * The same program is the generator: "--print" writes the listing (markers
  * included) to stdout, and tools/gen-readme-registers splices that into
- * README.md.  Without arguments it runs the Check test, which finds the
- * README next to this source file (or at $GA_README).
+ * docs/registers.md.  Without arguments it runs the Check test, which finds
+ * the page from this source file's place in the tree (or at $GA_REGISTERS_DOC).
  */
 #include <check.h>
 #include <stdarg.h>
@@ -94,7 +94,11 @@ static char *render(void)
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
 		const struct ga_reg *r = &ga_regs[i];
 
-		put(&t, "| `%s` | %s | %s |", r->name, access[r->access], scope[r->array]);
+		/* The firmware's access; a field the driver programs is
+		 * writable on the card but read-only as a file. */
+		put(&t, "| `%s` | %s%s | %s |", r->name, access[r->access],
+		    r->access == GA_RW && (r->flags & GA_F_DRIVER) ? " (driver)" : "",
+		    scope[r->array]);
 		put_loc(&t, r, GA_LAYOUT_V1);
 		put_loc(&t, r, GA_LAYOUT_V4);
 		put_loc(&t, r, GA_LAYOUT_V4_LEGACY);
@@ -107,7 +111,7 @@ static char *render(void)
 static const char *readme_path(void)
 {
 	static char path[4096];
-	const char *env = getenv("GA_README");
+	const char *env = getenv("GA_REGISTERS_DOC");
 	char *slash;
 	int up;
 
@@ -118,10 +122,10 @@ static const char *readme_path(void)
 	for (up = 0; up < 3; up++) {
 		slash = strrchr(path, '/');
 		if (!slash)
-			return "README.md";
+			return "docs/registers.md";
 		*slash = '\0';
 	}
-	strncat(path, "/README.md", sizeof(path) - strlen(path) - 1);
+	strncat(path, "/docs/registers.md", sizeof(path) - strlen(path) - 1);
 	return path;
 }
 
@@ -167,7 +171,7 @@ START_TEST(test_readme_matches_table)
 
 		while (i < len && gen[i] && begin[i] == gen[i])
 			line += begin[i++] == '\n';
-		ck_abort_msg("%s: Registers section differs from the table at its line %zu; "
+		ck_abort_msg("%s: the register listing differs from the table at its line %zu; "
 			     "run tools/gen-readme-registers",
 			     path, line);
 	}
@@ -188,6 +192,8 @@ START_TEST(test_render)
 	}
 	ck_assert_ptr_nonnull(
 		strstr(gen, "| `write_enable` | RW |  | 0x08[8] | 0x08[15] | 0x08[15] |"));
+	ck_assert_ptr_nonnull(strstr(gen, "| `write_count` | RW (driver) |"));
+	ck_assert_ptr_nonnull(strstr(gen, "| `ar_cache` | RW |"));
 	ck_assert_ptr_nonnull(strstr(gen, "| 0x4000 + 8i |"));
 	ck_assert_ptr_nonnull(strstr(gen, "| 0xC0 (buffer 0) | 0x48 (buffer 0) |"));
 	free(gen);

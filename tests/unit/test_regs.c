@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The register table: invariants as loops over every row and layout, and
- * the table against the facts sheet.
+ * the table against the firmware facts (docs/firmware.md).
  *
  * The facts part is deliberately independent of regs.h: the expected
- * locations below were typed from research/gpuasynccore-facts.md §2.3
+ * locations below were typed from the firmware facts, docs/firmware.md §2.3
  * (V1) and §2.4 (V4), keyed by register name, so a wrong offset or bit in
  * the table (or a row missing from a layout, or one present that should
  * not be) fails here rather than on hardware.
@@ -341,7 +341,7 @@ START_TEST(test_per_buffer_offsets)
 			ck_assert_int_eq(ga_reg_offset(i, lay, v, n, n + 100, &off), -ERANGE);
 		}
 	}
-	/* Spot checks from the facts sheet. */
+	/* Spot checks from the firmware facts (docs/firmware.md). */
 	uint32_t off;
 	ck_assert_int_eq(ga_reg_offset(GA_REG_WRITE_ADDR_LO, GA_LAYOUT_V4, 4, 5, 1024, &off), 0);
 	ck_assert_uint_eq(off, 0x4000 + 8 * 5);
@@ -358,7 +358,7 @@ START_TEST(test_per_buffer_offsets)
 }
 END_TEST
 
-/* Per-buffer registers at (base + index * stride) from the fact sheet's
+/* Per-buffer registers at (base + index * stride) from docs/firmware.md's
  * §2.3 (V1) and §2.4 (V4) tables, checked at several indices. */
 START_TEST(test_per_buffer_facts)
 {
@@ -443,7 +443,7 @@ START_TEST(test_fields)
 }
 END_TEST
 
-/* ---- the table against the facts sheet ----------------------------------- */
+/* ---- the table against the firmware facts (docs/firmware.md) ------------- */
 
 struct expect {
 	const char *name;
@@ -688,7 +688,7 @@ END_TEST
  * Against SURF's python/surf/axi/_AxiVersion.py (FpgaVersion 0x000,
  * UpTimeCnt 0x008, UserConstants from 0x400, DeviceId 0x500, GitHash 0x600
  * of 160 bits, DeviceDna 0x700 of 128 bits, BuildStamp 0x800 of 256 bytes)
- * and the facts sheet (§2.1: userValues[4] DMA clock, [10] bit 0 GPU
+ * and the firmware facts (docs/firmware.md §2.1: userValues[4] DMA clock, [10] bit 0 GPU
  * enable; §4.2: hardware type userValues[9] bits 11:0).
  */
 START_TEST(test_fw_facts)

@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	if (argc != 2 || !payload)
 		return 2;
 	/* Upstream programs buffer addresses at 0x28000: a core elsewhere is
-	 * refused, saying why (LCLS-II DRP images need gpuasync.ko). */
+	 * refused, saying why (such an image needs gpuasync.ko). */
 	{
 		struct ga_open_opts drp = opts;
 

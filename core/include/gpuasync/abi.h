@@ -84,8 +84,8 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 /* BAR0 placement of the GpuAsyncCore block and its neighbours. */
 #define GA_CORE_OFFSET 0x28000u
 #define GA_CORE_SIZE 0x8000u
-/* Other images place the core elsewhere (LCLS-II DRP: 0xD00000): page
- * aligned, inside the 16 MiB BAR the register window reaches. */
+/* An image may place the core elsewhere (core_offset): page aligned,
+ * inside the 16 MiB BAR the register window reaches. */
 #define GA_CORE_ALIGN 0x1000u
 #define GA_CORE_OFFSET_MAX (DMA_REG_WINDOW_END - GA_CORE_SIZE)
 #define GA_AXIVERSION_OFFSET 0x20000u

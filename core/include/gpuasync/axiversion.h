@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The card's firmware identity: SURF's AxiVersion block at BAR0 + 0x20000
- * (research/gpuasynccore-facts.md §2.1; layout of surf's
+ * (docs/firmware.md §2.1; layout of surf's
  * python/surf/axi/_AxiVersion.py), as one table like the register table.
  *
  * GA_FIRMWARE() below is the only place that knows an AxiVersion offset.

@@ -80,8 +80,8 @@ struct ga_open_opts {
 	int gpu_index;
 	/* Allow GPU memory (falls back to host memory when none present). */
 	bool use_gpu;
-	/* Where GpuAsyncCore sits in the card's BAR0 (LCLS-II DRP images:
-	 * 0xD00000); 0: where the driver has it (gpuasync.ko's core_offset,
+	/* Where GpuAsyncCore sits in the card's BAR0, for an image that does
+	 * not put it at 0x28000; 0: where the driver has it (gpuasync.ko's core_offset,
 	 * 0x28000 on upstream's datadev).  The simulated card takes it from
 	 * its spec (core_offset=). */
 	uint32_t core_offset;

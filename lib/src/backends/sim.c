@@ -257,7 +257,7 @@ static void sim_free(struct sim *s)
  * The simulated card's AxiVersion: values of its own, in the formats real
  * images use (SURF AxiVersion), so every device/firmware/ file has
  * something plausible to show.  The DMA clock is the latency clock, as
- * on hardware the DMA clock is where software reads it (facts §3.4).
+ * on hardware the DMA clock is where software reads it (docs/firmware.md §2.1).
  */
 static void sim_fw_words(struct sim *s)
 {
@@ -612,7 +612,7 @@ static int sim_remove_all(struct ga_dev *dev)
 			if (s->blocks[d][i].used)
 				forget_buffer(s, (enum ga_dir)d, i);
 	field_write(s, GA_REG_WRITE_MAX_SIZE, 0, 0); /* the firmware stores 1 */
-	/* Free-list bits stay set, as on hardware (facts §8.6). */
+	/* Free-list bits stay set, as on hardware (docs/firmware.md §3.1 step 7). */
 	ga_simdev_kick(s);
 	pthread_mutex_unlock(&s->lock);
 	return 0;

@@ -79,8 +79,8 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "V4/V5 latency registers: current (0xC0..0xF8) or legacy (0x48/0x50/0x58)"),
 	GA_KEY("device", "core_offset", GA_CT_U64, core_offset, 0, GA_CORE_OFFSET_MAX,
 	       GA_CORE_ALIGN, 0,
-	       "GpuAsyncCore's offset in BAR0 (LCLS-II DRP: 0xd00000); 0: where the driver has it "
-	       "(0x28000 on upstream's datadev)"),
+	       "GpuAsyncCore's offset in BAR0, for an image without it at 0x28000; 0: where "
+	       "the driver has it (0x28000 on upstream's datadev)"),
 	GA_KEY("device", "settings", GA_CT_PATH, settings_file, 0, 0, 0, 0,
 	       "card settings (as MOUNTPOINT/settings shows them) applied at mount; empty: none"),
 	GA_KEY("device", "gpu", GA_CT_INT, gpu_index, 0, 255, 0, 0, "CUDA device ordinal"),
