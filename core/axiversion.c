@@ -8,7 +8,7 @@
 #include "ga_base.h"
 #include "gpuasync/axiversion.h"
 
-#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_)                               \
+#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_, pyrogue_)                     \
 	[GA_FW_##id_] = {                                                                          \
 		.name = name_,                                                                     \
 		.offset = off_,                                                                    \
@@ -17,6 +17,7 @@
 		.lsb = lsb_,                                                                       \
 		.msb = msb_,                                                                       \
 		.doc = doc_,                                                                       \
+		.pyrogue = pyrogue_,                                                               \
 	},
 
 const struct ga_fw_field ga_fw_fields[GA_FW_COUNT] = {GA_FIRMWARE(GA_FW_ROW)};

@@ -21,7 +21,7 @@
  * parameter called "name" would also replace ".name".
  */
 #define GA_REG_ROW(id_, name_, access_, format_, flags_, array_, v1_, v4_, v4l_, minv_, unit_,     \
-		   doc_)                                                                           \
+		   doc_, pyrogue_)                                                                 \
 	[GA_REG_##id_] = {                                                                         \
 		.name = name_,                                                                     \
 		.access = access_,                                                                 \
@@ -32,6 +32,7 @@
 		.min_version = minv_,                                                              \
 		.unit = unit_,                                                                     \
 		.doc = doc_,                                                                       \
+		.pyrogue = pyrogue_,                                                               \
 	},
 
 const struct ga_reg ga_regs[GA_REG_COUNT] = {GA_REGISTERS(GA_REG_ROW)};

@@ -224,6 +224,9 @@ const struct fs_node fs_core_rows[] = {
 	  .doc = "Prometheus text exposition: counters, latencies (seconds), buffer states" },
 	{ .name = "config", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_config,
 	  .reg = -1, .doc = "the effective configuration (ini)" },
+	{ .name = "pyrogue", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444,
+	  .show = fs_show_pyrogue, .reg = -1,
+	  .doc = "pyrogue's name for each file: 'AxiGpuAsyncCore.RxFrameCnt registers/rx_frame_count'" },
 	/* node_exporter's textfile collector reads *.prom files of a directory:
 	 * --collector.textfile.directory=MOUNTPOINT/prometheus */
 	DIR_ROW("prometheus", FS_D_ROOT, FS_D_PROMETHEUS,
@@ -257,7 +260,7 @@ const struct fs_node fs_core_rows[] = {
 	  .doc = "up, or down when every register reads 0xffffffff (writes then fail: ENOLINK)" },
 	DIR_ROW("firmware", FS_D_DEVICE, FS_D_FIRMWARE, .visible = has_firmware,
 		.doc = "the card's firmware identity (AxiVersion), read live"),
-#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_) \
+#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_, ...) \
 	{ .name = name_, .parent = FS_D_FIRMWARE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE, \
 	  .show = show_firmware, .visible = has_firmware, .reg = -1, .doc = doc_ },
 	GA_FIRMWARE(FW_ROW)

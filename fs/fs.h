@@ -213,6 +213,8 @@ unsigned int fs_mode(const struct fs *fs, const struct fs_node *n);
 /* "buffers/3/status"; "buffers/<i>/status" when @idx is UINT_MAX. */
 int fs_path(const struct fs *fs, const struct fs_node *n, unsigned int idx, char *buf, size_t len);
 int fs_render_readme(struct fs *fs, struct strbuf *sb);
+/* pyrogue: "VARIABLE PATH" for every file pyrogue names (table.c). */
+int fs_show_pyrogue(struct fs_ctx *c, struct strbuf *sb);
 
 /* ---- tree.c: the FUSE operations ------------------------------------------ */
 /* Reply to a failed request: errors line for @path, then the errno. */

@@ -231,6 +231,18 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Append @n lines sorted, freeing them and the array; @ret an earlier error. */
+static int put_sorted(struct strbuf *sb, char **lines, unsigned int n, int ret)
+{
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (unsigned int i = 0; i < n; i++) {
+		sb_puts(sb, lines[i]);
+		free(lines[i]);
+	}
+	free(lines);
+	return ret ? ret : (sb->oom ? -ENOMEM : 0);
+}
+
 /* One line per node of the table, sorted by path; per-buffer nodes appear
  * once with <i> and as they exist for buffer 0. */
 int fs_render_readme(struct fs *fs, struct strbuf *sb)
@@ -263,11 +275,57 @@ int fs_render_readme(struct fs *fs, struct strbuf *sb)
 		}
 		n++;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_str);
-	for (unsigned int i = 0; i < n; i++) {
-		sb_puts(sb, lines[i]);
-		free(lines[i]);
+	return put_sorted(sb, lines, n, ret);
+}
+
+/* ---- pyrogue names ----------------------------------------------------------------------- */
+
+/* The pyrogue variable a row stands for (ga_regs[] and ga_fw_fields[]
+ * carry it), or NULL. */
+static const char *row_pyrogue(const struct fs_node *nd)
+{
+	int fw;
+
+	if (nd->reg >= 0)
+		return ga_regs[nd->reg].pyrogue[0] ? ga_regs[nd->reg].pyrogue : NULL;
+	if (nd->parent == FS_D_FIRMWARE && (fw = ga_fw_find(nd->name)) >= 0)
+		return ga_fw_fields[fw].pyrogue;
+	return NULL;
+}
+
+/*
+ * One line per file that has a pyrogue name, sorted by that name, so that
+ * `grep RxFrameCnt pyrogue` finds the file.  Per-buffer files appear with
+ * <i> when pyrogue has one variable per buffer ("Buffer[i]"), and as
+ * buffer 0's when pyrogue has one for buffer 0 only (the V4 latencies).
+ */
+int fs_show_pyrogue(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct fs *fs = c->fs;
+	char **lines = calloc(fs->nrows, sizeof(*lines));
+	unsigned int n = 0;
+	int ret = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	sb_puts(sb, "# pyrogue variable (below AxiPcieCore)     file here\n");
+	for (unsigned int r = 1; r < fs->nrows; r++) {
+		const struct fs_node *nd = &fs->rows[r];
+		const char *py = row_pyrogue(nd);
+		enum ga_dir d;
+		char path[256];
+
+		if (!py)
+			continue;
+		if (fs_row_per_buffer(nd, &d) && nd->visible && !nd->visible(fs, nd, 0))
+			continue;
+		fs_path(fs, nd, fs_row_per_buffer(nd, &d) && !strstr(py, "[i]") ? 0 : UINT_MAX,
+			path, sizeof(path));
+		if (asprintf(&lines[n], "%-42s %s\n", py, path) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		n++;
 	}
-	free(lines);
-	return ret ? ret : (sb->oom ? -ENOMEM : 0);
+	return put_sorted(sb, lines, n, ret);
 }

@@ -248,6 +248,23 @@ class Card:
                 os.close(fd)
         self._call(rel, wr, os.path.join(self.path, rel))
 
+    # -- pyrogue names --------------------------------------------------------
+    def pyrogue_names(self):
+        """{pyrogue variable below AxiPcieCore: file under the mount}, from
+        the mount's `pyrogue` index ('AxiGpuAsyncCore.RxFrameCnt':
+        'registers/rx_frame_count')."""
+        out = {}
+        for line in self.read("pyrogue").splitlines():
+            if line and not line.startswith("#"):
+                name, rel = line.split()
+                out[name] = rel
+        return out
+
+    def pyrogue(self, name):
+        """The value of the file pyrogue calls name ('AxiGpuAsyncCore.RxFrameCnt',
+        'AxiVersion.GitHash'); KeyError when no file has that name."""
+        return _parse_value(self.read(self.pyrogue_names()[name]))
+
     # -- buffers ------------------------------------------------------------
     def buffers(self, read=False):
         """The buffers that exist now, by index."""

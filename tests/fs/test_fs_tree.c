@@ -514,6 +514,38 @@ START_TEST(repo_readme_tree)
 }
 END_TEST
 
+/* pyrogue: a user who knows pyrogue's name finds the file with grep, and
+ * every file the index names exists and reads (with a buffer of each kind,
+ * so the per-buffer files are there). */
+START_TEST(pyrogue_index)
+{
+	char *n;
+
+	mnt_start("-o version=4");
+	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/read_buffers/0"), 0);
+	ck_assert_int_eq(sh("test \"$(awk '$1 == \"AxiGpuAsyncCore.RxFrameCnt\" {print $2}' "
+			    "$M/pyrogue)\" = registers/rx_frame_count"),
+			 0);
+	ck_assert_int_eq(sh("test \"$(awk '$1 == \"AxiVersion.GitHash\" {print $2}' $M/pyrogue)\" "
+			    "= device/firmware/git_hash"),
+			 0);
+	ck_assert_int_eq(sh("test \"$(awk '$1 == \"AxiGpuAsyncCore.TotLatencyMax\" {print $2}' "
+			    "$M/pyrogue)\" = buffers/0/latency/total_max"),
+			 0);
+	/* every named file exists; the readable ones read (count_reset and the
+	 * monitor resets are write-only strobes) */
+	ck_assert_int_eq(sh("grep -v '^#' $M/pyrogue | while read -r py f; do "
+			    "test -f \"$M/$f\" || { echo \"$py: $f missing\"; exit 1; }; "
+			    "test \"$(stat -c %%a \"$M/$f\")\" = 200 || cat \"$M/$f\" >/dev/null || exit 1; done"),
+			 0);
+	n = sh_out("grep -vc '^#' $M/pyrogue");
+	ck_assert_int_ge(atoi(n), 60);
+	free(n);
+	ck_assert_int_eq(sh("rmdir $M/buffers/0 $M/read_buffers/0"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fs_tree");
@@ -535,6 +567,7 @@ int main(void)
 	tcase_add_test(tc, readme_matches_tree_v4_legacy);
 	tcase_add_test(tc, absent_not_failing);
 	tcase_add_test(tc, repo_readme_tree);
+	tcase_add_test(tc, pyrogue_index);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -54,6 +54,15 @@ def test_registers_come_from_the_mounts_listing(card):
         card.registers.raw  # binary: not an attribute
 
 
+def test_pyrogue_names(card):
+    names = card.pyrogue_names()
+    assert names["AxiGpuAsyncCore.RxFrameCnt"] == "registers/rx_frame_count"
+    assert card.pyrogue("AxiGpuAsyncCore.VersionNumber") == card.registers.version
+    assert card.pyrogue("AxiVersion.GitHash") == card.firmware.git_hash
+    with pytest.raises(KeyError):
+        card.pyrogue("AxiGpuAsyncCore.NoSuchThing")
+
+
 def test_register_write_reaches_the_card(card):
     card.registers.demux_select = 0
     assert cat(card, "registers/demux_select").strip() == "0"

@@ -89,8 +89,8 @@ static char *render(void)
 	t.buf[0] = '\0';
 	put(&t, BEGIN_MARK);
 	put(&t, "| Name | Access | Per | V1 (fw 1-3) | V4 (fw 4-5) | V4 legacy | Since | Unit | "
-		"Meaning |\n");
-	put(&t, "|---|---|---|---|---|---|---|---|---|\n");
+		"Meaning | pyrogue (below AxiPcieCore) |\n");
+	put(&t, "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
 		const struct ga_reg *r = &ga_regs[i];
 
@@ -102,7 +102,8 @@ static char *render(void)
 		put_loc(&t, r, GA_LAYOUT_V1);
 		put_loc(&t, r, GA_LAYOUT_V4);
 		put_loc(&t, r, GA_LAYOUT_V4_LEGACY);
-		put(&t, " %u | %s | %s |\n", r->min_version, r->unit, r->doc);
+		put(&t, " %u | %s | %s | %s%s%s |\n", r->min_version, r->unit, r->doc,
+		    r->pyrogue[0] ? "`" : "", r->pyrogue, r->pyrogue[0] ? "`" : "");
 	}
 	put(&t, END_MARK);
 	return t.buf;

@@ -727,6 +727,137 @@ START_TEST(test_fw_facts)
 }
 END_TEST
 
+/*
+ * pyrogue's names, checked against where pyrogue itself places each
+ * variable (facts from axi-pcie-core's python/axipcie/_AxiGpuAsyncCore.py
+ * at a3e3fde, surf's AxiStreamMonAxiL (channel 0 at +0x00 of the monitor,
+ * CntRst bit 0 at +0x00) and AxiVersion, and axi-pcie-core's
+ * PcieAxiVersion for the userValues names; docs/registers.md): offset from
+ * the core (or AxiVersion) base and the field's first bit.  A name on the
+ * wrong row fails here; so does a pyrogue variable no row carries.
+ */
+START_TEST(test_pyrogue_names)
+{
+	static const struct {
+		const char *py;
+		unsigned int offset, lsb;
+	} e[] = {
+		{"AxiGpuAsyncCore.MaxBuffers", 0x00, 0},
+		{"AxiGpuAsyncCore.AxiReadCache", 0x04, 0},
+		{"AxiGpuAsyncCore.AxiWriteCache", 0x04, 8},
+		{"AxiGpuAsyncCore.AxiBusWidth", 0x04, 16},
+		{"AxiGpuAsyncCore.WriteCount", 0x08, 0},
+		{"AxiGpuAsyncCore.WriteEnable", 0x08, 15},
+		{"AxiGpuAsyncCore.ReadCount", 0x08, 16},
+		{"AxiGpuAsyncCore.ReadEnable", 0x08, 31},
+		{"AxiGpuAsyncCore.RxFrameCnt", 0x10, 0},
+		{"AxiGpuAsyncCore.TxFrameCnt", 0x14, 0},
+		{"AxiGpuAsyncCore.WriteAxiErrorCnt", 0x18, 0},
+		{"AxiGpuAsyncCore.ReadAxiErrorCnt", 0x1C, 0},
+		{"AxiGpuAsyncCore.CountReset", 0x20, 0},
+		{"AxiGpuAsyncCore.WriteAxiErrorVal", 0x24, 0},
+		{"AxiGpuAsyncCore.ReadAxiErrorVal", 0x28, 0},
+		{"AxiGpuAsyncCore.VersionNumber", 0x30, 0},
+		{"AxiGpuAsyncCore.AxiWriteTimeoutErrorCnt", 0x34, 0},
+		{"AxiGpuAsyncCore.AxisDeMuxSelect", 0x38, 0},
+		{"AxiGpuAsyncCore.MinWriteFreeList", 0x3C, 0},
+		{"AxiGpuAsyncCore.MaxReadQueueList", 0x40, 0},
+		{"AxiGpuAsyncCore.RemoteWriteMaxSize", 0x60, 0},
+		{"AxiGpuAsyncCore.TotLatency", 0xC0, 0},
+		{"AxiGpuAsyncCore.TotLatencyMax", 0xC4, 0},
+		{"AxiGpuAsyncCore.TotLatencyMin", 0xC8, 0},
+		{"AxiGpuAsyncCore.GpuLatency", 0xD0, 0},
+		{"AxiGpuAsyncCore.GpuLatencyMax", 0xD4, 0},
+		{"AxiGpuAsyncCore.GpuLatencyMin", 0xD8, 0},
+		{"AxiGpuAsyncCore.WrDmaLatency", 0xE0, 0},
+		{"AxiGpuAsyncCore.WrDmaLatencyMax", 0xE4, 0},
+		{"AxiGpuAsyncCore.WrDmaLatencyMin", 0xE8, 0},
+		{"AxiGpuAsyncCore.RdDmaLatency", 0xF0, 0},
+		{"AxiGpuAsyncCore.RdDmaLatencyMax", 0xF4, 0},
+		{"AxiGpuAsyncCore.RdDmaLatencyMin", 0xF8, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.CntRst", 0x100, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameCnt", 0x104, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameRate", 0x10C, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameRateMax", 0x110, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameRateMin", 0x114, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].Bandwidth", 0x118, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].BandwidthMax", 0x120, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].BandwidthMin", 0x128, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameSize", 0x130, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameSizeMax", 0x134, 0},
+		{"AxiGpuAsyncCore.GpuIbAxisMon.Ch[0].FrameSizeMin", 0x138, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.CntRst", 0x200, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameCnt", 0x204, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameRate", 0x20C, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameRateMax", 0x210, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameRateMin", 0x214, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].Bandwidth", 0x218, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].BandwidthMax", 0x220, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].BandwidthMin", 0x228, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameSize", 0x230, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameSizeMax", 0x234, 0},
+		{"AxiGpuAsyncCore.GpuObAxisMon.Ch[0].FrameSizeMin", 0x238, 0},
+		/* per buffer i: RemoteReadSize 0x3000+4i, the addresses 0x4000+8i
+		 * and 0x6000+8i (64 bits: both of our word rows) */
+		{"AxiGpuAsyncCore.Buffer[i].RemoteReadSize", 0x3000, 0},
+		{"AxiGpuAsyncCore.Buffer[i].RemoteWriteAddress", 0x4000, 0},
+		{"AxiGpuAsyncCore.Buffer[i].RemoteReadAddress", 0x6000, 0},
+	};
+	static const struct {
+		const char *py;
+		unsigned int offset;
+	} fw[] = {
+		{"AxiVersion.FpgaVersion", 0x000},    {"AxiVersion.UpTimeCnt", 0x008},
+		{"AxiVersion.DMA_CLK_FREQ_C", 0x410}, {"AxiVersion.PCIE_HW_TYPE_G", 0x424},
+		{"AxiVersion.DataGpuEn", 0x428},      {"AxiVersion.DeviceId", 0x500},
+		{"AxiVersion.GitHash", 0x600},	      {"AxiVersion.DeviceDna", 0x700},
+		{"AxiVersion.BuildStamp", 0x800},
+	};
+	unsigned int named = 0;
+
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		unsigned int hits = 0;
+
+		for (unsigned int id = 0; id < GA_REG_COUNT; id++) {
+			const struct ga_reg_loc *l = &ga_regs[id].loc[GA_LAYOUT_V4];
+
+			if (strcmp(ga_regs[id].pyrogue, e[k].py))
+				continue;
+			hits++;
+			ck_assert_msg(l->present, "%s: %s absent in V4", e[k].py, ga_regs[id].name);
+			/* the address rows: low word at the fact's offset, high at +4 */
+			ck_assert_msg(l->offset == e[k].offset || l->offset == e[k].offset + 4,
+				      "%s is %s at %#x, pyrogue has %#x", e[k].py, ga_regs[id].name,
+				      l->offset, e[k].offset);
+			ck_assert_msg(l->lsb == e[k].lsb, "%s: bit %u, pyrogue %u", e[k].py, l->lsb,
+				      e[k].lsb);
+		}
+		ck_assert_msg(hits >= 1, "no row carries pyrogue's %s", e[k].py);
+	}
+	/* every name a row carries is one of the facts above (none made up) */
+	for (unsigned int id = 0; id < GA_REG_COUNT; id++) {
+		bool known = !ga_regs[id].pyrogue[0];
+
+		for (size_t k = 0; !known && k < sizeof(e) / sizeof(e[0]); k++)
+			known = !strcmp(ga_regs[id].pyrogue, e[k].py);
+		ck_assert_msg(known, "%s: pyrogue name %s is not in the facts", ga_regs[id].name,
+			      ga_regs[id].pyrogue);
+		named += ga_regs[id].pyrogue[0] != 0;
+	}
+	/* the address rows are two words each: two rows for each of the two */
+	ck_assert_uint_eq(named, sizeof(e) / sizeof(e[0]) + 2);
+	for (size_t k = 0; k < sizeof(fw) / sizeof(fw[0]); k++) {
+		unsigned int id;
+
+		for (id = 0; id < GA_FW_COUNT; id++)
+			if (!strcmp(ga_fw_fields[id].pyrogue, fw[k].py))
+				break;
+		ck_assert_msg(id < GA_FW_COUNT, "no firmware row carries %s", fw[k].py);
+		ck_assert_uint_eq(ga_fw_fields[id].offset, fw[k].offset);
+	}
+}
+END_TEST
+
 static const char *fw_text(enum ga_fw_id id, const uint32_t *w)
 {
 	static char buf[GA_FW_TEXT_MAX];
@@ -800,6 +931,7 @@ static Suite *regs_suite(void)
 
 	t = tcase_create("facts");
 	tcase_add_test(t, test_fw_facts);
+	tcase_add_test(t, test_pyrogue_names);
 	tcase_add_test(t, test_fw_format);
 	tcase_add_test(t, test_facts_v1);
 	tcase_add_test(t, test_facts_v4);

@@ -11,7 +11,9 @@
  *
  * Row columns: id, "name", offset (bytes from the AxiVersion base), words
  * (32-bit words the value spans, least significant first), kind (how the
- * words become text), lsb, msb (for single-word fields), "one-line doc".
+ * words become text), lsb, msb (for single-word fields), "one-line doc",
+ * "pyrogue variable" (relative to axi-pcie-core's AxiPcieCore, whose
+ * PcieAxiVersion extends surf's AxiVersion with the userValues names).
  *
  * This header is plain C usable from the kernel (kmod/) too.
  */
@@ -41,23 +43,23 @@ enum ga_fw_kind {
 /* clang-format off */
 #define GA_FIRMWARE(X) \
  X(FPGA_VERSION, "fpga_version", 0x000, 1, GA_FWK_HEX, 0, 31, \
-   "firmware image version (AxiVersion FpgaVersion)") \
+   "firmware image version (AxiVersion FpgaVersion)", "AxiVersion.FpgaVersion") \
  X(UPTIME, "uptime", 0x008, 1, GA_FWK_DEC, 0, 31, \
-   "seconds since power-up or the last firmware reload") \
+   "seconds since power-up or the last firmware reload", "AxiVersion.UpTimeCnt") \
  X(DMA_CLOCK_HZ, "dma_clock_hz", 0x410, 1, GA_FWK_DEC, 0, 31, \
-   "DMA clock frequency in Hz (userValues[4])") \
+   "DMA clock frequency in Hz (userValues[4])", "AxiVersion.DMA_CLK_FREQ_C") \
  X(HARDWARE_TYPE, "hardware_type", 0x424, 1, GA_FWK_HEX3, 0, 11, \
-   "board type code (userValues[9] bits 11:0)") \
+   "board type code (userValues[9] bits 11:0)", "AxiVersion.PCIE_HW_TYPE_G") \
  X(GPU_ENABLE, "gpu_enable", 0x428, 1, GA_FWK_DEC, 0, 0, \
-   "1 when the image was built with GpuAsync (userValues[10] bit 0)") \
+   "1 when the image was built with GpuAsync (userValues[10] bit 0)", "AxiVersion.DataGpuEn") \
  X(DEVICE_ID, "device_id", 0x500, 1, GA_FWK_HEX, 0, 31, \
-   "device identification set by the image") \
+   "device identification set by the image", "AxiVersion.DeviceId") \
  X(GIT_HASH, "git_hash", 0x600, 5, GA_FWK_GIT, 0, 31, \
-   "git commit the image was built from (40 hex digits), or dirty") \
+   "git commit the image was built from (40 hex digits), or dirty", "AxiVersion.GitHash") \
  X(DNA, "dna", 0x700, 4, GA_FWK_WIDE, 0, 31, \
-   "FPGA device DNA (unique per chip)") \
+   "FPGA device DNA (unique per chip)", "AxiVersion.DeviceDna") \
  X(BUILD_STAMP, "build_stamp", 0x800, 64, GA_FWK_STRING, 0, 31, \
-   "build string: image name, environment, server, date, builder")
+   "build string: image name, environment, server, date, builder", "AxiVersion.BuildStamp")
 /* clang-format on */
 
 enum ga_fw_id {
@@ -74,6 +76,7 @@ struct ga_fw_field {
 	uint8_t kind; /* enum ga_fw_kind */
 	uint8_t lsb, msb;
 	const char *doc;
+	const char *pyrogue; /* "AxiVersion.GitHash" */
 };
 
 /* The table, indexed by enum ga_fw_id (core/axiversion.c). */
