@@ -820,7 +820,7 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	return 0;
 }
 
-static int ga_ioctl_rem_buffer(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Rem_Buffer(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_buffer_ref ref;
@@ -829,8 +829,9 @@ static int ga_ioctl_rem_buffer(struct ga_file *gf, void __user *argp)
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
-	if (copy_from_user(&ref, argp, sizeof(ref)))
-		return -EFAULT;
+	ret = ga_arg_in(&ref, sizeof(ref), arg, cmd);
+	if (ret)
+		return ret;
 	d = ga_dir(ref.write != 0);
 	mutex_lock(&card->lock);
 	ret = ga_check_owner(card);
@@ -853,7 +854,7 @@ out_unlock:
 	return ret;
 }
 
-static int ga_ioctl_arm_many(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Arm_Buffers(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_arm_many a;
@@ -862,8 +863,11 @@ static int ga_ioctl_arm_many(struct ga_file *gf, void __user *argp)
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
-	if (copy_from_user(&a, argp, sizeof(a)))
-		return -EFAULT;
+	ret = ga_arg_in(&a, sizeof(a), arg, cmd);
+	if (!ret)
+		ret = ga_arg_zero(card, "GA_Arm_Buffers", "pad", a.pad);
+	if (ret)
+		return ret;
 	if (a.count > GA_MAX_BUFFERS)
 		return -EINVAL;
 	if (!a.count)
@@ -892,7 +896,7 @@ out_free:
 	return ret;
 }
 
-static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Get_Buffer_Table(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_buffer_entry *e = NULL;
@@ -900,8 +904,9 @@ static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
 	u32 n = 0, cap;
 	int d, i, ret = 0;
 
-	if (copy_from_user(&t, argp, sizeof(t)))
-		return -EFAULT;
+	ret = ga_arg_in(&t, sizeof(t), arg, cmd);
+	if (ret)
+		return ret;
 	cap = min_t(u32, t.capacity, 2 * GA_MAX_BUFFERS);
 	if (cap) {
 		e = kvcalloc(cap, sizeof(*e), GFP_KERNEL);
@@ -934,70 +939,127 @@ static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
 	if (cap && copy_to_user(u64_to_user_ptr(t.entries), e, min(n, cap) * sizeof(*e)))
 		ret = -EFAULT;
 	t.count = n;
-	if (!ret && copy_to_user(argp, &t, sizeof(t)))
-		ret = -EFAULT;
+	if (!ret)
+		ret = ga_arg_out(arg, &t, sizeof(t), cmd);
 	kvfree(e);
 	return ret;
 }
 
 /* ---- dispatcher ---------------------------------------------------------- */
 
+/* Handlers of the rows with no argument or a plain value. */
+static long ga_ioctl_DMA_Get_Buff_Count(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return 0; /* no CPU DMA buffers: the registers start at offset 0 */
+}
+
+static long ga_ioctl_DMA_Get_Buff_Size(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return GA_DMA_BUFF_SIZE;
+}
+
+static long ga_ioctl_DMA_Get_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return DMA_VERSION;
+}
+
+static long ga_ioctl_DMA_Write_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_reg(gf, (void __user *)arg, true);
+}
+
+static long ga_ioctl_DMA_Read_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_reg(gf, (void __user *)arg, false);
+}
+
+static long ga_ioctl_GPU_Add_Nvidia_Memory(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_add(gf, (void __user *)arg);
+}
+
+static long ga_ioctl_GPU_Rem_Nvidia_Memory(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_rem_all(gf);
+}
+
+static long ga_ioctl_GPU_Set_Write_Enable(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_set_write_enable(gf, (void __user *)arg);
+}
+
+static long ga_ioctl_GPU_Is_Gpu_Async_Supp(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->gpu_en ? 1 : 0;
+}
+
+static long ga_ioctl_GPU_Get_Gpu_Async_Ver(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->version; /* even when unsupported, so it can be reported */
+}
+
+static long ga_ioctl_GPU_Get_Max_Buffers(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->gpu_en ? gf->card->max_buffers : -ENOTSUPP;
+}
+
+static long ga_ioctl_GPU_Enable_Tx(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_enable(gf, true, arg);
+}
+
+static long ga_ioctl_GPU_Enable_Rx(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_enable(gf, false, arg);
+}
+
+static long ga_ioctl_GA_Get_Abi_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return (GA_ABI_VERSION << 16) | GA_FEAT_ALL;
+}
+
 /*
- * Upstream codes are bare 16-bit numbers, not _IOC-encoded; the GPU ones
- * are matched exactly, the generic DMA ones on the low 16 bits (as
- * upstream's Dma_Ioctl does).  Positive results (version, counts, flags)
- * are the ioctl's return value.
+ * The table's rows with their handlers: a row without a handler named
+ * ga_ioctl_<row> does not build.  Positive results (version, counts,
+ * flags) are the ioctl's return value.
+ */
+typedef long (*ga_ioctl_fn)(struct ga_file *gf, unsigned int cmd, unsigned long arg);
+
+static const struct ga_ioctl_desc {
+	struct ga_abi_row row;
+	ga_ioctl_fn fn;
+} ga_ioctls[] = {
+#define GA_IOCTL_DESC(name, ...) { .row = GA_ABI_ROW(name, __VA_ARGS__) .fn = ga_ioctl_##name },
+	GA_IOCTLS(GA_IOCTL_DESC)
+#undef GA_IOCTL_DESC
+};
+
+/*
+ * Upstream's numbers are matched as upstream does (generic DMA codes on
+ * the low 16 bits, GPU codes exactly), ours on type, number and direction
+ * with the size checked against the row: a size the driver does not know
+ * is another command, so -ENOTTY like any unknown number (gpuasync/abi.h,
+ * GA_IOC_TYPE, says why).  GA_IOCTLS's compile-time checks keep the two
+ * kinds of match from taking each other's numbers.
  */
 static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct ga_file *gf = file->private_data;
-	struct ga_card *card = gf->card;
-	void __user *argp = (void __user *)arg;
+	const struct ga_ioctl_desc *d;
+	size_t i;
 
-	if (READ_ONCE(card->dead))
+	if (READ_ONCE(gf->card->dead))
 		return -ENODEV;
-
-	switch (cmd) {
-	case GPU_Add_Nvidia_Memory:
-		return ga_ioctl_add(gf, argp);
-	case GPU_Rem_Nvidia_Memory:
-		return ga_ioctl_rem_all(gf);
-	case GPU_Set_Write_Enable:
-		return ga_ioctl_set_write_enable(gf, argp);
-	case GPU_Is_Gpu_Async_Supp:
-		return card->gpu_en ? 1 : 0;
-	case GPU_Get_Gpu_Async_Ver:
-		return card->version; /* even when unsupported, so it can be reported */
-	case GPU_Get_Max_Buffers:
-		return card->gpu_en ? card->max_buffers : -ENOTSUPP;
-	case GPU_Enable_Tx:
-		return ga_ioctl_enable(gf, true, arg);
-	case GPU_Enable_Rx:
-		return ga_ioctl_enable(gf, false, arg);
-	case GA_Get_Abi_Version:
-		return (GA_ABI_VERSION << 16) | GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY |
-		       GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF;
-	case GA_Rem_Buffer:
-		return ga_ioctl_rem_buffer(gf, argp);
-	case GA_Arm_Buffers:
-		return ga_ioctl_arm_many(gf, argp);
-	case GA_Get_Buffer_Table:
-		return ga_ioctl_buffer_table(gf, argp);
-	case GA_Add_Dmabuf:
-		return ga_dmabuf_add(gf, argp);
-	}
-
-	switch (cmd & 0xffff) {
-	case DMA_Get_Buff_Count:
-		return 0; /* no CPU DMA buffers: the registers start at offset 0 */
-	case DMA_Get_Buff_Size:
-		return GA_DMA_BUFF_SIZE;
-	case DMA_Get_Version:
-		return DMA_VERSION;
-	case DMA_Write_Register:
-		return ga_ioctl_reg(gf, argp, true);
-	case DMA_Read_Register:
-		return ga_ioctl_reg(gf, argp, false);
+	for (i = 0; i < ARRAY_SIZE(ga_ioctls); i++) {
+		d = &ga_ioctls[i];
+		if (!ga_abi_match(&d->row, cmd))
+			continue;
+		if (!ga_abi_size_ok(&d->row, cmd)) {
+			dev_dbg(gf->card->dev, "%s: argument of %u bytes, this driver takes %u..%u\n",
+				d->row.name, _IOC_SIZE(cmd), d->row.min_size, d->row.size);
+			return -ENOTTY;
+		}
+		return d->fn(gf, cmd, arg);
 	}
 	return -ENOTTY;
 }

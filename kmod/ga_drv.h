@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/sysfs.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 
 #include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
@@ -159,6 +160,32 @@ struct ga_card {
 	atomic64_t dma_faults; /* emulated DMA to no window and no stub mapping */
 };
 
+/*
+ * The argument of one of our commands (GA_ABI_OURS), whose size is in @cmd:
+ * the caller's bytes, the rest of @k zeroed (an older, smaller struct);
+ * out, as many bytes as the caller has room for (gpuasync/abi.h).
+ */
+static inline int ga_arg_in(void *k, size_t ksize, unsigned long arg, unsigned int cmd)
+{
+	return copy_struct_from_user(k, ksize, (void __user *)arg, _IOC_SIZE(cmd));
+}
+
+static inline int ga_arg_out(unsigned long arg, const void *k, size_t ksize, unsigned int cmd)
+{
+	if (copy_to_user((void __user *)arg, k, min_t(size_t, ksize, _IOC_SIZE(cmd))))
+		return -EFAULT;
+	return 0;
+}
+
+/* A reserved field of ours that is not zero: -EINVAL, and the log says which. */
+static inline int ga_arg_zero(struct ga_card *card, const char *cmd, const char *field, u64 v)
+{
+	if (!v)
+		return 0;
+	dev_warn_ratelimited(card->dev, "%s: %s is %#llx, must be 0 (reserved)\n", cmd, field, v);
+	return -EINVAL;
+}
+
 /* ga_drv.c */
 struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv);
 /* Identify the card, create /dev/<name>.  On failure the caller drops
@@ -177,7 +204,7 @@ void ga_add_commit(struct ga_card *card, struct ga_buf *buf);
 
 /* ga_dmabuf.c: buffers registered from a dma-buf */
 extern atomic_t ga_live_dmabufs;
-int ga_dmabuf_add(struct ga_file *gf, void __user *argp);
+long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg);
 /* Unmap, detach and put; DMA to @buf stopped.  card->lock held. */
 void ga_dmabuf_release(struct ga_buf *buf);
 /* Emulated card DMA to a dma-buf window of @card (0, or -EFAULT). */
