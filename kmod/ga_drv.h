@@ -83,7 +83,7 @@ struct ga_buf {
 	 * callback takes (plus the leaf card->reg_lock), because NVIDIA calls
 	 * it with its own locks held: the normal path therefore never calls
 	 * nvidia_p2p_put_pages/get_pages... while holding a lock the callback
-	 * wants, except as documented at ga_buf_pin().
+	 * wants, except as documented at ga_p2p_pin().
 	 */
 	struct mutex lock;
 	enum ga_pin_state state;
@@ -158,6 +158,9 @@ struct ga_card {
 	struct mutex win_lock;
 	struct list_head windows;
 	atomic64_t dma_faults; /* emulated DMA to no window and no stub mapping */
+	/* Longest wait for the card to go idle inside a free callback (us);
+	 * racy max: callbacks of one card rarely overlap, and it is a gauge. */
+	atomic64_t cb_quiesce_max_us;
 };
 
 /*
@@ -201,6 +204,15 @@ void ga_buf_program(struct ga_card *card, struct ga_buf *buf);
 void ga_buf_stop_dma(struct ga_buf *buf);
 struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size);
 void ga_add_commit(struct ga_card *card, struct ga_buf *buf);
+
+void ga_wait_idle(struct ga_card *card, unsigned int dirs);
+
+/* ga_p2p.c: buffers registered by GPU address (nvidia_p2p) */
+extern atomic_t ga_live_pins;
+/* Pin, map, check and program @buf.  card->lock held. */
+int ga_p2p_pin(struct ga_card *card, struct ga_buf *buf);
+/* Unmap and unpin; DMA to @buf stopped.  card->lock held. */
+void ga_p2p_release(struct ga_buf *buf);
 
 /* ga_dmabuf.c: buffers registered from a dma-buf */
 extern atomic_t ga_live_dmabufs;
