@@ -252,7 +252,8 @@ START_TEST(test_ours_size_and_direction)
 			      r->name);
 		ck_assert_uint_ne(r->code & dir_bits, other_dir & dir_bits);
 		if (r->size) {
-			unsigned int smaller = (r->code & ~size_bits) | ((r->min_size - 4) << _IOC_SIZESHIFT);
+			unsigned int smaller =
+				(r->code & ~size_bits) | ((r->min_size - 4) << _IOC_SIZESHIFT);
 
 			ck_assert_msg(matches(smaller, &hit) == 0, "%s with %u bytes", r->name,
 				      r->min_size - 4);
@@ -269,8 +270,9 @@ START_TEST(test_render)
 {
 	char *gen = render();
 
-	ck_assert_ptr_nonnull(strstr(gen, "| `DMA_Read_Register` | 0x100B | struct DmaRegisterData "
-					  "| 16 | inout | upstream, generic (low 16 bits) | 1 | 7.4 |"));
+	ck_assert_ptr_nonnull(strstr(gen,
+				     "| `DMA_Read_Register` | 0x100B | struct DmaRegisterData "
+				     "| 16 | inout | upstream, generic (low 16 bits) | 1 | 7.4 |"));
 	ck_assert_ptr_nonnull(strstr(gen, "| `GA_Add_Dmabuf` | 0xC0188104 | struct ga_dmabuf_add | "
 					  "24 | inout | gpuasync.ko (_IOC) | 2 | - |"));
 	free(gen);
