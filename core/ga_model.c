@@ -679,9 +679,12 @@ static enum ga_model_push push(struct ga_model *m, const void *payload, uint32_t
 		n = max;
 		result |= WR_RES_OVERFLOW;
 	}
-	if (n && !payload && fill && m->env.dma_write_fill &&
-	    (rc = m->env.dma_write_fill(m->env.ctx, base + m->p.dma_data_bytes, n, fill,
-					fill_ctx)) <= 0) {
+	/* The filler: 0 wrote in place, < 0 failed, > 0 (or none) the copy below. */
+	rc = 1;
+	if (n && !payload && fill && m->env.dma_write_fill)
+		rc = m->env.dma_write_fill(m->env.ctx, base + m->p.dma_data_bytes, n, fill,
+					   fill_ctx);
+	if (rc <= 0) {
 		if (rc)
 			result |= AXI_SLVERR;
 	} else if (n) {
@@ -835,9 +838,9 @@ void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val)
 			continue;
 		switch (id) {
 		case GA_REG_FREE_LIST:
-			if (!m->p.level_words)
-				arm(m, i);
-			else if ((m->regs[offset / 4] = val) != 0)
+			if (m->p.level_words)
+				m->regs[offset / 4] = val;
+			if (!m->p.level_words || val)
 				arm(m, i);
 			else
 				disarm(m, i);

@@ -212,7 +212,7 @@ out_unlock:
 	return ret;
 }
 
-int ga_dmabuf_add(struct ga_file *gf, void __user *argp)
+long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct dma_buf_attachment *attach;
@@ -223,8 +223,9 @@ int ga_dmabuf_add(struct ga_file *gf, void __user *argp)
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
-	if (copy_from_user(&a, argp, sizeof(a)))
-		return -EFAULT;
+	ret = ga_arg_in(&a, sizeof(a), arg, cmd);
+	if (ret)
+		return ret;
 	if (!a.size || a.size % GA_GPU_PAGE_SIZE || a.offset % GA_GPU_PAGE_SIZE) {
 		dev_dbg(card->dev, "dma-buf: offset %#llx and size %#x must be multiples of 64 KiB\n",
 			a.offset, a.size);
@@ -253,10 +254,9 @@ int ga_dmabuf_add(struct ga_file *gf, void __user *argp)
 		goto out_unlock;
 	/* Tell the index before anything is programmed: nothing to undo. */
 	a.index = buf->index;
-	if (copy_to_user(argp, &a, sizeof(a))) {
-		ret = -EFAULT;
+	ret = ga_arg_out(arg, &a, sizeof(a), cmd);
+	if (ret)
 		goto out_unlock;
-	}
 	attach = dma_buf_dynamic_attach(dmabuf, card->dma_dev, &ga_dmabuf_attach_ops, buf);
 	if (IS_ERR(attach)) {
 		ret = PTR_ERR(attach);

@@ -41,8 +41,6 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
-#include "nv-p2p.h"
-
 #include "ga_drv.h"
 
 /* ---- compat --------------------------------------------------------------- */
@@ -114,8 +112,6 @@ static dev_t ga_devt;
 /* Cards by minor, for open(); ga_cards_lock guards the table. */
 static DEFINE_MUTEX(ga_cards_lock);
 static struct ga_card *ga_cards[GA_MAX_CARDS];
-/* Pins taken and not yet released, all cards: must be 0 at exit. */
-static atomic_t ga_live_pins = ATOMIC_INIT(0);
 
 static const struct file_operations ga_fops;
 static const struct attribute_group *ga_card_groups[];
@@ -235,7 +231,7 @@ static void ga_program_counts(struct ga_card *card)
  * @dirs: bit 0 read engine, bit 1 write engine.
  * Context: process context, sleeps; no lock needed (reads only).
  */
-static void ga_wait_idle(struct ga_card *card, unsigned int dirs)
+void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 {
 	unsigned long deadline;
 	int d;
@@ -255,28 +251,19 @@ static void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 						 d ? "write" : "read", quiesce_timeout_ms);
 					break;
 				}
-				usleep_range(500, 1000);
+				/* Short steps: the wait ends within 50 us of the bits clearing. */
+				usleep_range(20, 50);
 			}
 		}
 		return;
 	}
 	if (card->ops->dma_barrier)
 		card->ops->dma_barrier(card);
-	else
-		msleep(quiesce_ms);
+	else /* usleep_range: msleep would add up to two jiffies */
+		usleep_range(quiesce_ms * 1000, quiesce_ms * 1000 + 200);
 }
 
-/* ---- pinning --------------------------------------------------------------
- *
- * States (buf->lock): SETUP -> LIVE -> RELEASING, and INVALIDATED from any
- * of them when NVIDIA calls ga_free_callback().  Who releases what:
- *  - the callback: in-callback calls (free_dma_mapping, free_page_table);
- *    NVIDIA frees the rest after it returns;
- *  - the normal path: dma_unmap_pages under buf->lock (so the callback
- *    cannot free the mapping under it), then put_pages WITHOUT buf->lock:
- *    put_pages waits for a callback in flight, which wants buf->lock.
- * ga_live_pins counts pins between a successful get_pages and their end.
- */
+/* ---- stopping DMA ---------------------------------------------------------- */
 
 /*
  * Stop all DMA to @buf: engine off if it ran, address zeroed, wait.
@@ -286,6 +273,8 @@ void ga_buf_stop_dma(struct ga_buf *buf)
 {
 	struct ga_card *card = buf->card;
 	bool was_on;
+	ktime_t t0;
+	s64 us;
 
 	mutex_lock(&card->reg_lock);
 	was_on = ga_engine_on(card, buf->write);
@@ -298,111 +287,19 @@ void ga_buf_stop_dma(struct ga_buf *buf)
 			 "%s buffer %u invalidated while its engine ran: engine stopped, "
 			 "re-enable to continue\n",
 			 buf->write ? "write" : "read", buf->index);
+	/*
+	 * NVIDIA's (or the exporter's) callback waits here, holding their
+	 * locks: no longer than the firmware needs (V5: until its active bits
+	 * clear, capped at quiesce_timeout_ms; before V5: quiesce_ms, as the
+	 * reference driver).  callback_quiesce_us shows the longest wait.
+	 */
+	t0 = ktime_get();
 	ga_wait_idle(card, buf->write ? 2 : 1);
+	us = ktime_us_delta(ktime_get(), t0);
+	if (us > atomic64_read(&card->cb_quiesce_max_us))
+		atomic64_set(&card->cb_quiesce_max_us, us);
 }
 
-/*
- * NVIDIA's free callback: the GPU memory behind @data is going away.
- * Tears down this buffer only.  Takes only buf->lock (and the leaf
- * reg_lock): NVIDIA holds its own locks here, and the normal path never
- * holds buf->lock while waiting on them.  Re-entry guard: if the task that
- * holds buf->lock is inside an nvidia_p2p_* call that calls back
- * synchronously, the lock is already ours.
- */
-static void ga_free_callback(void *data)
-{
-	struct ga_buf *buf = data;
-	bool reentered = READ_ONCE(buf->nv_caller) == current;
-	enum ga_pin_state prev;
-
-	if (!reentered)
-		mutex_lock(&buf->lock);
-	prev = buf->state;
-	switch (prev) {
-	case GA_PIN_INVALIDATED:
-		/* Called twice: nothing left to do. */
-		break;
-	case GA_PIN_LIVE:
-		ga_buf_stop_dma(buf);
-		nvidia_p2p_free_dma_mapping(buf->map);
-		nvidia_p2p_free_page_table(buf->pt);
-		atomic_dec(&ga_live_pins);
-		break;
-	case GA_PIN_SETUP:
-		/* Nothing programmed yet; the add path may be writing buf->map,
-		 * so leave the mapping to NVIDIA and see INVALIDATED there.
-		 */
-		nvidia_p2p_free_page_table(buf->pt);
-		atomic_dec(&ga_live_pins);
-		break;
-	case GA_PIN_RELEASING:
-		/* DMA stopped and unmapped by the normal path, whose put_pages
-		 * waits for us and then drops the pin count.
-		 */
-		nvidia_p2p_free_page_table(buf->pt);
-		break;
-	}
-	if (prev != GA_PIN_INVALIDATED) {
-		buf->state = GA_PIN_INVALIDATED;
-		buf->map = NULL;
-		buf->pt = NULL;
-		dev_info(buf->card->dev, "%s buffer %u: GPU memory invalidated\n",
-			 buf->write ? "write" : "read", buf->index);
-	}
-	if (!reentered)
-		mutex_unlock(&buf->lock);
-	/* Last access to *buf: the normal path may free it after this. */
-	complete_all(&buf->cb_done);
-}
-
-/*
- * Normal-path release of a LIVE (or SETUP) pin; the caller frees @buf.
- * Prerequisite: DMA to the buffer stopped (address zeroed, engine idle);
- * card->lock held (no new buffer can take the index meanwhile).
- */
-static void ga_buf_unpin(struct ga_buf *buf)
-{
-	struct nvidia_p2p_page_table *pt = NULL;
-	int ret;
-
-	lockdep_assert_held(&buf->card->lock);
-	if (buf->dmabuf) {
-		ga_dmabuf_release(buf);
-		return;
-	}
-	mutex_lock(&buf->lock);
-	if (buf->state == GA_PIN_LIVE || buf->state == GA_PIN_SETUP) {
-		if (buf->map) {
-			WRITE_ONCE(buf->nv_caller, current);
-			ret = nvidia_p2p_dma_unmap_pages(buf->card->pdev, buf->pt, buf->map);
-			WRITE_ONCE(buf->nv_caller, NULL);
-			if (ret)
-				dev_warn(buf->card->dev, "dma_unmap_pages: %d\n", ret);
-		}
-		if (buf->state != GA_PIN_INVALIDATED) { /* unless it re-entered */
-			buf->map = NULL;
-			buf->state = GA_PIN_RELEASING;
-			pt = buf->pt;
-		}
-	}
-	mutex_unlock(&buf->lock);
-
-	if (pt) {
-		ret = nvidia_p2p_put_pages(0, 0, buf->pin_va, pt);
-		if (ret)
-			dev_warn(buf->card->dev, "put_pages: %d (callback may have run)\n", ret);
-		atomic_dec(&ga_live_pins);
-	} else {
-		wait_for_completion(&buf->cb_done);
-	}
-}
-
-/*
- * Pin, map and check @buf's GPU memory, then program its registers.
- * Prerequisite: card->lock held.  buf->lock is NOT held across get_pages
- * and dma_map_pages (both may take NVIDIA locks the callback runs under);
- * a callback that comes meanwhile finds SETUP and the checks below see it.
- */
 /*
  * The most payload the card may write into a write buffer of @size bytes:
  * the payload starts at +DmaDataBytes.  (Upstream programs @size itself, so
@@ -427,68 +324,16 @@ void ga_buf_program(struct ga_card *card, struct ga_buf *buf)
 	mutex_unlock(&card->reg_lock);
 }
 
-static int ga_buf_pin(struct ga_card *card, struct ga_buf *buf)
+/*
+ * Release @buf's memory, however it was registered; the caller frees @buf.
+ * Prerequisite: DMA to the buffer stopped; card->lock held.
+ */
+static void ga_buf_release(struct ga_buf *buf)
 {
-	struct nvidia_p2p_dma_mapping *map = NULL;
-	struct nvidia_p2p_page_table *pt;
-	u64 off = buf->gpu_address - buf->pin_va;
-	u32 i, used;
-	int ret;
-
-	lockdep_assert_held(&card->lock);
-	ret = nvidia_p2p_get_pages(0, 0, buf->pin_va, buf->pin_len, &buf->pt, ga_free_callback,
-				   buf);
-	if (ret) {
-		dev_dbg(card->dev, "get_pages(%#llx, %#llx): %d\n", buf->pin_va, buf->pin_len, ret);
-		return ret;
-	}
-	atomic_inc(&ga_live_pins);
-	ret = nvidia_p2p_dma_map_pages(card->pdev, buf->pt, &map);
-
-	mutex_lock(&buf->lock);
-	if (buf->state == GA_PIN_INVALIDATED) {
-		mutex_unlock(&buf->lock);
-		wait_for_completion(&buf->cb_done);
-		return -ENXIO;
-	}
-	if (ret) {
-		dev_dbg(card->dev, "dma_map_pages: %d\n", ret);
-		goto out_release;
-	}
-	buf->map = map;
-	pt = buf->pt;
-
-	ret = -EINVAL;
-	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt) ||
-	    !NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(map)) {
-		dev_warn(card->dev, "incompatible NVIDIA page table or mapping version\n");
-		goto out_release;
-	}
-	if (pt->page_size != NVIDIA_P2P_PAGE_SIZE_64KB || map->entries != pt->entries ||
-	    (u64)pt->entries * GA_GPU_PAGE_SIZE < buf->pin_len) {
-		dev_warn(card->dev, "unexpected page table: page size %u, %u entries\n",
-			 pt->page_size, pt->entries);
-		goto out_release;
-	}
-	/* The card takes one base address: the buffer must be bus-contiguous. */
-	used = DIV_ROUND_UP(off + buf->size, GA_GPU_PAGE_SIZE);
-	for (i = 1; i < used; i++) {
-		if (map->dma_addresses[i] != map->dma_addresses[0] + (u64)i * GA_GPU_PAGE_SIZE) {
-			dev_warn(card->dev, "buffer is not contiguous on the bus (page %u)\n", i);
-			goto out_release;
-		}
-	}
-	buf->bus = map->dma_addresses[0] + off;
-	buf->pages = pt->entries;
-	ga_buf_program(card, buf);
-	buf->state = GA_PIN_LIVE;
-	mutex_unlock(&buf->lock);
-	return 0;
-
-out_release:
-	mutex_unlock(&buf->lock);
-	ga_buf_unpin(buf);
-	return ret;
+	if (buf->dmabuf)
+		ga_dmabuf_release(buf);
+	else
+		ga_p2p_release(buf);
 }
 
 /* ---- buffers of a card --------------------------------------------------- */
@@ -563,7 +408,7 @@ static unsigned int ga_remove_bufs(struct ga_card *card, ga_pick_fn pick, const 
 
 	list_for_each_entry_safe(buf, tmp, &gone, rm_node) {
 		list_del(&buf->rm_node);
-		ga_buf_unpin(buf);
+		ga_buf_release(buf);
 		kfree(buf);
 	}
 	if (!card->count[0] && !card->count[1])
@@ -669,7 +514,7 @@ static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 	mutex_lock(&card->lock);
 	ret = ga_add_slot(card, buf);
 	if (!ret)
-		ret = ga_buf_pin(card, buf);
+		ret = ga_p2p_pin(card, buf);
 	if (!ret)
 		ga_add_commit(card, buf);
 	mutex_unlock(&card->lock);
@@ -820,7 +665,7 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	return 0;
 }
 
-static int ga_ioctl_rem_buffer(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Rem_Buffer(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_buffer_ref ref;
@@ -829,8 +674,9 @@ static int ga_ioctl_rem_buffer(struct ga_file *gf, void __user *argp)
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
-	if (copy_from_user(&ref, argp, sizeof(ref)))
-		return -EFAULT;
+	ret = ga_arg_in(&ref, sizeof(ref), arg, cmd);
+	if (ret)
+		return ret;
 	d = ga_dir(ref.write != 0);
 	mutex_lock(&card->lock);
 	ret = ga_check_owner(card);
@@ -853,7 +699,7 @@ out_unlock:
 	return ret;
 }
 
-static int ga_ioctl_arm_many(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Arm_Buffers(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_arm_many a;
@@ -862,8 +708,11 @@ static int ga_ioctl_arm_many(struct ga_file *gf, void __user *argp)
 
 	if (!card->gpu_en)
 		return -ENOTSUPP;
-	if (copy_from_user(&a, argp, sizeof(a)))
-		return -EFAULT;
+	ret = ga_arg_in(&a, sizeof(a), arg, cmd);
+	if (!ret)
+		ret = ga_arg_zero(card, "GA_Arm_Buffers", "pad", a.pad);
+	if (ret)
+		return ret;
 	if (a.count > GA_MAX_BUFFERS)
 		return -EINVAL;
 	if (!a.count)
@@ -892,7 +741,7 @@ out_free:
 	return ret;
 }
 
-static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
+static long ga_ioctl_GA_Get_Buffer_Table(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	struct ga_card *card = gf->card;
 	struct ga_buffer_entry *e = NULL;
@@ -900,8 +749,9 @@ static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
 	u32 n = 0, cap;
 	int d, i, ret = 0;
 
-	if (copy_from_user(&t, argp, sizeof(t)))
-		return -EFAULT;
+	ret = ga_arg_in(&t, sizeof(t), arg, cmd);
+	if (ret)
+		return ret;
 	cap = min_t(u32, t.capacity, 2 * GA_MAX_BUFFERS);
 	if (cap) {
 		e = kvcalloc(cap, sizeof(*e), GFP_KERNEL);
@@ -934,70 +784,127 @@ static int ga_ioctl_buffer_table(struct ga_file *gf, void __user *argp)
 	if (cap && copy_to_user(u64_to_user_ptr(t.entries), e, min(n, cap) * sizeof(*e)))
 		ret = -EFAULT;
 	t.count = n;
-	if (!ret && copy_to_user(argp, &t, sizeof(t)))
-		ret = -EFAULT;
+	if (!ret)
+		ret = ga_arg_out(arg, &t, sizeof(t), cmd);
 	kvfree(e);
 	return ret;
 }
 
 /* ---- dispatcher ---------------------------------------------------------- */
 
+/* Handlers of the rows with no argument or a plain value. */
+static long ga_ioctl_DMA_Get_Buff_Count(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return 0; /* no CPU DMA buffers: the registers start at offset 0 */
+}
+
+static long ga_ioctl_DMA_Get_Buff_Size(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return GA_DMA_BUFF_SIZE;
+}
+
+static long ga_ioctl_DMA_Get_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return DMA_VERSION;
+}
+
+static long ga_ioctl_DMA_Write_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_reg(gf, (void __user *)arg, true);
+}
+
+static long ga_ioctl_DMA_Read_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_reg(gf, (void __user *)arg, false);
+}
+
+static long ga_ioctl_GPU_Add_Nvidia_Memory(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_add(gf, (void __user *)arg);
+}
+
+static long ga_ioctl_GPU_Rem_Nvidia_Memory(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_rem_all(gf);
+}
+
+static long ga_ioctl_GPU_Set_Write_Enable(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_set_write_enable(gf, (void __user *)arg);
+}
+
+static long ga_ioctl_GPU_Is_Gpu_Async_Supp(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->gpu_en ? 1 : 0;
+}
+
+static long ga_ioctl_GPU_Get_Gpu_Async_Ver(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->version; /* even when unsupported, so it can be reported */
+}
+
+static long ga_ioctl_GPU_Get_Max_Buffers(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->gpu_en ? gf->card->max_buffers : -ENOTSUPP;
+}
+
+static long ga_ioctl_GPU_Enable_Tx(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_enable(gf, true, arg);
+}
+
+static long ga_ioctl_GPU_Enable_Rx(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return ga_ioctl_enable(gf, false, arg);
+}
+
+static long ga_ioctl_GA_Get_Abi_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return (GA_ABI_VERSION << 16) | GA_FEAT_ALL;
+}
+
 /*
- * Upstream codes are bare 16-bit numbers, not _IOC-encoded; the GPU ones
- * are matched exactly, the generic DMA ones on the low 16 bits (as
- * upstream's Dma_Ioctl does).  Positive results (version, counts, flags)
- * are the ioctl's return value.
+ * The table's rows with their handlers: a row without a handler named
+ * ga_ioctl_<row> does not build.  Positive results (version, counts,
+ * flags) are the ioctl's return value.
+ */
+typedef long (*ga_ioctl_fn)(struct ga_file *gf, unsigned int cmd, unsigned long arg);
+
+static const struct ga_ioctl_desc {
+	struct ga_abi_row row;
+	ga_ioctl_fn fn;
+} ga_ioctls[] = {
+#define GA_IOCTL_DESC(name, ...) { .row = GA_ABI_ROW(name, __VA_ARGS__) .fn = ga_ioctl_##name },
+	GA_IOCTLS(GA_IOCTL_DESC)
+#undef GA_IOCTL_DESC
+};
+
+/*
+ * Upstream's numbers are matched as upstream does (generic DMA codes on
+ * the low 16 bits, GPU codes exactly), ours on type, number and direction
+ * with the size checked against the row: a size the driver does not know
+ * is another command, so -ENOTTY like any unknown number (gpuasync/abi.h,
+ * GA_IOC_TYPE, says why).  GA_IOCTLS's compile-time checks keep the two
+ * kinds of match from taking each other's numbers.
  */
 static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct ga_file *gf = file->private_data;
-	struct ga_card *card = gf->card;
-	void __user *argp = (void __user *)arg;
+	const struct ga_ioctl_desc *d;
+	size_t i;
 
-	if (READ_ONCE(card->dead))
+	if (READ_ONCE(gf->card->dead))
 		return -ENODEV;
-
-	switch (cmd) {
-	case GPU_Add_Nvidia_Memory:
-		return ga_ioctl_add(gf, argp);
-	case GPU_Rem_Nvidia_Memory:
-		return ga_ioctl_rem_all(gf);
-	case GPU_Set_Write_Enable:
-		return ga_ioctl_set_write_enable(gf, argp);
-	case GPU_Is_Gpu_Async_Supp:
-		return card->gpu_en ? 1 : 0;
-	case GPU_Get_Gpu_Async_Ver:
-		return card->version; /* even when unsupported, so it can be reported */
-	case GPU_Get_Max_Buffers:
-		return card->gpu_en ? card->max_buffers : -ENOTSUPP;
-	case GPU_Enable_Tx:
-		return ga_ioctl_enable(gf, true, arg);
-	case GPU_Enable_Rx:
-		return ga_ioctl_enable(gf, false, arg);
-	case GA_Get_Abi_Version:
-		return (GA_ABI_VERSION << 16) | GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY |
-		       GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF;
-	case GA_Rem_Buffer:
-		return ga_ioctl_rem_buffer(gf, argp);
-	case GA_Arm_Buffers:
-		return ga_ioctl_arm_many(gf, argp);
-	case GA_Get_Buffer_Table:
-		return ga_ioctl_buffer_table(gf, argp);
-	case GA_Add_Dmabuf:
-		return ga_dmabuf_add(gf, argp);
-	}
-
-	switch (cmd & 0xffff) {
-	case DMA_Get_Buff_Count:
-		return 0; /* no CPU DMA buffers: the registers start at offset 0 */
-	case DMA_Get_Buff_Size:
-		return GA_DMA_BUFF_SIZE;
-	case DMA_Get_Version:
-		return DMA_VERSION;
-	case DMA_Write_Register:
-		return ga_ioctl_reg(gf, argp, true);
-	case DMA_Read_Register:
-		return ga_ioctl_reg(gf, argp, false);
+	for (i = 0; i < ARRAY_SIZE(ga_ioctls); i++) {
+		d = &ga_ioctls[i];
+		if (!ga_abi_match(&d->row, cmd))
+			continue;
+		if (!ga_abi_size_ok(&d->row, cmd)) {
+			dev_dbg(gf->card->dev, "%s: argument of %u bytes, this driver takes %u..%u\n",
+				d->row.name, _IOC_SIZE(cmd), d->row.min_size, d->row.size);
+			return -ENOTTY;
+		}
+		return d->fn(gf, cmd, arg);
 	}
 	return -ENOTTY;
 }
@@ -1108,6 +1015,15 @@ static ssize_t dma_faults_show(struct device *dev, struct device_attribute *attr
 }
 static DEVICE_ATTR_RO(dma_faults);
 
+static ssize_t callback_quiesce_us_show(struct device *dev, struct device_attribute *attr,
+					char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&card->cb_quiesce_max_us));
+}
+static DEVICE_ATTR_RO(callback_quiesce_us);
+
 static ssize_t core_offset_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct ga_card *card = dev_get_drvdata(dev);
@@ -1127,6 +1043,7 @@ static struct attribute *ga_card_attrs[] = {
 	&dev_attr_live_dmabufs.attr,
 	&dev_attr_dma_faults.attr,
 	&dev_attr_core_offset.attr,
+	&dev_attr_callback_quiesce_us.attr,
 	NULL,
 };
 

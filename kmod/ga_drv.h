@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/sysfs.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 
 #include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
@@ -82,7 +83,7 @@ struct ga_buf {
 	 * callback takes (plus the leaf card->reg_lock), because NVIDIA calls
 	 * it with its own locks held: the normal path therefore never calls
 	 * nvidia_p2p_put_pages/get_pages... while holding a lock the callback
-	 * wants, except as documented at ga_buf_pin().
+	 * wants, except as documented at ga_p2p_pin().
 	 */
 	struct mutex lock;
 	enum ga_pin_state state;
@@ -157,7 +158,36 @@ struct ga_card {
 	struct mutex win_lock;
 	struct list_head windows;
 	atomic64_t dma_faults; /* emulated DMA to no window and no stub mapping */
+	/* Longest wait for the card to go idle inside a free callback (us);
+	 * racy max: callbacks of one card rarely overlap, and it is a gauge. */
+	atomic64_t cb_quiesce_max_us;
 };
+
+/*
+ * The argument of one of our commands (GA_ABI_OURS), whose size is in @cmd:
+ * the caller's bytes, the rest of @k zeroed (an older, smaller struct);
+ * out, as many bytes as the caller has room for (gpuasync/abi.h).
+ */
+static inline int ga_arg_in(void *k, size_t ksize, unsigned long arg, unsigned int cmd)
+{
+	return copy_struct_from_user(k, ksize, (void __user *)arg, _IOC_SIZE(cmd));
+}
+
+static inline int ga_arg_out(unsigned long arg, const void *k, size_t ksize, unsigned int cmd)
+{
+	if (copy_to_user((void __user *)arg, k, min_t(size_t, ksize, _IOC_SIZE(cmd))))
+		return -EFAULT;
+	return 0;
+}
+
+/* A reserved field of ours that is not zero: -EINVAL, and the log says which. */
+static inline int ga_arg_zero(struct ga_card *card, const char *cmd, const char *field, u64 v)
+{
+	if (!v)
+		return 0;
+	dev_warn_ratelimited(card->dev, "%s: %s is %#llx, must be 0 (reserved)\n", cmd, field, v);
+	return -EINVAL;
+}
 
 /* ga_drv.c */
 struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv);
@@ -175,9 +205,18 @@ void ga_buf_stop_dma(struct ga_buf *buf);
 struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size);
 void ga_add_commit(struct ga_card *card, struct ga_buf *buf);
 
+void ga_wait_idle(struct ga_card *card, unsigned int dirs);
+
+/* ga_p2p.c: buffers registered by GPU address (nvidia_p2p) */
+extern atomic_t ga_live_pins;
+/* Pin, map, check and program @buf.  card->lock held. */
+int ga_p2p_pin(struct ga_card *card, struct ga_buf *buf);
+/* Unmap and unpin; DMA to @buf stopped.  card->lock held. */
+void ga_p2p_release(struct ga_buf *buf);
+
 /* ga_dmabuf.c: buffers registered from a dma-buf */
 extern atomic_t ga_live_dmabufs;
-int ga_dmabuf_add(struct ga_file *gf, void __user *argp);
+long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg);
 /* Unmap, detach and put; DMA to @buf stopped.  card->lock held. */
 void ga_dmabuf_release(struct ga_buf *buf);
 /* Emulated card DMA to a dma-buf window of @card (0, or -EFAULT). */

@@ -28,6 +28,7 @@
  * take its own locks and call back into the stub (free_* calls, DMA).
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/file.h>
@@ -40,10 +41,13 @@
 #include <linux/scatterlist.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
 #include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <linux/version.h>
 
 #include "nv-p2p.h"
@@ -103,6 +107,13 @@ module_param(invalidate_on_map, int, 0644);
 MODULE_PARM_DESC(invalidate_on_map,
 		 "the next N dma_map_pages find their memory freed: the callback runs first "
 		 "(tests a callback that arrives while the client is still setting up)");
+
+static int callback_during_map;
+module_param(callback_during_map, int, 0644);
+MODULE_PARM_DESC(callback_during_map,
+		 "the next N dma_map_pages fire the pin's callback from another thread and wait "
+		 "until it returns (the client let NVIDIA free the page table mid-call: misuse) "
+		 "or blocks (the client holds it off); then the mapping is made");
 
 static bool dmabuf_dynamic;
 module_param(dmabuf_dynamic, bool, 0644);
@@ -553,11 +564,95 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 }
 EXPORT_SYMBOL(nvidia_p2p_free_dma_mapping);
 
+/*
+ * callback_during_map: the free callback of @pt's pin, fired from a work
+ * item while a dma_map_pages on it is in progress, as a cudaFree on another
+ * CPU would.  Waits for one of two events: the callback returned, so the
+ * page table was freed under the call (NVIDIA would use freed memory; here
+ * it is misuse and -EINVAL), or the callback's thread sleeps, held off by
+ * the client's lock (0: the mapping goes ahead, @raced set).
+ */
+struct stub_race {
+	struct work_struct work;
+	struct stub_pin *pin;
+	struct task_struct *task; /* the worker, set before the callback runs */
+	struct completion entered;
+	refcount_t users;         /* the worker and the waiter */
+};
+
+static void stub_race_fn(struct work_struct *work)
+{
+	struct stub_race *r = container_of(work, struct stub_race, work);
+
+	WRITE_ONCE(r->task, current);
+	complete(&r->entered);
+	stub_fire(r->pin);
+	if (refcount_dec_and_test(&r->users))
+		kfree(r);
+}
+
+static int stub_fire_during_map(struct nvidia_p2p_page_table *pt, bool *raced)
+{
+	unsigned long deadline = jiffies + 30 * HZ;
+	struct stub_race *r;
+	struct stub_pin *pin;
+	bool returned = false;
+	int ret = 0;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	mutex_lock(&stub.lock);
+	pin = stub_find_pin(pt);
+	if (!pin || pin->state != PIN_LIVE) {
+		mutex_unlock(&stub.lock);
+		kfree(r);
+		return 0;
+	}
+	pin->state = PIN_CB_RUNNING;
+	kref_get(&pin->ref); /* stub_fire's */
+	kref_get(&pin->ref); /* ours, to watch cb_done */
+	mutex_unlock(&stub.lock);
+
+	INIT_WORK(&r->work, stub_race_fn);
+	init_completion(&r->entered);
+	refcount_set(&r->users, 2);
+	r->pin = pin;
+	queue_work(system_unbound_wq, &r->work);
+	wait_for_completion(&r->entered);
+	for (;;) {
+		if (completion_done(&pin->cb_done)) {
+			returned = true;
+			break;
+		}
+		if (READ_ONCE(r->task->__state) == TASK_UNINTERRUPTIBLE)
+			break;
+		if (time_after(jiffies, deadline)) {
+			pr_warn("nv_p2p_stub: callback_during_map: the callback neither returned nor blocked in 30 s\n");
+			break;
+		}
+		usleep_range(50, 100);
+	}
+	if (returned) {
+		mutex_lock(&stub.lock);
+		stub_misuse("the free callback returned during dma_map_pages: the page table was freed under the call");
+		mutex_unlock(&stub.lock);
+		ret = -EINVAL;
+	} else {
+		*raced = true;
+	}
+	stub_pin_put(pin);
+	if (refcount_dec_and_test(&r->users))
+		kfree(r);
+	return ret;
+}
+
 int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
 			     struct nvidia_p2p_dma_mapping **dma_mapping)
 {
 	struct stub_map *map;
 	struct stub_pin *pin;
+	bool raced = false;
 	u32 i, n;
 	int ret = 0;
 
@@ -581,13 +676,20 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table 
 			mutex_unlock(&stub.lock);
 		}
 	}
+	if (READ_ONCE(callback_during_map) > 0) {
+		WRITE_ONCE(callback_during_map, callback_during_map - 1);
+		ret = stub_fire_during_map(page_table, &raced);
+		if (ret)
+			return ret;
+	}
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)
 		return -ENOMEM;
 
 	mutex_lock(&stub.lock);
 	pin = stub_find_pin(page_table);
-	if (!pin || pin->state != PIN_LIVE) {
+	/* raced: the callback waits for the client, the memory is still there */
+	if (!pin || (pin->state != PIN_LIVE && !(raced && pin->state == PIN_CB_RUNNING))) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}

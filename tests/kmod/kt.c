@@ -145,6 +145,44 @@ int stub_param(const char *name, const char *val)
 	return write_file(path, val);
 }
 
+/* A gpuasync.ko parameter as a number (bools: Y 1, N 0); -1 if unreadable. */
+static long sys_read_param(const char *name)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/gpuasync/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	if (buf[0] == 'Y' || buf[0] == 'N')
+		return buf[0] == 'Y';
+	return buf[0] ? strtol(buf, NULL, 0) : -1;
+}
+
+/* Does the kernel log hold a line containing @text? */
+static bool dmesg_has(const char *text)
+{
+	char rec[2048];
+	bool found = false;
+	ssize_t n;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	while (!found && ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE))) {
+		if (n <= 0)
+			continue; /* EPIPE: records overwritten meanwhile; go on */
+		rec[n] = 0;
+		found = strstr(rec, text) != NULL;
+	}
+	close(fd);
+	return found;
+}
+
 struct nvstub_stats stub_stats(void)
 {
 	struct nvstub_stats st = { 0 };
@@ -839,9 +877,106 @@ static void t_invalidate(void)
 	CHECK(st1.put_pages == st0.put_pages, "put_pages after invalidation");
 	CHECK(st1.misuse == 0);
 	CHECK(sys_read("quiesce_timeouts") == 0);
+	{
+		/* What the callbacks waited for the card: V5 until its active
+		 * bits cleared (the model updates them every poll), before V5
+		 * the emulated card's barrier or quiesce_ms. */
+		long us = sys_read("callback_quiesce_us"), q = sys_read_param("quiesce_ms");
+		bool fixed = version < 5 && sys_read_param("emulate_dma_barrier") == 0;
+
+		printf("KTEST info callback quiesce (v%u): longest %ld us (%s)\n", version, us,
+		       version >= 5 ? "active bits" : fixed ? "fixed quiesce_ms" : "emulated barrier");
+		if (fixed)
+			CHECK(us >= q * 1000 && us < q * 1000 + 20000,
+			      "fixed wait %ld us for quiesce_ms %ld", us, q);
+		else
+			CHECK(us >= 0 && us < 100000, "waited %ld us for an idle card", us);
+	}
 	check_clean(fd, "after invalidation");
 	gfree(s, &g1);
 	close(s);
+	close(fd);
+}
+
+/*
+ * cudaFree on another CPU while the driver is inside dma_map_pages: the
+ * stub (callback_during_map) fires the callback from a work item and waits
+ * until it either returns, which means the driver let NVIDIA free the page
+ * table under the call (misuse: the add then fails), or blocks on the
+ * driver's buffer lock.  The driver must hold it off: the add succeeds,
+ * then the callback tears the live buffer down.
+ */
+static void t_map_race(void)
+{
+	int fd = open_card(), s = open_stub(), j;
+	struct gmem g = galloc(s, KB64);
+	struct nvstub_stats st0 = stub_stats(), st;
+	struct ga_buffer_entry e[1];
+	uint32_t i = 0;
+
+	CHECK_OK(stub_param("callback_during_map", "1"));
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));
+	/* The callback finishes once the add has let go (bounded wait). */
+	for (j = 0; j < 10000 && stub_stats().callbacks == st0.callbacks; j++)
+		usleep(1000);
+	st = stub_stats();
+	CHECK(st.callbacks == st0.callbacks + 1, "callback did not finish");
+	CHECK(st.misuse == st0.misuse, "page table freed under dma_map_pages");
+	CHECK(st.pins == 0 && st.mappings == 0, "pins %llu maps %llu",
+	      (unsigned long long)st.pins, (unsigned long long)st.mappings);
+	CHECK(get_table(fd, e, 1) == 1 && (e[0].flags & GA_BUF_INVALIDATED),
+	      "the buffer must be listed as invalidated");
+	CHECK(buf_addr_reg(fd, true, 0) == 0, "invalidated address not zeroed");
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), ENXIO);
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	CHECK(sys_read("live_pins") == 0);
+	gfree(s, &g);
+	close(s);
+	check_clean(fd, "after the map race");
+	close(fd);
+}
+
+/*
+ * The ABI's rules on a real driver (docs/abi.md): our numbers with another
+ * size or direction are other commands (ENOTTY), version 1's bare numbers
+ * are gone, a non-zero pad is EINVAL with a log line, upstream's generic
+ * codes answer whatever their upper bits hold.
+ */
+static void t_abi(void)
+{
+	const unsigned int size_bits = (unsigned int)_IOC_SIZEMASK << _IOC_SIZESHIFT;
+	int fd = open_card(), s = open_stub();
+	struct gmem g = galloc(s, KB64);
+	uint32_t idx[1] = { 0 };
+	struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 1 };
+	struct ga_buffer_ref ref = { .write = 1, .index = 0 };
+	unsigned char big[64] = { 0 };
+	unsigned int cmd;
+
+	CHECK(ioctl(fd, DMA_Get_Version | 0x12340000u, 0) == DMA_VERSION,
+	      "generic codes match on the low 16 bits");
+	CHECK_ERR(ioctl(fd, GPU_Get_Max_Buffers | 0x10000u, 0), ENOTTY);
+	CHECK(ioctl(fd, GA_Get_Abi_Version, 0) >> 16 == GA_ABI_VERSION);
+	cmd = (GA_Rem_Buffer & ~size_bits) | (16u << _IOC_SIZESHIFT);
+	CHECK_ERR(ioctl(fd, cmd, big), ENOTTY);
+	cmd = (GA_Rem_Buffer & ~size_bits) | (4u << _IOC_SIZESHIFT);
+	CHECK_ERR(ioctl(fd, cmd, big), ENOTTY);
+	CHECK_ERR(ioctl(fd, GA_Rem_Buffer ^ (_IOC_READ << _IOC_DIRSHIFT), &ref), ENOTTY);
+	CHECK_ERR(ioctl(fd, 0x8101u, &ref), ENOTTY); /* version 1's GA_Rem_Buffer */
+	CHECK_ERR(ioctl(fd, 0x8102u, &a), ENOTTY);
+	CHECK_ERR(ioctl(fd, 0x8103u, big), ENOTTY);
+	CHECK_ERR(ioctl(fd, 0x8104u, big), ENOTTY);
+
+	CHECK_OK(add_buf(fd, 1, g.va, KB64));
+	a.pad = 1;
+	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), EINVAL);
+	CHECK(dmesg_has("GA_Arm_Buffers: pad is 0x1, must be 0"), "no log line naming the pad");
+	a.pad = 0;
+	CHECK_OK(ioctl(fd, GA_Arm_Buffers, &a));
+	CHECK_OK(ioctl(fd, GPU_Rem_Nvidia_Memory, 0));
+	gfree(s, &g);
+	close(s);
+	check_clean(fd, "after the ABI checks");
 	close(fd);
 }
 
@@ -1422,6 +1557,8 @@ static const struct kcase cases[] = {
 	{ "read_path", t_read_path },
 	{ "invalidate", t_invalidate },
 	{ "invalidate_race", t_invalidate_race },
+	{ "map_race", t_map_race },
+	{ "abi", t_abi },
 	{ "reentry", t_reentry },
 	{ "addr_atomic", t_addr_atomic },
 	{ "host_memory", t_host_memory },

@@ -6,17 +6,19 @@
  * "datadev" driver, reproduced from its documented behaviour: bare 16-bit
  * command numbers (no _IOC encoding), a 24-byte struct to add GPU memory,
  * a 16-byte struct for register access, and the register block reachable
- * through mmap.  The second part is gpuasync.ko's extensions, under new
- * numbers that upstream does not use, so that a library probing for them
- * gets a plain error from upstream and falls back.
+ * through mmap.  The second part is gpuasync.ko's extensions, _IOC-encoded
+ * (type GA_IOC_TYPE, size and direction in the number) so that a library
+ * probing for them gets a plain error from upstream and falls back.
  *
- * This header is shared by libgpuasync (user space) and kmod/ (kernel).
- * Existing structs never change; new behaviour gets new numbers.
+ * GA_IOCTLS at the end is the one list of commands: the driver's
+ * dispatcher, the library's names, the tests and docs/abi.md derive from
+ * it.  This header is shared by libgpuasync (user space) and kmod/ (kernel).
  */
 #ifndef GPUASYNC_ABI_H
 #define GPUASYNC_ABI_H
 
 #ifdef __KERNEL__
+#include <linux/ioctl.h>
 #include <linux/types.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
@@ -24,6 +26,7 @@
 typedef __u32 ga_u32;
 typedef __u64 ga_u64;
 #else
+#include <linux/ioctl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <assert.h>
@@ -115,19 +118,36 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 /*
  * GA_Get_Abi_Version: ret = (GA_ABI_VERSION << 16) | feature bits.  Upstream
  * answers an unknown code with -1 (EPERM), which the library reads as "no
- * extensions".
+ * extensions".  Version 2 moved the extensions from bare 0x8100-0x8104 to
+ * _IOC-encoded numbers (same low 16 bits); a version-1 driver answers the
+ * new numbers with ENOTTY, which reads the same.
  */
-#define GA_Get_Abi_Version 0x8100
-#define GA_Rem_Buffer 0x8101       /* arg: struct ga_buffer_ref * */
-#define GA_Arm_Buffers 0x8102      /* arg: struct ga_arm_many * */
-#define GA_Get_Buffer_Table 0x8103 /* arg: struct ga_buffer_table * */
-#define GA_Add_Dmabuf 0x8104       /* arg: struct ga_dmabuf_add * */
-
-#define GA_ABI_VERSION 1
+#define GA_ABI_VERSION 2
 #define GA_FEAT_REM_BUFFER (1u << 0)
 #define GA_FEAT_ARM_MANY (1u << 1)
 #define GA_FEAT_BUFFER_TABLE (1u << 2)
 #define GA_FEAT_DMABUF (1u << 3)
+#define GA_FEAT_ALL (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF)
+
+/*
+ * Our _IOC type.  Its numbers' low 16 bits are 0x81nn: never one of the
+ * generic DMA codes (0x10nn), which the driver matches on the low 16 bits
+ * whatever the upper bits hold (upstream's Dma_Ioctl does, and its
+ * DMA_Ret_Index carries a count up there), and never an upstream GPU code
+ * (0x80nn, matched exactly).  GA_IOCTLS asserts it row by row.
+ *
+ * Growing a struct of ours: new fields only at the end, and zero must mean
+ * "as before"; the row's size becomes the new size and its min_size stays
+ * the first size.  The size travels in the number, and the driver accepts
+ * every size from min_size to size: it copies what the caller sent and
+ * zero-fills the rest (copy_struct_from_user), and copies back only what
+ * the caller has room for.  Any other size is another command: ENOTTY, as
+ * for any number the driver does not know, so a new library on an old
+ * driver sees "not implemented" and falls back.  Reserved and pad fields
+ * must be zero (EINVAL otherwise, the kernel log names the field), so
+ * they can be given a meaning later.
+ */
+#define GA_IOC_TYPE 0x81
 
 struct ga_buffer_ref {
 	ga_u32 write; /* in: 1 write (FPGA->GPU) list, 0 read list */
@@ -188,5 +208,141 @@ struct ga_dmabuf_add {
 };
 GA_ABI_ASSERT(sizeof(struct ga_dmabuf_add) == 24, "ga_dmabuf_add size");
 GA_ABI_ASSERT(offsetof(struct ga_dmabuf_add, offset) == 8, "ga_dmabuf_add.offset");
+
+/* ---- the table ------------------------------------------------------------ */
+
+/* Our commands: the number carries direction and argument size. */
+#define GA_Get_Abi_Version _IO(GA_IOC_TYPE, 0x00)
+#define GA_Rem_Buffer _IOW(GA_IOC_TYPE, 0x01, struct ga_buffer_ref)
+#define GA_Arm_Buffers _IOW(GA_IOC_TYPE, 0x02, struct ga_arm_many)
+#define GA_Get_Buffer_Table _IOWR(GA_IOC_TYPE, 0x03, struct ga_buffer_table)
+#define GA_Add_Dmabuf _IOWR(GA_IOC_TYPE, 0x04, struct ga_dmabuf_add)
+
+/* How a row's number is matched (see GA_IOC_TYPE for why). */
+enum ga_abi_kind {
+	GA_ABI_GENERIC, /* upstream generic DMA code: the low 16 bits */
+	GA_ABI_GPU,     /* upstream GPU code: the whole number */
+	GA_ABI_OURS,    /* _IOC-encoded: type, nr and direction; size checked */
+};
+
+/* The argument's direction, from the caller's side ("in": the driver reads). */
+enum ga_abi_dir {
+	GA_DIR_NONE,  /* no argument, or a plain value in the argument */
+	GA_DIR_IN,    /* pointer to a struct the driver reads */
+	GA_DIR_OUT,   /* pointer to a struct the driver fills */
+	GA_DIR_INOUT, /* both */
+};
+
+/*
+ * Every command gpuasync.ko answers, in number order within each kind:
+ * X(name, argument (text), size, min_size, dir, kind, since, upstream), where
+ * name is the macro holding the number, size the argument's bytes (0: none
+ * or a value), min_size the first size (see GA_IOC_TYPE), since the
+ * GA_ABI_VERSION whose driver first answered this number, and upstream the
+ * aes-stream-drivers release that has it ("" for ours).
+ */
+#define GA_IOCTLS(X)                                                                                    \
+	X(DMA_Get_Buff_Count, "-: returns rx + tx CPU buffers (0 here)", 0, 0, GA_DIR_NONE,             \
+	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
+	X(DMA_Get_Buff_Size, "-: returns one CPU buffer's bytes", 0, 0, GA_DIR_NONE, GA_ABI_GENERIC, 1, \
+	  "7.4")                                                                                        \
+	X(DMA_Get_Version, "-: returns the API version (DMA_VERSION)", 0, 0, GA_DIR_NONE,              \
+	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
+	X(DMA_Write_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                 \
+	  sizeof(struct DmaRegisterData), GA_DIR_IN, GA_ABI_GENERIC, 1, "7.4")                          \
+	X(DMA_Read_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                  \
+	  sizeof(struct DmaRegisterData), GA_DIR_INOUT, GA_ABI_GENERIC, 1, "7.4")                       \
+	X(GPU_Add_Nvidia_Memory, "struct GpuNvidiaData", sizeof(struct GpuNvidiaData),                  \
+	  sizeof(struct GpuNvidiaData), GA_DIR_IN, GA_ABI_GPU, 1, "7.4")                                \
+	X(GPU_Rem_Nvidia_Memory, "-: removes every buffer", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1, "7.4")   \
+	X(GPU_Set_Write_Enable, "ga_u32 (buffer index)", sizeof(ga_u32), sizeof(ga_u32), GA_DIR_IN,     \
+	  GA_ABI_GPU, 1, "7.4")                                                                         \
+	X(GPU_Is_Gpu_Async_Supp, "-: returns 1 or 0", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1, "7.4")         \
+	X(GPU_Get_Gpu_Async_Ver, "-: returns the firmware version", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1,  \
+	  "7.4")                                                                                        \
+	X(GPU_Get_Max_Buffers, "-: returns the firmware's buffer limit", 0, 0, GA_DIR_NONE,            \
+	  GA_ABI_GPU, 1, "7.4")                                                                         \
+	X(GPU_Enable_Tx, "value: FPGA->GPU engine on (non-zero) or off", 0, 0, GA_DIR_NONE,            \
+	  GA_ABI_GPU, 1, "7.5")                                                                         \
+	X(GPU_Enable_Rx, "value: GPU->FPGA engine on (non-zero) or off", 0, 0, GA_DIR_NONE,            \
+	  GA_ABI_GPU, 1, "7.5")                                                                         \
+	X(GA_Get_Abi_Version, "-: returns (GA_ABI_VERSION << 16) + GA_FEAT_*", 0, 0, GA_DIR_NONE,      \
+	  GA_ABI_OURS, 1, "")                                                                           \
+	X(GA_Rem_Buffer, "struct ga_buffer_ref", sizeof(struct ga_buffer_ref),                          \
+	  sizeof(struct ga_buffer_ref), GA_DIR_IN, GA_ABI_OURS, 2, "")                                  \
+	X(GA_Arm_Buffers, "struct ga_arm_many", sizeof(struct ga_arm_many),                             \
+	  sizeof(struct ga_arm_many), GA_DIR_IN, GA_ABI_OURS, 2, "")                                    \
+	X(GA_Get_Buffer_Table, "struct ga_buffer_table", sizeof(struct ga_buffer_table),                \
+	  sizeof(struct ga_buffer_table), GA_DIR_INOUT, GA_ABI_OURS, 2, "")                             \
+	X(GA_Add_Dmabuf, "struct ga_dmabuf_add", sizeof(struct ga_dmabuf_add),                          \
+	  sizeof(struct ga_dmabuf_add), GA_DIR_INOUT, GA_ABI_OURS, 2, "")
+
+/* One row as data; each user builds its array with GA_ABI_ROW. */
+struct ga_abi_row {
+	unsigned int code;
+	const char *name;
+	const char *arg;
+	ga_u32 size, min_size;
+	enum ga_abi_dir dir;
+	enum ga_abi_kind kind;
+	unsigned int since;
+	const char *upstream;
+};
+
+#define GA_ABI_ROW(name_, arg_, size_, min_, dir_, kind_, since_, up_)                                 \
+	{ .code = name_, .name = #name_, .arg = arg_, .size = size_, .min_size = min_,                   \
+	  .dir = dir_, .kind = kind_, .since = since_, .upstream = up_ },
+
+/* The _IOC direction bits of a GA_DIR_* (the kernel's "write" is the caller's). */
+#define GA_ABI_IOC_DIR(dir)                                                                           \
+	((dir) == GA_DIR_NONE ? _IOC_NONE :                                                          \
+	 (dir) == GA_DIR_IN  ? _IOC_WRITE :                                                          \
+	 (dir) == GA_DIR_OUT ? _IOC_READ : (_IOC_READ | _IOC_WRITE))
+
+/*
+ * The rules, per row, at compile time: upstream numbers are bare 16 bits,
+ * generic ones 0x10nn, GPU ones 0x80nn; ours carry GA_IOC_TYPE, the row's
+ * direction and size, min_size <= size, and low 16 bits outside both
+ * upstream ranges (so the generic match can never take them).
+ */
+#define GA_ABI_CHECK(name_, arg_, size_, min_, dir_, kind_, since_, up_)                               \
+	GA_ABI_ASSERT((kind_) == GA_ABI_OURS ?                                                        \
+			      _IOC_TYPE(name_) == GA_IOC_TYPE &&                                      \
+				      _IOC_DIR(name_) == GA_ABI_IOC_DIR(dir_) &&                      \
+				      _IOC_SIZE(name_) == (size_) && (min_) <= (size_) &&             \
+				      ((name_) & 0xff00u) != 0x1000u &&                               \
+				      ((name_) & 0xff00u) != 0x8000u && sizeof(up_) == 1 \
+			      : (name_) <= 0xffffu && (size_) == (min_) &&                            \
+				      ((name_) & 0xff00u) ==                                          \
+					      ((kind_) == GA_ABI_GENERIC ? 0x1000u : 0x8000u),        \
+		      #name_ " breaks the ABI rules (abi.h, GA_IOC_TYPE)");
+GA_IOCTLS(GA_ABI_CHECK)
+
+/*
+ * Does @cmd select @row?  Generic codes on the low 16 bits, GPU codes
+ * exactly, ours on everything but the size (the caller checks the size
+ * against [min_size, size]: see GA_IOC_TYPE).
+ */
+static inline int ga_abi_match(const struct ga_abi_row *row, unsigned int cmd)
+{
+	const unsigned int size_bits = (unsigned int)_IOC_SIZEMASK << _IOC_SIZESHIFT;
+
+	switch (row->kind) {
+	case GA_ABI_GENERIC:
+		return (cmd & 0xffffu) == row->code;
+	case GA_ABI_GPU:
+		return cmd == row->code;
+	case GA_ABI_OURS:
+		return (cmd & ~size_bits) == (row->code & ~size_bits);
+	}
+	return 0;
+}
+
+/* Is @cmd's size one the row accepts?  Always for upstream's rows. */
+static inline int ga_abi_size_ok(const struct ga_abi_row *row, unsigned int cmd)
+{
+	return row->kind != GA_ABI_OURS ||
+	       (_IOC_SIZE(cmd) >= row->min_size && _IOC_SIZE(cmd) <= row->size);
+}
 
 #endif /* GPUASYNC_ABI_H */

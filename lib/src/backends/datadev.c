@@ -70,48 +70,15 @@ static struct dd_priv *dd(struct ga_dev *dev)
 	return dev->priv;
 }
 
+/* The ABI's one table (gpuasync/abi.h), for names and matching. */
+static const struct ga_abi_row dd_abi[] = {GA_IOCTLS(GA_ABI_ROW)};
+
 const char *ga_datadev_cmd_name(unsigned int cmd)
 {
-	switch (cmd) {
-	case DMA_Get_Buff_Count:
-		return "DMA_Get_Buff_Count";
-	case DMA_Get_Buff_Size:
-		return "DMA_Get_Buff_Size";
-	case DMA_Get_Version:
-		return "DMA_Get_Version";
-	case DMA_Write_Register:
-		return "DMA_Write_Register";
-	case DMA_Read_Register:
-		return "DMA_Read_Register";
-	case GPU_Add_Nvidia_Memory:
-		return "GPU_Add_Nvidia_Memory";
-	case GPU_Rem_Nvidia_Memory:
-		return "GPU_Rem_Nvidia_Memory";
-	case GPU_Set_Write_Enable:
-		return "GPU_Set_Write_Enable";
-	case GPU_Is_Gpu_Async_Supp:
-		return "GPU_Is_Gpu_Async_Supp";
-	case GPU_Get_Gpu_Async_Ver:
-		return "GPU_Get_Gpu_Async_Ver";
-	case GPU_Get_Max_Buffers:
-		return "GPU_Get_Max_Buffers";
-	case GPU_Enable_Tx:
-		return "GPU_Enable_Tx";
-	case GPU_Enable_Rx:
-		return "GPU_Enable_Rx";
-	case GA_Get_Abi_Version:
-		return "GA_Get_Abi_Version";
-	case GA_Rem_Buffer:
-		return "GA_Rem_Buffer";
-	case GA_Arm_Buffers:
-		return "GA_Arm_Buffers";
-	case GA_Get_Buffer_Table:
-		return "GA_Get_Buffer_Table";
-	case GA_Add_Dmabuf:
-		return "GA_Add_Dmabuf";
-	default:
-		return "unknown ioctl";
-	}
+	for (size_t i = 0; i < sizeof(dd_abi) / sizeof(dd_abi[0]); i++)
+		if (ga_abi_match(&dd_abi[i], cmd) && ga_abi_size_ok(&dd_abi[i], cmd))
+			return dd_abi[i].name;
+	return "unknown ioctl";
 }
 
 /*
@@ -620,8 +587,10 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	}
 
 	if (p->driver == DD_GPUASYNC) {
+		/* Version 1 answered GA_Get_Abi_Version (the same number) but took
+		 * its other commands unencoded: its features are of no use. */
 		abi = ioctl(p->fd, GA_Get_Abi_Version, 0);
-		if (abi > 0 && (abi >> 16) >= 1)
+		if (abi > 0 && (abi >> 16) >= 2)
 			p->features = (uint32_t)abi & 0xffffu;
 	}
 	p->enable_ioctl = p->driver != DD_UPSTREAM;
