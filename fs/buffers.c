@@ -169,11 +169,25 @@ static int buf_info(struct fs_ctx *c, struct ga_buf_info *bi)
 	return ga_buf_info(c->buf, bi);
 }
 
+/* The state, which only a card that answers can give: while its link is
+ * down a buffer is neither lost nor FREE but unknown, and kept as it is
+ * (it works again when the link returns). */
+static int buf_state(struct fs_ctx *c, struct ga_buf_info *bi)
+{
+	int ret = ga_dev_link(c->fs->dev);
+
+	if (ret == 0)
+		return fs_err(-ENOLINK,
+			      "link down: the card cannot say what this buffer is doing; the "
+			      "buffer is kept and answers again when the link is back");
+	return ret < 0 ? ret : buf_info(c, bi);
+}
+
 static int show_status(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct ga_buf_info bi;
 	char name[16];
-	int ret = buf_info(c, &bi);
+	int ret = buf_state(c, &bi);
 
 	if (ret < 0)
 		return ret;
@@ -186,7 +200,7 @@ static int show_status(struct fs_ctx *c, struct strbuf *sb)
 static int show_write_enable(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct ga_buf_info bi;
-	int ret = buf_info(c, &bi);
+	int ret = buf_state(c, &bi);
 
 	if (ret < 0)
 		return ret;
