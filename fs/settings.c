@@ -48,10 +48,27 @@ static bool is_setting(const struct fs *fs, enum ga_reg_id id)
 	       !(r->flags & (GA_F_DRIVER | GA_F_TRIGGER | GA_F_ENGINE_WRITE | GA_F_ENGINE_READ));
 }
 
+/* A card whose link is down reads all ones: no settings to save, and none
+ * to apply (as the device/firmware files). */
+static int link_check(struct fs *fs)
+{
+	int up = ga_dev_link(fs->dev);
+
+	if (up == 0)
+		return fs_err(-ENOLINK, "settings: the card's link is down (its registers read "
+					"all ones): nothing read, nothing written; try again when "
+					"device/link reads up");
+	return up < 0 ? up : 0;
+}
+
 static int show_settings(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct fs *fs = c->fs;
-	int ret = sb_printf(
+	int ret = link_check(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = sb_printf(
 		sb,
 		"# gpuasyncfs settings of %s: GpuAsyncCore firmware version %u, "
 		"layout %s\n"
@@ -175,6 +192,9 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 		p += l + (nl ? 1 : 0);
 		line++;
 	}
+	ret = link_check(fs);
+	if (ret < 0)
+		return ret;
 	qsort(st, n, sizeof(st[0]), by_id);
 	for (unsigned int i = 0; i < n; i++) {
 		ret = ga_reg_read(fs->dev, st[i].id, 0, &st[i].old);
