@@ -232,7 +232,7 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 
 /* clang-format off */
 const struct fs_node fs_settings_rows[] = {
-	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644,
+	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED,
 	  .show = show_settings, .store = store_settings, .reg = -1,
 	  .doc = "the card's settings as ini text; writing such a text applies it whole or not at all" },
 };

@@ -14,7 +14,10 @@
  * offset 0 into the open file's buffer and later offsets are served from
  * that snapshot, so a reader that needs several read() calls sees one
  * consistent value.  Binary files (data, raw, push, last_read) are windows
- * read and written at the caller's offset.
+ * read and written at the caller's offset.  Files people tail, page or copy
+ * (FS_SIZED: README, errors, metrics, config, settings) report their real
+ * length as st_size; errors (FS_APPEND) renders again for a read past the
+ * snapshot's end, so tail -f sees new lines.
  *
  * Writing text: one write() is one value; the offset and O_TRUNC are
  * ignored.  The store handler validates before touching anything, so a
@@ -52,7 +55,7 @@ static struct fs *req_fs(fuse_req_t req)
  * trusts st_size. */
 static double attr_timeout(const struct fs_node *n)
 {
-	return (n->flags & FS_VARSIZE) ? 0.0 : ENTRY_TIMEOUT;
+	return (n->flags & (FS_VARSIZE | FS_SIZED)) ? 0.0 : ENTRY_TIMEOUT;
 }
 
 /* ---- replies ------------------------------------------------------------------------ */
@@ -151,15 +154,16 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
+	struct fs_open *fo = fi ? (struct fs_open *)(uintptr_t)fi->fh : NULL;
 	unsigned int row, idx;
 	struct stat st;
 
-	(void)fi;
 	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fs_node_stat(fs, row, idx, &st);
+	/* fi: the kernel names the open file for lseek SEEK_END (tail) */
+	fs_node_stat_open(fs, row, idx, fo && fo->node == &fs->rows[row] ? fo : NULL, &st);
 	fuse_reply_attr(req, &st, attr_timeout(&fs->rows[row]));
 }
 
@@ -573,7 +577,9 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 
 	pthread_mutex_lock(&fo->lock);
-	if (off == 0 || !fo->have_snap) {
+	if ((off == 0 && !fo->stat_snap) || !fo->have_snap ||
+	    ((n->flags & FS_APPEND) && (size_t)off >= fo->snap.len)) {
+		fo->stat_snap = false;
 		ret = fs_render(fs, fo, &fo->snap);
 		if (ret < 0) {
 			fo->have_snap = false;
@@ -583,6 +589,7 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 		fo->have_snap = true;
 	}
+	fo->stat_snap = false;
 	reply_slice_unlock(req, fo, size, off);
 }
 

@@ -117,7 +117,7 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("monitor", "interval_ms", GA_CT_UINT, interval_ms, 1, 3600000, 0, 0,
 	       "how often live values are sampled for poll() and metrics"),
 	GA_KEY("monitor", "errors_kept", GA_CT_UINT, errors_kept, 1, 100000, 0, 0,
-	       "lines the errors file keeps"),
+	       "lines the errors file keeps at least (up to twice as many)"),
 };
 
 #define GA_NKEYS (sizeof(ga_cfg_keys) / sizeof(ga_cfg_keys[0]))
