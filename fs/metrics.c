@@ -150,6 +150,10 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb, const char *id)
 				break;
 			if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, b, &v) < 0)
 				continue;
+			/* a minimum with no sample yet has no value to export */
+			if ((ga_regs[n->reg].flags & GA_F_RUNNING_MIN) &&
+			    v == ga_reg_field_max((enum ga_reg_id)n->reg, fs->info.layout))
+				continue;
 			if (first)
 				family(sb, name, "gauge", ga_regs[n->reg].doc, "seconds");
 			first = false;
