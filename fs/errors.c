@@ -129,6 +129,40 @@ void fs_errors_fini(struct fs *fs)
 	pthread_mutex_destroy(&fs->err_lock);
 }
 
+/* @line (malloc'd, ending in its one newline) with every other control
+ * character as \xNN, embedded newlines as spaces; frees @line. */
+static char *escape_controls(char *line)
+{
+	size_t n = strlen(line), extra = 0, o = 0;
+	char *out;
+
+	for (size_t i = 0; i + 1 < n; i++)
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\n') || line[i] == 0x7f)
+			extra += 3;
+	if (!extra) {
+		for (size_t i = 0; i + 1 < n; i++)
+			if (line[i] == '\n')
+				line[i] = ' ';
+		return line;
+	}
+	out = malloc(n + extra + 1);
+	if (out) {
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)line[i];
+
+			if (i + 1 < n && c == '\n')
+				out[o++] = ' ';
+			else if (i + 1 < n && (c < 0x20 || c == 0x7f))
+				o += (size_t)sprintf(out + o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+		out[o] = '\0';
+	}
+	free(line);
+	return out;
+}
+
 void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 {
 	char stamp[32], *line;
@@ -144,10 +178,13 @@ void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 	if ((err ? asprintf(&line, "%s %s: %s: %s\n", stamp, path, fs_errno_name(err), why)
 		 : asprintf(&line, "%s %s: %s\n", stamp, path, why)) < 0)
 		return; /* out of memory: the errno still reaches the caller */
-	/* One line per error: an explanation must not forge extra lines. */
-	for (char *p = line; p[1]; p++)
-		if (*p == '\n')
-			*p = ' ';
+	/* One line per error, and only printable text: an explanation must not
+	 * forge extra lines, and a buffer name or written text must not drive
+	 * the terminal of whoever reads errors (ESC, CR, BEL), so control
+	 * characters are written \xNN as written values are. */
+	line = escape_controls(line);
+	if (!line)
+		return;
 
 	pthread_mutex_lock(&fs->err_lock);
 	/* Full: back to the newest errors_kept - 1 lines plus this one, and

@@ -120,8 +120,7 @@ void sb_free(struct strbuf *sb);
 
 /* Per-buffer slot bookkeeping, under fs->bufs_lock. */
 struct fs_slot {
-	uint32_t gen;		    /* bumped at every mkdir; open files remember it */
-	_Atomic unsigned int opens; /* open files inside the directory: rmdir -> EBUSY */
+	uint32_t gen; /* bumped at every mkdir and rmdir; open files remember it */
 };
 
 struct fs {
@@ -179,18 +178,23 @@ struct fs {
 	atomic_int link_down;  /* errors last said the link is down (0 at mount: up) */
 	_Atomic uint64_t samples;
 	_Atomic uint64_t notifies;
+	/* Bytes of text snapshots open files hold (fs_snap_account): past
+	 * FS_SNAP_BUDGET a read is served without keeping its snapshot, so
+	 * thousands of open files cannot grow the daemon without bound. */
+	_Atomic uint64_t snap_bytes;
 };
+#define FS_SNAP_BUDGET (64u << 20)
 
 /* Per-open state (fi->fh). */
 struct fs_open {
 	const struct fs_node *node;
 	unsigned int idx;
 	uint32_t gen;	      /* buffer generation at open */
-	bool in_buffer;	      /* counted in slots[][].opens */
 	pthread_mutex_t lock; /* guards snap and ph */
 	struct strbuf snap;   /* text rendered at offset 0, served at later offsets */
 	bool have_snap;
 	bool stat_snap;		    /* snap was rendered for a stat: the next read at 0 serves it */
+	size_t snap_counted;	    /* what fs->snap_bytes holds for snap */
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
 	bool polled;		    /* on fs->polled */
 	struct fs_open *next_polled;
@@ -285,6 +289,9 @@ void fs_poll_forget(struct fs *fs, struct fs_open *fo);
 /* ---- values.c: parse written values, render current ones ------------------ */
 /* Render a text file's current value into @sb (reset first). */
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
+/* Count @fo's snapshot (fo->lock held, or the file unreachable) in
+ * fs->snap_bytes; false when the daemon holds more than FS_SNAP_BUDGET. */
+bool fs_snap_account(struct fs *fs, struct fs_open *fo);
 /* The same for node @n of buffer @idx without an open file. */
 int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, struct strbuf *sb);
 /* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold

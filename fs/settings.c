@@ -27,9 +27,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -243,11 +247,28 @@ int fs_settings_apply_file(struct fs *fs, const char *path)
 {
 	struct fs_ctx c = {.fs = fs, .node = &fs_settings_rows[0]};
 	char buf[FS_TEXT_MAX + 1];
+	struct stat st;
 	size_t n;
-	FILE *f = fopen(path, "r");
+	FILE *f;
+	/* O_NONBLOCK: a FIFO must not hang start-up before it is refused */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
+	/* a regular file, or /dev/null (1:3): nothing to apply */
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
+		close(fd);
+		return fs_err(-EINVAL,
+			      "settings file %s: not a regular file (a FIFO or device is refused: "
+			      "it could block start-up forever)",
+			      path);
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
+	}
 	n = fread(buf, 1, sizeof(buf), f);
 	if (ferror(f)) {
 		fclose(f);

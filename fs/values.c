@@ -157,6 +157,21 @@ static int render(struct fs *fs, const struct fs_node *n, unsigned int idx,
 	return ret;
 }
 
+bool fs_snap_account(struct fs *fs, struct fs_open *fo)
+{
+	size_t now = fo->have_snap ? fo->snap.cap : 0;
+	uint64_t total;
+
+	if (now >= fo->snap_counted)
+		total = atomic_fetch_add(&fs->snap_bytes, now - fo->snap_counted) + now -
+			fo->snap_counted;
+	else
+		total = atomic_fetch_sub(&fs->snap_bytes, fo->snap_counted - now) -
+			(fo->snap_counted - now);
+	fo->snap_counted = now;
+	return total <= FS_SNAP_BUDGET;
+}
+
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 {
 	return render(fs, fo->node, fo->idx, fo, sb);
@@ -180,6 +195,7 @@ static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int i
 		fo->have_snap = fo->stat_snap = fs_render(fs, fo, &fo->snap) == 0;
 		if (fo->have_snap)
 			len = (off_t)fo->snap.len;
+		fs_snap_account(fs, fo);
 		pthread_mutex_unlock(&fo->lock);
 	} else {
 		if (fs_render_node(fs, n, idx, &sb) == 0)
