@@ -14,8 +14,10 @@
  * is refused by the library with an explanation (indices are assigned in
  * call order, so buffers/<i> must be the next index; only the last buffer
  * can go on its own; V4 write buffers share one size), and the daemon adds
- * its own refusals: a buffer with open files cannot be removed (EBUSY),
- * and the number of buffers is capped by the firmware and [buffers] max.
+ * its own refusal: the number of buffers is capped by the firmware and
+ * [buffers] max.  Removal wins over open files, as in sysfs: a file still
+ * open on a removed buffer fails with ENODEV from then on (its generation
+ * is gone), and a buffer made again under the same name is a new one.
  *
  * Every handler here runs with fs->bufs_lock held for reading and c->buf
  * checked to be the buffer the file was opened on (tree.c); mkdir and
@@ -84,7 +86,6 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 				    &buf);
 		if (ret == 0) {
 			fs->slots[dir][i].gen++;
-			atomic_store(&fs->slots[dir][i].opens, 0);
 			*idx = i;
 		}
 	}
@@ -94,7 +95,7 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 
 int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name)
 {
-	unsigned int i, opens;
+	unsigned int i;
 	struct ga_buf *buf;
 	int ret;
 
@@ -102,12 +103,8 @@ int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name)
 		return fs_err(-ENOENT, "no buffer directory '%s'", name);
 	pthread_rwlock_wrlock(&fs->bufs_lock);
 	buf = ga_buf_get(fs->dev, dir, i);
-	opens = atomic_load(&fs->slots[dir][i].opens);
 	if (!buf) {
 		ret = fs_err(-ENOENT, "%s/%u does not exist", dir_name(dir), i);
-	} else if (opens) {
-		ret = fs_err(-EBUSY, "%s/%u has %u open file%s; close them first", dir_name(dir), i,
-			     opens, opens == 1 ? "" : "s");
 	} else {
 		ret = ga_buf_destroy(buf);
 		if (ret == 0)
@@ -169,11 +166,25 @@ static int buf_info(struct fs_ctx *c, struct ga_buf_info *bi)
 	return ga_buf_info(c->buf, bi);
 }
 
+/* The state, which only a card that answers can give: while its link is
+ * down a buffer is neither lost nor FREE but unknown, and kept as it is
+ * (it works again when the link returns). */
+static int buf_state(struct fs_ctx *c, struct ga_buf_info *bi)
+{
+	int ret = ga_dev_link(c->fs->dev);
+
+	if (ret == 0)
+		return fs_err(-ENOLINK,
+			      "link down: the card cannot say what this buffer is doing; the "
+			      "buffer is kept and answers again when the link is back");
+	return ret < 0 ? ret : buf_info(c, bi);
+}
+
 static int show_status(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct ga_buf_info bi;
 	char name[16];
-	int ret = buf_info(c, &bi);
+	int ret = buf_state(c, &bi);
 
 	if (ret < 0)
 		return ret;
@@ -186,7 +197,7 @@ static int show_status(struct fs_ctx *c, struct strbuf *sb)
 static int show_write_enable(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct ga_buf_info bi;
-	int ret = buf_info(c, &bi);
+	int ret = buf_state(c, &bi);
 
 	if (ret < 0)
 		return ret;

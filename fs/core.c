@@ -214,15 +214,15 @@ static bool has_pinned(struct fs *fs, const struct fs_node *n, unsigned int idx)
 const struct fs_node fs_core_rows[] = {
 	/* Row 0 is the root: inode 1 == FUSE_ROOT_ID. */
 	DIR_ROW("", FS_D_NONE, FS_D_ROOT, .doc = "the card"),
-	{ .name = "README", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_readme,
+	{ .name = "README", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED, .show = show_readme,
 	  .reg = -1, .doc = "this list: every file with one line of meaning" },
-	{ .name = "errors", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
+	{ .name = "errors", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE | FS_SIZED | FS_APPEND,
 	  .show = fs_show_errors, .reg = -1,
 	  .doc = "why recent requests were refused, newest last (an errno alone cannot say)" },
-	{ .name = "metrics", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444,
+	{ .name = "metrics", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED,
 	  .show = fs_show_metrics, .reg = -1,
 	  .doc = "Prometheus text exposition: counters, latencies (seconds), buffer states" },
-	{ .name = "config", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .show = show_config,
+	{ .name = "config", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED, .show = show_config,
 	  .reg = -1, .doc = "the effective configuration (ini)" },
 	{ .name = "pyrogue", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444,
 	  .show = fs_show_pyrogue, .reg = -1,
@@ -231,7 +231,7 @@ const struct fs_node fs_core_rows[] = {
 	 * --collector.textfile.directory=MOUNTPOINT/prometheus */
 	DIR_ROW("prometheus", FS_D_ROOT, FS_D_PROMETHEUS,
 		.doc = "point node_exporter's textfile collector here"),
-	{ .name = "gpuasync.prom", .parent = FS_D_PROMETHEUS, .dir = FS_D_NONE, .mode = 0444,
+	{ .name = "gpuasync.prom", .parent = FS_D_PROMETHEUS, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED,
 	  .show = fs_show_metrics, .reg = -1, .doc = "the metrics file again, under a name node_exporter reads" },
 	DIR_ROW("device", FS_D_ROOT, FS_D_DEVICE,
 		.doc = "identity of the card, read at mount, and its pinned buffers"),

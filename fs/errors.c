@@ -10,8 +10,15 @@
  *
  * The explanation comes from the library (ga_last_error(), per thread) or
  * from the daemon's own checks (fs_err(), also per thread, so concurrent
- * requests in the multi-threaded loop never swap explanations).  The ring
- * keeps the last [monitor] errors_kept lines; err_lock is a leaf lock.
+ * requests in the multi-threaded loop never swap explanations).  err_lock
+ * is a leaf lock.
+ *
+ * The file grows by appending, so tail -f (which reads from where the last
+ * size ended) sees each new line: the ring holds up to twice [monitor]
+ * errors_kept lines and, when full, drops the older ones down to
+ * errors_kept at once.  The file then shrinks, which tail reports as a
+ * truncation before showing the kept lines again; dropping one line per
+ * new line would shift the text under a follower instead.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -94,14 +101,20 @@ const char *fs_errno_name(int err)
 	return "E?";
 }
 
+/* Lines the ring holds at most. */
+static unsigned int ring_cap(const struct fs *fs)
+{
+	return 2 * fs->cfg.errors_kept;
+}
+
 int fs_errors_init(struct fs *fs)
 {
 	unsigned int n = fs->cfg.errors_kept ? fs->cfg.errors_kept : 1;
 
-	fs->err_lines = calloc(n, sizeof(*fs->err_lines));
+	fs->cfg.errors_kept = n;
+	fs->err_lines = calloc(ring_cap(fs), sizeof(*fs->err_lines));
 	if (!fs->err_lines)
 		return -ENOMEM;
-	fs->cfg.errors_kept = n;
 	return pthread_mutex_init(&fs->err_lock, NULL) ? -ENOMEM : 0;
 }
 
@@ -109,11 +122,45 @@ void fs_errors_fini(struct fs *fs)
 {
 	if (!fs->err_lines)
 		return;
-	for (unsigned int i = 0; i < fs->cfg.errors_kept; i++)
+	for (unsigned int i = 0; i < ring_cap(fs); i++)
 		free(fs->err_lines[i]);
 	free(fs->err_lines);
 	fs->err_lines = NULL;
 	pthread_mutex_destroy(&fs->err_lock);
+}
+
+/* @line (malloc'd, ending in its one newline) with every other control
+ * character as \xNN, embedded newlines as spaces; frees @line. */
+static char *escape_controls(char *line)
+{
+	size_t n = strlen(line), extra = 0, o = 0;
+	char *out;
+
+	for (size_t i = 0; i + 1 < n; i++)
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\n') || line[i] == 0x7f)
+			extra += 3;
+	if (!extra) {
+		for (size_t i = 0; i + 1 < n; i++)
+			if (line[i] == '\n')
+				line[i] = ' ';
+		return line;
+	}
+	out = malloc(n + extra + 1);
+	if (out) {
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)line[i];
+
+			if (i + 1 < n && c == '\n')
+				out[o++] = ' ';
+			else if (i + 1 < n && (c < 0x20 || c == 0x7f))
+				o += (size_t)sprintf(out + o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+		out[o] = '\0';
+	}
+	free(line);
+	return out;
 }
 
 void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
@@ -121,7 +168,7 @@ void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 	char stamp[32], *line;
 	struct tm tm;
 	time_t now = time(NULL);
-	unsigned int kept = fs->cfg.errors_kept, slot;
+	unsigned int cap = ring_cap(fs), slot;
 
 	if (err < 0)
 		err = -err;
@@ -131,19 +178,28 @@ void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 	if ((err ? asprintf(&line, "%s %s: %s: %s\n", stamp, path, fs_errno_name(err), why)
 		 : asprintf(&line, "%s %s: %s\n", stamp, path, why)) < 0)
 		return; /* out of memory: the errno still reaches the caller */
-	/* One line per error: an explanation must not forge extra lines. */
-	for (char *p = line; p[1]; p++)
-		if (*p == '\n')
-			*p = ' ';
+	/* One line per error, and only printable text: an explanation must not
+	 * forge extra lines, and a buffer name or written text must not drive
+	 * the terminal of whoever reads errors (ESC, CR, BEL), so control
+	 * characters are written \xNN as written values are. */
+	line = escape_controls(line);
+	if (!line)
+		return;
 
 	pthread_mutex_lock(&fs->err_lock);
-	slot = (fs->err_head + fs->err_count) % kept;
-	if (fs->err_count == kept) {
-		free(fs->err_lines[fs->err_head]);
-		fs->err_head = (fs->err_head + 1) % kept;
-	} else {
-		fs->err_count++;
-	}
+	/* Full: back to the newest errors_kept - 1 lines plus this one, and
+	 * shorter than before, so that followers see a truncation. */
+	if (fs->err_count == cap)
+		for (size_t dropped = 0, add = strlen(line);
+		     fs->err_count && (fs->err_count >= fs->cfg.errors_kept || dropped <= add);) {
+			dropped += strlen(fs->err_lines[fs->err_head]);
+			free(fs->err_lines[fs->err_head]);
+			fs->err_lines[fs->err_head] = NULL;
+			fs->err_head = (fs->err_head + 1) % cap;
+			fs->err_count--;
+		}
+	slot = (fs->err_head + fs->err_count) % cap;
+	fs->err_count++;
 	fs->err_lines[slot] = line;
 	pthread_mutex_unlock(&fs->err_lock);
 	atomic_fetch_add(&fs->err_total, 1);
@@ -157,8 +213,7 @@ int fs_show_errors(struct fs_ctx *c, struct strbuf *sb)
 
 	pthread_mutex_lock(&fs->err_lock);
 	for (unsigned int i = 0; i < fs->err_count; i++)
-		sb_put(sb, fs->err_lines[(fs->err_head + i) % fs->cfg.errors_kept],
-		       strlen(fs->err_lines[(fs->err_head + i) % fs->cfg.errors_kept]));
+		sb_puts(sb, fs->err_lines[(fs->err_head + i) % ring_cap(fs)]);
 	pthread_mutex_unlock(&fs->err_lock);
 	return sb->oom ? -ENOMEM : 0;
 }

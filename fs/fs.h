@@ -58,6 +58,13 @@ enum fs_dir {
 #define FS_BINARY  0x02 /* read_bin/write_bin at the caller's offset, not text */
 #define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
 #define FS_VARSIZE 0x08 /* size() changes on its own: stat attributes are not cached */
+/* Text whose st_size is its real length (files people tail, page or copy):
+ * stat renders it; an open file's stat (lseek SEEK_END) renders its
+ * snapshot, which the reads that follow are served from. */
+#define FS_SIZED 0x10
+/* Text that only grows (errors, between drops): a read at or past the end
+ * of the snapshot renders again, so tail -f gets the lines added since. */
+#define FS_APPEND 0x20
 
 struct fs;
 struct fs_node;
@@ -113,8 +120,7 @@ void sb_free(struct strbuf *sb);
 
 /* Per-buffer slot bookkeeping, under fs->bufs_lock. */
 struct fs_slot {
-	uint32_t gen;		    /* bumped at every mkdir; open files remember it */
-	_Atomic unsigned int opens; /* open files inside the directory: rmdir -> EBUSY */
+	uint32_t gen; /* bumped at every mkdir and rmdir; open files remember it */
 };
 
 struct fs {
@@ -172,17 +178,23 @@ struct fs {
 	atomic_int link_down;  /* errors last said the link is down (0 at mount: up) */
 	_Atomic uint64_t samples;
 	_Atomic uint64_t notifies;
+	/* Bytes of text snapshots open files hold (fs_snap_account): past
+	 * FS_SNAP_BUDGET a read is served without keeping its snapshot, so
+	 * thousands of open files cannot grow the daemon without bound. */
+	_Atomic uint64_t snap_bytes;
 };
+#define FS_SNAP_BUDGET (64u << 20)
 
 /* Per-open state (fi->fh). */
 struct fs_open {
 	const struct fs_node *node;
 	unsigned int idx;
 	uint32_t gen;	      /* buffer generation at open */
-	bool in_buffer;	      /* counted in slots[][].opens */
 	pthread_mutex_t lock; /* guards snap and ph */
 	struct strbuf snap;   /* text rendered at offset 0, served at later offsets */
 	bool have_snap;
+	bool stat_snap;		    /* snap was rendered for a stat: the next read at 0 serves it */
+	size_t snap_counted;	    /* what fs->snap_bytes holds for snap */
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
 	bool polled;		    /* on fs->polled */
 	struct fs_open *next_polled;
@@ -279,6 +291,11 @@ void fs_poll_forget(struct fs *fs, struct fs_open *fo);
 /* ---- values.c: parse written values, render current ones ------------------ */
 /* Render a text file's current value into @sb (reset first). */
 int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
+/* Count @fo's snapshot (fo->lock held, or the file unreachable) in
+ * fs->snap_bytes; false when the daemon holds more than FS_SNAP_BUDGET. */
+bool fs_snap_account(struct fs *fs, struct fs_open *fo);
+/* The same for node @n of buffer @idx without an open file. */
+int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, struct strbuf *sb);
 /* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold
  * fs->bufs_lock for reading and check the buffer is still the one @fo (if
  * any) was opened on (-ENODEV otherwise). */
@@ -287,6 +304,11 @@ int fs_ctx_enter(struct fs *fs, struct fs_ctx *c, const struct fs_node *n, unsig
 void fs_ctx_leave(struct fs *fs, struct fs_ctx *c);
 /* stat of row @row for buffer @idx; a size handler runs in the node's context. */
 void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st);
+/* The same through open file @fo (NULL: none): an FS_SIZED file's size is
+ * then its snapshot's, rendered now and served to the reads that follow,
+ * so tail -n reads the very text whose end it sought. */
+void fs_node_stat_open(struct fs *fs, unsigned int row, unsigned int idx, struct fs_open *fo,
+		       struct stat *st);
 /* An errors line when the card was found without our buffers (once). */
 void fs_note_lost(struct fs *fs);
 /* Check the card's link; an errors line when it went down or came back. */

@@ -170,6 +170,41 @@ static bool is_config_key(const struct options *o, const char *key, size_t len)
 	return false;
 }
 
+/* The mount options libfuse 3.14 takes (fuse_session_new, mount.fuse3(8));
+ * anything else is refused here, with a message naming it, instead of
+ * libfuse's terse one. */
+static bool is_fuse_option(const char *arg)
+{
+	static const char *const flags[] = {
+		"allow_root",  "auto_unmount",
+		"blkdev",      "default_permissions",
+		"ro",	       "rw",
+		"suid",	       "nosuid",
+		"dev",	       "nodev",
+		"exec",	       "noexec",
+		"async",       "sync",
+		"atime",       "noatime",
+		"diratime",    "nodiratime",
+		"relatime",    "norelatime",
+		"strictatime", "nostrictatime",
+		"lazytime",    "nolazytime",
+		"dirsync",     "nodirsync",
+		"debug",       "clone_fd",
+	};
+	static const char *const valued[] = {
+		"fsname=",	     "subtype=", "max_read=",  "blksize=",
+		"max_idle_threads=", "context=", "fscontext=", "defcontext=",
+		"rootcontext=",	     "user=",	 "max_write=", "max_readahead="};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(arg, flags[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); i++)
+		if (!strncmp(arg, valued[i], strlen(valued[i])))
+			return true;
+	return false;
+}
+
 static int option_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct options *o = data;
@@ -213,6 +248,24 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			}
 			o->nsettings++;
 			return 0;
+		}
+		/* libfuse's own thread cap would be ignored: the loop is ours */
+		if (!strncmp(arg, "max_threads", strlen("max_threads"))) {
+			fprintf(stderr,
+				"gpuasyncfs: -o %s: not used by gpuasyncfs; -o threads=N serves "
+				"requests with N threads\n",
+				arg);
+			o->failed = 1;
+			return -1;
+		}
+		/* "-f", "-d": flags fuse_parse_cmdline takes, not -o options */
+		if (arg[0] != '-' && !is_fuse_option(arg)) {
+			fprintf(stderr,
+				"gpuasyncfs: unknown option -o %s: neither a gpuasyncfs option "
+				"(--help lists them) nor a FUSE mount option (mount.fuse3(8))\n",
+				arg);
+			o->failed = 1;
+			return -1;
 		}
 		return 1; /* FUSE's */
 	default:

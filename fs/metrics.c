@@ -150,6 +150,10 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb, const char *id)
 				break;
 			if (ga_reg_read(fs->dev, (enum ga_reg_id)n->reg, b, &v) < 0)
 				continue;
+			/* a minimum with no sample yet has no value to export */
+			if ((ga_regs[n->reg].flags & GA_F_RUNNING_MIN) &&
+			    v == ga_reg_field_max((enum ga_reg_id)n->reg, fs->info.layout))
+				continue;
 			if (first)
 				family(sb, name, "gauge", ga_regs[n->reg].doc, "seconds");
 			first = false;
@@ -165,7 +169,9 @@ static const char *const state_names[] = {
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
-static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
+/* Buffer states: left out while the link is down (@link false), as the
+ * registers are: only a card that answers can say what a buffer is doing. */
+static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool link)
 {
 	unsigned int per_state[2][NSTATES] = {{0}};
 	static const char *const dirname[2] = {"write", "read"};
@@ -175,6 +181,8 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 		sb->oom = true; /* the render fails with -ENOMEM */
 		return;
 	}
+	if (!link)
+		goto out_lost;
 	/* Per buffer: its state as a label (one sample), and its size. */
 	family(sb, "gpuasync_buffer_state", "gauge",
 	       "1 for each buffer, labelled with its state: IDLE, FREE (armed), READY, BUSY, ERROR",
@@ -208,6 +216,7 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id)
 		for (unsigned int s = 0; s < NSTATES; s++)
 			sb_printf(sb, "gpuasync_buffers{%s,direction=\"%s\",state=\"%s\"} %u\n", id,
 				  dirname[d], state_names[s], per_state[d][s]);
+out_lost:
 	family(sb, "gpuasync_registrations_lost_total", "counter",
 	       "times the card was found no longer holding our buffers (another program "
 	       "removed them, or the driver did)",
@@ -270,14 +279,14 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
 	sb_printf(sb, "gpuasync_clock_hertz{%s} %llu\n", id, (unsigned long long)fs->info.clock_hz);
 
-	/* A card whose link is down reads all ones: no register sample then,
-	 * rather than garbage (buffer states come from memory, not the card). */
+	/* A card whose link is down reads all ones: no register or buffer
+	 * state sample then, rather than garbage; gpuasync_link_up says why. */
 	if (link)
 		scalar_registers(fs, sb, id);
 	pthread_rwlock_rdlock(&fs->bufs_lock);
 	if (link)
 		buffer_latencies(fs, sb, id);
-	buffer_states(fs, sb, id);
+	buffer_states(fs, sb, id, link);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	sim_stats(fs, sb, id);
 

@@ -20,6 +20,9 @@
  * buffer on V1-3, buffer 0 on V4+).  Other per-buffer fields (addresses,
  * free list, read size) are driven through the buffer files instead.
  *
+ * A running minimum before its first sample (all ones since count_reset)
+ * reads "no sample", not 4294967295 cycles.
+ *
  * 64-bit rows (stream monitor counts, bandwidths) print whole; counts the
  * firmware keeps as a last index print as counts (write_buffers =
  * write_count + 1, beside the raw write_count).
@@ -41,6 +44,8 @@ static int show_reg(struct fs_ctx *c, struct strbuf *sb)
 
 	if (ret < 0)
 		return ret;
+	if ((ga_regs[id].flags & GA_F_RUNNING_MIN) && v == ga_reg_field_max(id, c->fs->info.layout))
+		return sb_puts(sb, "no sample\n") ? -ENOMEM : 0;
 	if (ga_regs[id].format == GA_FMT_HEX)
 		ret = sb_printf(sb, "0x%llx\n", (unsigned long long)v);
 	else

@@ -27,9 +27,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -48,10 +52,27 @@ static bool is_setting(const struct fs *fs, enum ga_reg_id id)
 	       !(r->flags & (GA_F_DRIVER | GA_F_TRIGGER | GA_F_ENGINE_WRITE | GA_F_ENGINE_READ));
 }
 
+/* A card whose link is down reads all ones: no settings to save, and none
+ * to apply (as the device/firmware files). */
+static int link_check(struct fs *fs)
+{
+	int up = ga_dev_link(fs->dev);
+
+	if (up == 0)
+		return fs_err(-ENOLINK, "settings: the card's link is down (its registers read "
+					"all ones): nothing read, nothing written; try again when "
+					"device/link reads up");
+	return up < 0 ? up : 0;
+}
+
 static int show_settings(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct fs *fs = c->fs;
-	int ret = sb_printf(
+	int ret = link_check(fs);
+
+	if (ret < 0)
+		return ret;
+	ret = sb_printf(
 		sb,
 		"# gpuasyncfs settings of %s: GpuAsyncCore firmware version %u, "
 		"layout %s\n"
@@ -175,6 +196,9 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 		p += l + (nl ? 1 : 0);
 		line++;
 	}
+	ret = link_check(fs);
+	if (ret < 0)
+		return ret;
 	qsort(st, n, sizeof(st[0]), by_id);
 	for (unsigned int i = 0; i < n; i++) {
 		ret = ga_reg_read(fs->dev, st[i].id, 0, &st[i].old);
@@ -212,7 +236,7 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 
 /* clang-format off */
 const struct fs_node fs_settings_rows[] = {
-	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644,
+	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED,
 	  .show = show_settings, .store = store_settings, .reg = -1,
 	  .doc = "the card's settings as ini text; writing such a text applies it whole or not at all" },
 };
@@ -223,11 +247,28 @@ int fs_settings_apply_file(struct fs *fs, const char *path)
 {
 	struct fs_ctx c = {.fs = fs, .node = &fs_settings_rows[0]};
 	char buf[FS_TEXT_MAX + 1];
+	struct stat st;
 	size_t n;
-	FILE *f = fopen(path, "r");
+	FILE *f;
+	/* O_NONBLOCK: a FIFO must not hang start-up before it is refused */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
+	/* a regular file, or /dev/null (1:3): nothing to apply */
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
+		close(fd);
+		return fs_err(-EINVAL,
+			      "settings file %s: not a regular file (a FIFO or device is refused: "
+			      "it could block start-up forever)",
+			      path);
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
+	}
 	n = fread(buf, 1, sizeof(buf), f);
 	if (ferror(f)) {
 		fclose(f);

@@ -250,6 +250,13 @@ static ssize_t push_write(struct fs_ctx *c, const char *src, size_t len, off_t o
 			      "push: a frame must arrive in one write of at most %u bytes (the "
 			      "kernel splits larger writes into pieces)",
 			      FS_WHOLE_WRITE);
+	/* a dead link takes no frame: say so, not "no free buffer" */
+	ret = ga_dev_link(c->fs->dev);
+	if (ret == 0)
+		return fs_err(-ENOLINK, "push: the card's link is down (sim/link): no frame "
+					"reaches it until it is back");
+	if (ret < 0)
+		return ret;
 	ret = ga_sim_push(c->fs->dev, src, (uint32_t)len, 0);
 	return ret < 0 ? ret : (ssize_t)len;
 }

@@ -14,7 +14,10 @@
  * offset 0 into the open file's buffer and later offsets are served from
  * that snapshot, so a reader that needs several read() calls sees one
  * consistent value.  Binary files (data, raw, push, last_read) are windows
- * read and written at the caller's offset.
+ * read and written at the caller's offset.  Files people tail, page or copy
+ * (FS_SIZED: README, errors, metrics, config, settings) report their real
+ * length as st_size; errors (FS_APPEND) renders again for a read past the
+ * snapshot's end, so tail -f sees new lines.
  *
  * Writing text: one write() is one value; the offset and O_TRUNC are
  * ignored.  The store handler validates before touching anything, so a
@@ -52,7 +55,7 @@ static struct fs *req_fs(fuse_req_t req)
  * trusts st_size. */
 static double attr_timeout(const struct fs_node *n)
 {
-	return (n->flags & FS_VARSIZE) ? 0.0 : ENTRY_TIMEOUT;
+	return (n->flags & (FS_VARSIZE | FS_SIZED)) ? 0.0 : ENTRY_TIMEOUT;
 }
 
 /* ---- replies ------------------------------------------------------------------------ */
@@ -151,15 +154,16 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
+	struct fs_open *fo = fi ? (struct fs_open *)(uintptr_t)fi->fh : NULL;
 	unsigned int row, idx;
 	struct stat st;
 
-	(void)fi;
 	if (fs_node_of(fs, ino, &row, &idx) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fs_node_stat(fs, row, idx, &st);
+	/* fi: the kernel names the open file for lseek SEEK_END (tail) */
+	fs_node_stat_open(fs, row, idx, fo && fo->node == &fs->rows[row] ? fo : NULL, &st);
 	fuse_reply_attr(req, &st, attr_timeout(&fs->rows[row]));
 }
 
@@ -219,6 +223,8 @@ static void open_free(struct fs *fs, struct fs_open *fo)
 	if (fo->next_open)
 		fo->next_open->prev_open = fo->prev_open;
 	pthread_mutex_unlock(&fs->open_lock);
+	fo->have_snap = false;
+	fs_snap_account(fs, fo);
 	sb_free(&fo->snap);
 	pthread_mutex_destroy(&fo->lock);
 	free(fo);
@@ -260,6 +266,26 @@ static void reply_slice_unlock(fuse_req_t req, struct fs_open *fo, size_t size, 
 		fuse_reply_buf(req, copy, len);
 	if (copy != small)
 		free(copy);
+}
+
+/* reply_slice_unlock, dropping the snapshot first (the reply is copied). */
+static void reply_slice_unlock_drop(fuse_req_t req, struct fs *fs, struct fs_open *fo, size_t size,
+				    off_t off)
+{
+	struct strbuf snap = fo->snap;
+
+	fo->snap = (struct strbuf){0};
+	fo->have_snap = false;
+	fs_snap_account(fs, fo);
+	pthread_mutex_unlock(&fo->lock);
+	if (off >= 0 && (size_t)off < snap.len) {
+		size_t len = snap.len - (size_t)off;
+
+		fuse_reply_buf(req, snap.buf + off, len < size ? len : size);
+	} else {
+		fuse_reply_buf(req, NULL, 0);
+	}
+	sb_free(&snap);
 }
 
 static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -475,6 +501,69 @@ static void fs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	fs_op_create(req, parent, name, mode, NULL);
 }
 
+/* Requests for names the tree does not have: @err with an errors line
+ * for @name in directory @parent, as every other refusal. */
+static void refuse_name(fuse_req_t req, fuse_ino_t parent, const char *name, int err,
+			const char *why)
+{
+	struct fs *fs = req_fs(req);
+	char path[256];
+
+	child_path(fs, parent, name, path, sizeof(path));
+	fs_err(err, "%s", why);
+	fs_reply_fail(req, fs, path, err);
+}
+
+static void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+			 const char *newname, unsigned int flags)
+{
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	refuse_name(req, parent, name, -EPERM,
+		    "names are fixed: nothing in the tree can be renamed (a buffer directory's "
+		    "name is its index)");
+}
+
+static void fs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	refuse_name(req, newparent, newname, -EPERM, "hard links cannot be made in the tree");
+}
+
+static void fs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	refuse_name(req, parent, name, -EPERM,
+		    "symbolic links cannot be made in the tree; make them outside, pointing in");
+}
+
+/* Extended attributes: the tree has none.  Reading them is answered
+ * ENOSYS, which the kernel remembers (no further requests, "not
+ * supported" for the caller); setting or removing one is a refusal. */
+static void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			   size_t size, int flags)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+
+	(void)name;
+	(void)value;
+	(void)size;
+	(void)flags;
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fs_err(-ENOTSUP, "extended attributes are not supported");
+	fs_reply_fail_node(req, fs, &fs->rows[row], idx, -ENOTSUP);
+}
+
+static void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fs_op_setxattr(req, ino, name, NULL, 0, 0);
+}
+
 /* ---- files ------------------------------------------------------------------------------ */
 
 static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -524,20 +613,14 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			return;
 		}
 		fo->gen = fs->slots[d][idx].gen;
-		fo->in_buffer = true;
-		atomic_fetch_add(&fs->slots[d][idx].opens, 1);
 		pthread_rwlock_unlock(&fs->bufs_lock);
 	}
 	fi->fh = (uintptr_t)fo;
 	fi->direct_io = 1; /* every read is a fresh hardware read */
 	fi->keep_cache = 0;
 	fi->noflush = 1; /* nothing is buffered: save the FLUSH round trip */
-	if (fuse_reply_open(req, fi) != 0) {
-		/* Interrupted: the kernel will not send release. */
-		if (fo->in_buffer)
-			atomic_fetch_sub(&fs->slots[d][idx].opens, 1);
-		open_free(fs, fo);
-	}
+	if (fuse_reply_open(req, fi) != 0)
+		open_free(fs, fo); /* interrupted: the kernel will not send release */
 }
 
 static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -573,7 +656,9 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 
 	pthread_mutex_lock(&fo->lock);
-	if (off == 0 || !fo->have_snap) {
+	if ((off == 0 && !fo->stat_snap) || !fo->have_snap ||
+	    ((n->flags & FS_APPEND) && (size_t)off >= fo->snap.len)) {
+		fo->stat_snap = false;
 		ret = fs_render(fs, fo, &fo->snap);
 		if (ret < 0) {
 			fo->have_snap = false;
@@ -582,6 +667,14 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			return;
 		}
 		fo->have_snap = true;
+	}
+	fo->stat_snap = false;
+	/* What one open file pins is bounded: the snapshot goes at EOF (a
+	 * read past its end), or at once while the daemon holds too many. */
+	if ((off >= 0 && (size_t)off >= fo->snap.len && !(n->flags & FS_APPEND)) ||
+	    !fs_snap_account(fs, fo)) {
+		reply_slice_unlock_drop(req, fs, fo, size, off);
+		return;
 	}
 	reply_slice_unlock(req, fo, size, off);
 }
@@ -621,12 +714,9 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 {
 	struct fs *fs = req_fs(req);
 	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
-	enum ga_dir d;
 
 	(void)ino;
 	fs_poll_forget(fs, fo);
-	if (fo->in_buffer && fs_row_per_buffer(fo->node, &d))
-		atomic_fetch_sub(&fs->slots[d][fo->idx].opens, 1);
 	open_free(fs, fo);
 	fuse_reply_err(req, 0);
 }
@@ -654,5 +744,10 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.readdir = fs_op_readdir,
 	.releasedir = fs_op_releasedir,
 	.create = fs_op_create,
+	.rename = fs_op_rename,
+	.link = fs_op_link,
+	.symlink = fs_op_symlink,
+	.setxattr = fs_op_setxattr,
+	.removexattr = fs_op_removexattr,
 	.poll = fs_op_poll,
 };

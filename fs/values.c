@@ -138,16 +138,17 @@ void fs_note_link(struct fs *fs)
 		fs_error_add(fs, "device/link", 0, "link up again: registers answer");
 }
 
-int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
+static int render(struct fs *fs, const struct fs_node *n, unsigned int idx,
+		  const struct fs_open *fo, struct strbuf *sb)
 {
 	struct fs_ctx c;
 	int ret;
 
 	sb_reset(sb);
-	ret = fs_ctx_enter(fs, &c, fo->node, fo->idx, fo);
+	ret = fs_ctx_enter(fs, &c, n, idx, fo);
 	if (ret < 0)
 		return ret;
-	ret = fo->node->show(&c, sb);
+	ret = n->show(&c, sb);
 	fs_ctx_leave(fs, &c);
 	fs_note_lost(fs);
 	fs_note_link(fs);
@@ -156,7 +157,62 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
 	return ret;
 }
 
+bool fs_snap_account(struct fs *fs, struct fs_open *fo)
+{
+	size_t now = fo->have_snap ? fo->snap.cap : 0;
+	uint64_t total;
+
+	if (now >= fo->snap_counted)
+		total = atomic_fetch_add(&fs->snap_bytes, now - fo->snap_counted) + now -
+			fo->snap_counted;
+	else
+		total = atomic_fetch_sub(&fs->snap_bytes, fo->snap_counted - now) -
+			(fo->snap_counted - now);
+	fo->snap_counted = now;
+	return total <= FS_SNAP_BUDGET;
+}
+
+int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb)
+{
+	return render(fs, fo->node, fo->idx, fo, sb);
+}
+
+int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, struct strbuf *sb)
+{
+	return render(fs, n, idx, NULL, sb);
+}
+
+/* An FS_SIZED file's length: rendered into @fo's snapshot, or a scratch
+ * buffer without one; -1 when it cannot be rendered now. */
+static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int idx,
+			  struct fs_open *fo)
+{
+	struct strbuf sb = {0};
+	off_t len = -1;
+
+	if (fo) {
+		pthread_mutex_lock(&fo->lock);
+		fo->have_snap = fo->stat_snap = fs_render(fs, fo, &fo->snap) == 0;
+		if (fo->have_snap)
+			len = (off_t)fo->snap.len;
+		fs_snap_account(fs, fo);
+		pthread_mutex_unlock(&fo->lock);
+	} else {
+		if (fs_render_node(fs, n, idx, &sb) == 0)
+			len = (off_t)sb.len;
+		sb_free(&sb);
+	}
+	fs_err_clear(); /* a stat has no errors line to give */
+	return len;
+}
+
 void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat *st)
+{
+	fs_node_stat_open(fs, row, idx, NULL, st);
+}
+
+void fs_node_stat_open(struct fs *fs, unsigned int row, unsigned int idx, struct fs_open *fo,
+		       struct stat *st)
 {
 	const struct fs_node *n = &fs->rows[row];
 
@@ -170,7 +226,14 @@ void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat
 	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
 	if (n->dir == FS_D_NONE) {
 		st->st_size = FS_TEXT_MAX;
-		if (n->size) {
+		if ((n->flags & FS_SIZED) && n->show) {
+			/* tail, wc -c and cp trust st_size; a file that cannot
+			 * be rendered now keeps the sysfs page. */
+			off_t len = sized_length(fs, n, idx, fo);
+
+			if (len >= 0)
+				st->st_size = len;
+		} else if (n->size) {
 			struct fs_ctx c;
 
 			if (fs_ctx_enter(fs, &c, n, idx, NULL) == 0) {
@@ -180,5 +243,7 @@ void fs_node_stat(struct fs *fs, unsigned int row, unsigned int idx, struct stat
 		} else if (n->flags & FS_BINARY) {
 			st->st_size = 0;
 		}
+		/* Whole blocks, so cp does not take the file for a sparse one. */
+		st->st_blocks = (st->st_size + 511) / 512;
 	}
 }

@@ -153,6 +153,23 @@ static int reg_locate(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 }
 
 /*
+ * One word of the block.  A dead link answers all ones to every read, so a
+ * word of all ones is checked against the version register: -ENOLINK
+ * rather than 4294967295 passed off as a value.  Only that one value costs
+ * the second read.
+ */
+static int word_read_locked(struct ga_dev *dev, uint32_t off, uint32_t *val)
+{
+	int rc = dev->be->reg_read(dev, off, val);
+
+	if (rc == 0 && *val == 0xffffffffu && ga_link_check_locked(dev) == -ENOLINK)
+		return ga_err(-ENOLINK, "link down: the card answers 0xffffffff everywhere (PCIe "
+					"link lost, card powered off or reloading its firmware): "
+					"no value to read until it is back");
+	return rc;
+}
+
+/*
  * The value a row stands for: the field, field + 1 for GA_F_PLUS_ONE rows,
  * both words of a GA_F_U64 row.  A 64-bit counter may carry between the
  * two reads: high, low, high again, and the low word once more when the
@@ -168,7 +185,7 @@ static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned i
 	if (rc)
 		return rc;
 	if (!(ga_regs[id].flags & GA_F_U64)) {
-		rc = dev->be->reg_read(dev, off, &word);
+		rc = word_read_locked(dev, off, &word);
 		if (rc)
 			return rc;
 		*val = ga_reg_field_get(id, dev->info.layout, word);
@@ -179,14 +196,14 @@ static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned i
 	if (off + 8 > GA_CORE_SIZE)
 		return ga_err(-ERANGE, "%s: 64-bit register at 0x%x passes the block end",
 			      ga_regs[id].name, off);
-	rc = dev->be->reg_read(dev, off + 4, &hi);
+	rc = word_read_locked(dev, off + 4, &hi);
 	if (rc == 0)
-		rc = dev->be->reg_read(dev, off, &word);
+		rc = word_read_locked(dev, off, &word);
 	if (rc == 0)
-		rc = dev->be->reg_read(dev, off + 4, &hi2);
+		rc = word_read_locked(dev, off + 4, &hi2);
 	if (rc == 0 && hi2 != hi) {
 		hi = hi2;
-		rc = dev->be->reg_read(dev, off, &word);
+		rc = word_read_locked(dev, off, &word);
 	}
 	if (rc)
 		return rc;
@@ -356,7 +373,7 @@ int ga_reg_read_raw(struct ga_dev *dev, uint32_t offset, uint32_t *val)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&dev->lock);
-	rc = dev->be->reg_read(dev, offset, val);
+	rc = word_read_locked(dev, offset, val);
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
 }

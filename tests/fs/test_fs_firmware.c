@@ -194,8 +194,9 @@ START_TEST(link_down)
 	s = readf("sim/link");
 	ck_assert_str_eq(s, "down\n");
 	free(s);
-	/* what the card answers: all-ones */
-	ck_assert_uint_eq(readnum("registers/aw_cache"), 0xf);
+	/* what the card answers (all ones) is no value: ENOLINK, never 0xf */
+	ck_assert_ptr_null(readf("registers/aw_cache"));
+	ck_assert_int_eq(errno, ENOLINK);
 	/* writes are refused, each with its errors line */
 	expect_refused("registers/aw_cache", "5", ENOLINK);
 	expect_refused("registers/count_reset", "1", ENOLINK);
@@ -225,6 +226,66 @@ START_TEST(link_down)
 }
 END_TEST
 
+/*
+ * Issue 24 item 2: a link flap while buffers are armed.  The all-ones reads
+ * of a dead link must not pass for "the card dropped our buffers" (every
+ * buffer ERROR for good), nor for numbers (4294967295 frames): register
+ * reads and buffer states are ENOLINK while it is down, and everything works
+ * again, unchanged, when it is back.
+ */
+START_TEST(link_flap)
+{
+	char *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i || exit 1; done && "
+			    "echo 1 > buffers/0/write_enable && echo 1 > buffers/1/write_enable"),
+			 0);
+	for (int round = 0; round < 4; round++) {
+		ck_assert_int_eq(writef("sim/link", "down"), 0);
+		/* what a dead link answers is no value: registers, raw words,
+		 * buffer states */
+		ck_assert_int_ne(sh("cat $M/registers/rx_frame_count"), 0);
+		ck_assert_ptr_null(readf("registers/rx_frame_count"));
+		ck_assert_int_eq(errno, ENOLINK);
+		ck_assert_ptr_null(readf("registers/inbound_frames")); /* a 64-bit pair */
+		ck_assert_int_eq(errno, ENOLINK);
+		ck_assert_int_ne(sh("dd if=$M/registers/raw bs=4 count=1 2>/dev/null | "
+				    "od -An -tx4 | grep -q ."),
+				 0);
+		ck_assert_ptr_null(readf("buffers/0/status"));
+		ck_assert_int_eq(errno, ENOLINK);
+		ck_assert_ptr_nonnull(strstr(err_last(), "buffers/0/status: ENOLINK: link down"));
+		ck_assert_ptr_null(readf("buffers/3/write_enable"));
+		ck_assert_int_eq(errno, ENOLINK);
+		/* metrics: no number made of all ones, no state, the link is 0 */
+		ck_assert_int_eq(sh("grep -q '^gpuasync_link_up{.*} 0$' $M/metrics"), 0);
+		ck_assert_int_ne(sh("grep -E '4294967295|state=\"ERROR\"|^gpuasync_buffer_state' "
+				    "$M/metrics"),
+				 0);
+		ck_assert_int_eq(writef("sim/link", "up"), 0);
+		/* back as they were: nothing lost, nothing ERROR */
+		s = sh_out("cd $M && cat buffers/0/status buffers/1/status buffers/2/status "
+			   "buffers/3/status");
+		ck_assert_str_eq(s, "FREE\nFREE\nIDLE\nIDLE\n");
+		free(s);
+		ck_assert_int_eq(
+			sh("grep -q '^gpuasync_registrations_lost_total{.*} 0$' $M/metrics"), 0);
+	}
+	/* and they work: arm the others, a frame lands in buffer 0 */
+	ck_assert_int_eq(sh("cd $M && echo 1 > buffers/2/write_enable && "
+			    "echo 1 > buffers/3/write_enable && echo 1 > registers/write_enable && "
+			    "printf hello > sim/push"),
+			 0);
+	wait_num("sim/stats/delivered", 1);
+	s = sh_out("cd $M && cat buffers/0/status buffers/3/status");
+	ck_assert_str_eq(s, "READY\nFREE\n");
+	free(s);
+	ck_assert_int_ne(sh("grep -q 'no longer holds our buffers' $M/errors"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("firmware");
@@ -236,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, buffer_counts);
 	tcase_add_test(tc, firmware_identity);
 	tcase_add_test(tc, link_down);
+	tcase_add_test(tc, link_flap);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -220,7 +220,7 @@ START_TEST(bad_startup_options)
 	static const char *const bad[][2] = {
 		{"-o threads=-1", "threads=-1"},   {"-o threads=0", "threads=0"},
 		{"-o threads=100000", "1 to 256"}, {"-o threads=two", "threads=two"},
-		{"-o config=/dev/zero", "not a configuration file"},
+		{"-o config=/dev/zero", "not a regular file"},
 	};
 
 	setenv("GAFS", GAFS_BIN, 1);

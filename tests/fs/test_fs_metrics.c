@@ -173,6 +173,46 @@ START_TEST(names_units_labels)
 }
 END_TEST
 
+/* Issue 24 item 6: a latency minimum before its first sample (all ones
+ * since count_reset, by the facts sheet) reads "no sample" and has no
+ * metrics sample, never 4294967295 cycles or 17.18 s. */
+START_TEST(latency_min_no_sample)
+{
+	char *s;
+
+	mnt_start("-o version=5");
+	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 && echo 1 > registers/write_enable"), 0);
+	s = readf("buffers/0/latency/gpu_min");
+	ck_assert_str_eq(s, "no sample\n");
+	free(s);
+	s = readf("buffers/0/latency/total_min");
+	ck_assert_str_eq(s, "no sample\n");
+	free(s);
+	ck_assert_int_ne(
+		sh("grep -E '^gpuasync_(gpu|total)_latency_min_seconds|4294967295|17\\.18' "
+		   "$M/metrics"),
+		0);
+	/* a frame, and the buffer armed again: the GPU latency has a sample */
+	ck_assert_int_eq(sh("cd $M && echo 1 > buffers/0/write_enable && printf abc > sim/push"),
+			 0);
+	wait_num("sim/stats/delivered", 1);
+	ck_assert_int_eq(writef("buffers/0/write_enable", "1"), 0);
+	s = readf("buffers/0/latency/gpu_min");
+	ck_assert_msg(s[0] >= '0' && s[0] <= '9' && strtoull(s, NULL, 10) < 0xffffffffull, "%s", s);
+	free(s);
+	ck_assert_int_eq(sh("grep -q '^gpuasync_gpu_latency_min_seconds{.*buffer=\"0\"} ' "
+			    "$M/metrics"),
+			 0);
+	/* count_reset: no sample again */
+	ck_assert_int_eq(writef("registers/count_reset", "1"), 0);
+	s = readf("buffers/0/latency/gpu_min");
+	ck_assert_str_eq(s, "no sample\n");
+	free(s);
+	ck_assert_int_ne(sh("grep -q '^gpuasync_gpu_latency_min_seconds' $M/metrics"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(metrics_with_1024_buffers)
 {
 	mnt_start("-o version=4");
@@ -283,6 +323,7 @@ int main(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, promtool_accepts);
 	tcase_add_test(tc, names_units_labels);
+	tcase_add_test(tc, latency_min_no_sample);
 	tcase_add_test(tc, metrics_with_1024_buffers);
 	tcase_add_test(tc, node_exporter_scrapes);
 	suite_add_tcase(s, tc);

@@ -4,7 +4,8 @@
  * them, restore them with cat, on every firmware flavour; a text with any
  * bad line is refused whole (errno, an errors line naming the line,
  * nothing changed); a card that does not hold a value is rolled back;
- * -o settings=FILE applies a file at mount or refuses to mount.
+ * -o settings=FILE applies a file at mount or refuses to mount; while the
+ * card's link is down settings are neither read nor written (ENOLINK).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -175,6 +176,33 @@ START_TEST(rolled_back)
 }
 END_TEST
 
+/* Issue 24 item 3: while the link is down there are no settings to save
+ * (all ones is not ar_cache = 0xf) and none are applied. */
+START_TEST(link_down)
+{
+	char *saved;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache"), 0);
+	saved = readf("settings");
+	ck_assert_ptr_nonnull(saved);
+	ck_assert_int_eq(writef("sim/link", "down"), 0);
+	ck_assert_int_ne(sh("cat $M/settings > /dev/null 2>&1"), 0);
+	ck_assert_ptr_null(readf("settings"));
+	ck_assert_int_eq(errno, ENOLINK);
+	ck_assert_ptr_nonnull(strstr(err_last(), "settings: ENOLINK: settings: the card's link"));
+	ck_assert_int_eq(writef("settings", "ar_cache = 0x3\n"), -ENOLINK);
+	ck_assert_ptr_nonnull(strstr(err_last(), "nothing read, nothing written"));
+	/* a bad text is still named for what is wrong with it */
+	ck_assert_int_eq(writef("settings", "bogus = 1\n"), -EINVAL);
+	ck_assert_int_eq(writef("sim/link", "up"), 0);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
+	ck_assert_str_eq(readf("settings"), saved);
+	free(saved);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(applied_at_mount)
 {
 	char opts[256], *out;
@@ -223,6 +251,7 @@ int main(void)
 	tcase_add_loop_test(tc, bad_text_refused_whole, 0, NFLAV);
 	tcase_add_loop_test(tc, rolled_back, 0, NFLAV);
 	tcase_add_test(tc, applied_at_mount);
+	tcase_add_test(tc, link_down);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

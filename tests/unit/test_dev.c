@@ -412,6 +412,7 @@ START_TEST(test_link_down)
 	struct ga_dev *dev = open_sim("sim:version=5,max_buffers=4");
 	struct ga_buf *w = NULL, *r = NULL, *w1 = NULL;
 	char text[GA_FW_TEXT_MAX];
+	struct ga_buf_info bi;
 	uint32_t raw = 0;
 
 	ck_assert(ga_dev_has(dev, GA_CAP_FIRMWARE_ID));
@@ -424,8 +425,14 @@ START_TEST(test_link_down)
 
 	ck_assert_int_eq(ga_sim_link_set(dev, false), 0);
 	ck_assert_int_eq(ga_dev_link(dev), 0);
-	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &raw), 0);
-	ck_assert_uint_eq(raw, 0xffffffffu);
+	/* reads: all ones is no value (issue 24 item 2), but a buffer
+	 * state still reads, and the buffers are not taken for lost */
+	ck_assert_int_eq(ga_reg_read_raw(dev, 0x30, &raw), -ENOLINK);
+	ck_assert_int_eq(ga_reg_read(dev, GA_REG_AW_CACHE, 0, &raw), -ENOLINK);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "no value to read"));
+	ck_assert_int_eq(ga_buf_info(w, &bi), 0);
+	ck_assert_int_ne(bi.state, GA_BUF_ERROR);
+	ck_assert_uint_eq(ga_dev_registrations_lost(dev), 0);
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_AW_CACHE, 0, 5), -ENOLINK);
 	ck_assert_ptr_nonnull(strstr(ga_last_error(), "link down"));
 	ck_assert_int_eq(ga_reg_write(dev, GA_REG_COUNT_RESET, 0, 1), -ENOLINK);
@@ -444,6 +451,9 @@ START_TEST(test_link_down)
 	ck_assert_uint_eq(rd(dev, GA_REG_WRITE_ENABLE, 0), 0);
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 1);
 	ck_assert_int_eq(ga_buf_arm(w), 0);
+	ck_assert_int_eq(ga_buf_info(w, &bi), 0);
+	ck_assert_int_eq(bi.state, GA_BUF_FREE);
+	ck_assert_uint_eq(ga_dev_registrations_lost(dev), 0);
 	wr(dev, GA_REG_AW_CACHE, 0, 5);
 	ck_assert_uint_eq(rd(dev, GA_REG_AW_CACHE, 0), 5);
 	ga_dev_close(dev);

@@ -81,6 +81,9 @@ enum ga_format {
  * library strobes every such row whenever count_reset is written, as
  * pyrogue's countReset resets every device below the root. */
 #define GA_F_WITH_COUNT_RESET 0x400
+/* A running minimum that count_reset sets to all ones (V4 latency mins,
+ * facts sheet 3.4): all ones means no sample since, not a value. */
+#define GA_F_RUNNING_MIN 0x800
 
 enum ga_array {
 	GA_ARRAY_NONE,  /* a scalar: registers/<name> */
@@ -223,7 +226,7 @@ struct ga_reg_loc {
  X(TOTAL_LATENCY_MAX, "total_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xC4, 0, 31, 0), GA_NA, 4, "cycles", "largest total latency since count_reset", \
    "AxiGpuAsyncCore.TotLatencyMax") \
- X(TOTAL_LATENCY_MIN, "total_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(TOTAL_LATENCY_MIN, "total_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xC8, 0, 31, 0), GA_NA, 4, "cycles", "smallest total latency since count_reset", \
    "AxiGpuAsyncCore.TotLatencyMin") \
  X(GPU_LATENCY, "gpu_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
@@ -233,7 +236,7 @@ struct ga_reg_loc {
  X(GPU_LATENCY_MAX, "gpu_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xD4, 0, 31, 0), GA_NA, 4, "cycles", "largest GPU latency since count_reset", \
    "AxiGpuAsyncCore.GpuLatencyMax") \
- X(GPU_LATENCY_MIN, "gpu_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(GPU_LATENCY_MIN, "gpu_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xD8, 0, 31, 0), GA_NA, 4, "cycles", "smallest GPU latency since count_reset", \
    "AxiGpuAsyncCore.GpuLatencyMin") \
  X(WRITE_LATENCY, "write_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
@@ -243,7 +246,7 @@ struct ga_reg_loc {
  X(WRITE_LATENCY_MAX, "write_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xE4, 0, 31, 0), GA_NA, 4, "cycles", "largest write DMA latency since count_reset", \
    "AxiGpuAsyncCore.WrDmaLatencyMax") \
- X(WRITE_LATENCY_MIN, "write_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(WRITE_LATENCY_MIN, "write_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xE8, 0, 31, 0), GA_NA, 4, "cycles", "smallest write DMA latency since count_reset", \
    "AxiGpuAsyncCore.WrDmaLatencyMin") \
  X(READ_LATENCY, "read_latency", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
@@ -253,7 +256,7 @@ struct ga_reg_loc {
  X(READ_LATENCY_MAX, "read_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
    GA_NA, GA_LOC(0xF4, 0, 31, 0), GA_NA, 4, "cycles", "largest read DMA latency since count_reset", \
    "AxiGpuAsyncCore.RdDmaLatencyMax") \
- X(READ_LATENCY_MIN, "read_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
+ X(READ_LATENCY_MIN, "read_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_READ, \
    GA_NA, GA_LOC(0xF8, 0, 31, 0), GA_NA, 4, "cycles", "smallest read DMA latency since count_reset", \
    "AxiGpuAsyncCore.RdDmaLatencyMin") \
  X(IB_MON_RESET, "inbound_monitor_reset", GA_WO, GA_FMT_DEC, GA_F_WITH_COUNT_RESET, GA_ARRAY_NONE, \

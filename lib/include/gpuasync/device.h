@@ -36,7 +36,9 @@
  *   -EEXIST  the driver holds buffers registered by someone else
  *   -ENOLINK the card's link is down (every register reads 0xffffffff):
  *            register writes, enables, buffer creation, arming and sends
- *            are refused before anything is written
+ *            are refused before anything is written; a register read that
+ *            finds all ones while the link is down fails the same way
+ *            (no value), and buffers are not taken for lost
  * The upstream driver's bare -1 (errno EPERM) never reaches the caller as
  * EPERM: it is translated per ioctl, with the explanation in ga_last_error.
  *

@@ -82,7 +82,8 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 
 /* The card's PCIe link: down, every register and AxiVersion word reads
  * 0xffffffff and writes are lost, as with a card that fell off the bus or
- * reloads its firmware; the library then refuses writes (-ENOLINK).  The
+ * reloads its firmware; the library then refuses writes and register
+ * reads (-ENOLINK).  The
  * model keeps its state and resumes when the link is up again. */
 int ga_sim_link_set(struct ga_dev *dev, bool up);
 

@@ -112,7 +112,9 @@ static bool reg_is(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, ui
 {
 	uint32_t v;
 
-	/* A register we cannot read proves nothing. */
+	/* A register we cannot read proves nothing: a dead link reads all
+	 * ones, which ga_field_read_locked turns into -ENOLINK, so a link
+	 * flap never passes for buffers taken away. */
 	return ga_field_read_locked(dev, id, index, &v) != 0 || v == want;
 }
 

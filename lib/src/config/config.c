@@ -16,6 +16,7 @@
  * exactly one line per line it counts, so both numbers agree.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -117,7 +120,7 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("monitor", "interval_ms", GA_CT_UINT, interval_ms, 1, 3600000, 0, 0,
 	       "how often live values are sampled for poll() and metrics"),
 	GA_KEY("monitor", "errors_kept", GA_CT_UINT, errors_kept, 1, 100000, 0, 0,
-	       "lines the errors file keeps"),
+	       "lines the errors file keeps at least (up to twice as many)"),
 };
 
 #define GA_NKEYS (sizeof(ga_cfg_keys) / sizeof(ga_cfg_keys[0]))
@@ -540,6 +543,38 @@ static int ga_cfg_handler(void *user, const char *section, const char *name, con
 	return 1;
 }
 
+/* @path opened for reading if it is a regular file, or /dev/null (the
+ * usual "no configuration"): a FIFO or another device could block start-up
+ * forever or never end, so it is refused.  NULL with *@rc and @err set
+ * otherwise. */
+static FILE *fopen_regular(const char *path, int *rc, char *err, size_t errlen)
+{
+	struct stat st;
+	FILE *f;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		*rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
+		close(fd);
+		*rc = -EINVAL;
+		snprintf(err, errlen, "%s: not a regular file (a FIFO or device is refused: it could "
+				      "block start-up forever)", path);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		*rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct ga_cfg_ctx *c;
@@ -556,12 +591,9 @@ int ga_config_load(struct ga_config *cfg, const char *path, char *err, size_t er
 	if (!c)
 		return ga_err(-ENOMEM, "no memory to load %s", path);
 	c->cfg = *cfg;
-	c->f = fopen(path, "r");
-	if (!c->f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	c->f = fopen_regular(path, &rc, err, errlen);
+	if (!c->f)
 		goto out_free;
-	}
 
 	r = ini_parse_stream(ga_cfg_reader, c, ga_cfg_handler, c);
 	if (r < 0) {
