@@ -64,6 +64,13 @@ LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$R/share/man/man8/gpuasyncfs.8.gz" 2>/dev/nul
 mountpoint -q "$T/mnt" || fail "nothing mounted"
 [ "$(cat "$T/mnt/device/backend")" = sim ] || fail "not the simulated card"
 [ "$(cat "$T/mnt/device/version")" = 4 ] || fail "device/version is not 4"
+# The installed Python package, where Debian's Python looks under /usr, reads it.
+[ -f "$R/lib/python3/dist-packages/gpuasync/__init__.py" ] ||
+	fail "the gpuasync Python package is not in /usr/lib/python3/dist-packages"
+v=$(PYTHONPATH=$R/lib/python3/dist-packages /usr/bin/python3 -c \
+	'import gpuasync, sys; print(gpuasync.Card(sys.argv[1]).registers.version)' "$T/mnt") ||
+	fail "the installed gpuasync package cannot read the mount"
+[ "$v" = 4 ] || fail "gpuasync.Card().registers.version is '$v', not 4"
 fusermount3 -u "$T/mnt" || fail "cannot unmount"
 dpkg --instdir="$T/root" --admindir="$T/admin" --force-not-root --no-triggers -r gpuasyncfs \
 	>"$T/log" 2>&1 || fail "dpkg -r failed"
