@@ -14,9 +14,10 @@
  *   then frames in strict round-robin order from buffer 0, each re-armed
  *   with a byte store, with the DMA_Get_RxBuffin*_Count gauges read.
  *
- *   drp_replay [-n FRAMES] [-u UID] [-k STEP,...] [-r FILE] [-g FILE] DEVICE
+ *   drp_replay [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...] [-r FILE] [-g FILE] DEVICE
  *
  *   -n FRAMES  frames to receive (default 1000)
+ *   -t TAG     step names drp_TAG_<step> (several runs in one guest)
  *   -u UID     drop to this user (and group UID) before opening anything
  *   -k STEPS   known gaps: a failure of one of these steps prints
  *              "KTEST info" instead of "KTEST FAIL" (the guest names the
@@ -73,6 +74,7 @@ struct up_stub_reserve {
 #define BUF_SIZE 0x10000u /* and dmaBufSize */
 
 static int failures;
+static const char *tag = "";
 static const char *known_gaps = "";
 static const char *dev_path;
 static volatile uint8_t *regs; /* the mapped GpuAsyncCore block */
@@ -102,7 +104,7 @@ static void ok(const char *step, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("KTEST ok drp_%s", step);
+	printf("KTEST ok drp_%s%s", tag, step);
 	if (fmt && *fmt) {
 		printf(" (");
 		va_start(ap, fmt);
@@ -120,7 +122,7 @@ static void bad(const char *step, const char *fmt, ...)
 	va_list ap;
 	bool gap = known(step);
 
-	printf("KTEST %s drp_%s: ", gap ? "info" : "FAIL", step);
+	printf("KTEST %s drp_%s%s: ", gap ? "info" : "FAIL", tag, step);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -134,7 +136,7 @@ static void info(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("KTEST info drp ");
+	printf("KTEST info drp_%snote: ", tag);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -403,6 +405,23 @@ static void mask_and_counts(int fd)
 	ok("rxbuffin_counts", NULL);
 }
 
+/* The words the DRP set up (control, demux, max size, caches, the buffers'
+ * addresses): nothing else may change them while it receives. */
+static void snapshot(uint32_t *w)
+{
+	static const enum ga_reg_id ids[] = {GA_REG_WRITE_COUNT, GA_REG_DEMUX_SELECT,
+					     GA_REG_WRITE_MAX_SIZE, GA_REG_AW_CACHE};
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < 4; i++)
+		w[k++] = *word(ids[i], 0);
+	for (unsigned int i = 0; i < NBUF; i++) {
+		w[k++] = *word(GA_REG_WRITE_ADDR_LO, i);
+		w[k++] = *word(GA_REG_WRITE_ADDR_HI, i);
+	}
+}
+#define SNAP_WORDS (4 + 2 * NBUF)
+
 /* Frames in strict round-robin order from buffer 0: the DRP waits on one
  * buffer at a time.  Returns the frames received in order. */
 static unsigned int receive(unsigned int n, uint32_t ddb)
@@ -501,15 +520,20 @@ static void drop_privileges(const char *arg)
 int main(int argc, char *argv[])
 {
 	const char *ready = NULL, *gen = NULL;
+	char *tagbuf = NULL;
 	unsigned int n = 1000;
-	uint32_t ddb;
+	uint32_t ddb, snap0[SNAP_WORDS], snap1[SNAP_WORDS];
 	int opt, fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "n:u:k:r:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:u:k:r:g:")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			if (asprintf(&tagbuf, "%s_", optarg) > 0)
+				tag = tagbuf;
 			break;
 		case 'u':
 			drop_privileges(optarg);
@@ -577,11 +601,18 @@ int main(int argc, char *argv[])
 		while (access(ready, F_OK) == 0 && now_s() - t0 < 120)
 			usleep(10000);
 	}
-	if (receive(n, ddb) == n)
+	snapshot(snap0);
+	if (receive(n, ddb) == n) {
+		snapshot(snap1);
+		memcmp(snap0, snap1, sizeof(snap0)) == 0
+			? ok("registers_unchanged", "%u words", SNAP_WORDS)
+			: bad("registers_unchanged", "the DRP's set-up changed while it received");
 		index_reset_check();
+	}
 	set(GA_REG_WRITE_ENABLE, 0);
 	ioctl(fd, GPU_Rem_Nvidia_Memory, 0); /* the DRP's MemPool destructor */
 	close(fd);
-	printf("KTEST info drp done: %d failure(s)\n", failures);
+	info("done: %d failure(s)", failures);
+	free(tagbuf);
 	return failures;
 }

@@ -17,6 +17,12 @@ sed -n '/DataGPU State/,/^$/p' /proc/datadev_0
 run /t/t_up /dev/datadev_0
 if [ -x /t/gpuasyncfs ]; then run /t/fs_up.sh; else echo "KTEST skip fs: ${FS_SKIP:-no daemon}"; fi
 
+# The LCLS-II DRP's sequence (tests/drp), as root, unprivileged and beside an
+# observer mount.  The emulator sees mapped stores only when it polls, so
+# the DRP's back-to-back index reset is reported, not judged (issue 25 item 4).
+. /t/guest_drp.sh
+drp_suite /dev/datadev_0 /dev/nvidia_p2p_stub_mem index_reset
+
 # Finding out what the driver is must not make upstream log unknown codes.
 dmesg | grep -q "Invalid command" && bad "quiet_probe ($(dmesg | grep -c 'Invalid command') unknown ioctls logged)" ||
 	ok quiet_probe
