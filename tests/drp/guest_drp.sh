@@ -8,7 +8,8 @@
 #
 # KNOWN_GAPS (drp_replay -k): steps whose failure is reported as
 # "KTEST info" because the driver or emulator does not have them yet (issue
-# 25); DRP_STRICT=1 in /t/env makes them failures.
+# 25); DRP_STRICT=1 in /t/env makes them failures.  DRP_TAG (optional)
+# goes into every step name, for a guest that runs the suite more than once.
 
 DRP_UID=1000
 DRP_FRAMES=${DRP_FRAMES:-1000}
@@ -16,12 +17,12 @@ DRP_FRAMES=${DRP_FRAMES:-1000}
 drp_suite() {
 	dev=$1 stub=$2 gaps=$3
 	[ "${DRP_STRICT:-0}" = 1 ] && gaps=
-	run /t/drp_replay -n "$DRP_FRAMES" -t root -k "$gaps" "$dev"
+	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" "$dev"
 
 	# An unprivileged DAQ user: the nodes opened to it as an admin would
 	# (group or mode); nothing else changes.
 	chmod 0666 "$dev" "$stub"
-	run /t/drp_replay -n "$DRP_FRAMES" -t user -u $DRP_UID -k "$gaps" "$dev"
+	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" "$dev"
 
 	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$gaps"
 	chmod 0600 "$dev" "$stub"
@@ -38,23 +39,31 @@ drp_observed() {
 	dev=$1 gaps=$2 mnt=/tmp/obs ready=/tmp/drp.ready
 	mkdir -p $mnt && chown $DRP_UID:$DRP_UID $mnt
 	rm -f $ready /tmp/drp.out
-	/t/drp_replay -n "$DRP_FRAMES" -t observed -u $DRP_UID -k "$gaps" -r $ready "$dev" >/tmp/drp.out 2>&1 &
+	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -r $ready "$dev" >/tmp/drp.out 2>&1 &
 	cp=$!
 	if ! wait_file $ready; then
-		bad observer_client_ready; cat /tmp/drp.out; kill $cp; wait $cp; return
+		bad "drp_${DRP_TAG:-}observer_client_ready"; cat /tmp/drp.out; kill $cp; wait $cp; return
 	fi
 	/t/as_user $DRP_UID /t/gpuasyncfs -f -o observe "$dev" $mnt >/tmp/obs.out 2>&1 &
 	op=$!
 	if wait_file $mnt/device/version; then
-		ok observer_mounted
-		echo 1 >$mnt/registers/demux_select 2>/tmp/e1 && bad observer_write_refused ||
-			{ grep -q "Read-only file system" /tmp/e1 && ok observer_write_refused ||
-				{ bad observer_write_refused; cat /tmp/e1; }; }
-		mkdir $mnt/buffers/9 2>/tmp/e2 && bad observer_mkdir_refused ||
-			{ grep -q "Read-only file system" /tmp/e2 && ok observer_mkdir_refused ||
-				{ bad observer_mkdir_refused; cat /tmp/e2; }; }
-		[ "$(grep -c EROFS $mnt/errors)" = 2 ] && ok observer_errors_lines ||
-			{ bad observer_errors_lines; cat $mnt/errors; }
+		ok "drp_${DRP_TAG:-}observer_mounted"
+		echo 1 >$mnt/registers/demux_select 2>/tmp/e1 && bad "drp_${DRP_TAG:-}observer_write_refused" ||
+			{ grep -q "Read-only file system" /tmp/e1 && ok "drp_${DRP_TAG:-}observer_write_refused" ||
+				{ bad "drp_${DRP_TAG:-}observer_write_refused"; cat /tmp/e1; }; }
+		mkdir $mnt/buffers/9 2>/tmp/e2 && bad "drp_${DRP_TAG:-}observer_mkdir_refused" ||
+			{ grep -q "Read-only file system" /tmp/e2 && ok "drp_${DRP_TAG:-}observer_mkdir_refused" ||
+				{ bad "drp_${DRP_TAG:-}observer_mkdir_refused"; cat /tmp/e2; }; }
+		[ "$(grep -c EROFS $mnt/errors)" = 2 ] && ok "drp_${DRP_TAG:-}observer_errors_lines" ||
+			{ bad "drp_${DRP_TAG:-}observer_errors_lines"; cat $mnt/errors; }
+		# The owner's buffers, as the driver publishes them (gpuasync.ko's
+		# table; upstream's /proc/datadev_N, with 7.5's owning process).
+		cat $mnt/device/pinned
+		owners=$(awk '$1 == "write" {print $7}' $mnt/device/pinned | sort -u)
+		[ "$(grep -c '^write' $mnt/device/pinned)" = 4 ] &&
+			{ [ "$owners" = 0 ] || [ "$owners" = $cp ]; } &&
+			ok "drp_${DRP_TAG:-}observer_pinned (owner ${owners})" ||
+			bad "drp_${DRP_TAG:-}observer_pinned (owners '$owners', client $cp)"
 		rm -f $ready
 		scrapes=0
 		while kill -0 $cp 2>/dev/null; do
@@ -63,13 +72,13 @@ drp_observed() {
 			scrapes=$((scrapes + 1))
 		done
 		echo "KTEST info observer scraped $scrapes times while the client ran"
-		[ $scrapes -gt 0 ] && ok observer_scraped || bad observer_scraped
-		grep -q "rx_frame_count" $mnt/metrics && ok observer_metrics || bad observer_metrics
+		[ $scrapes -gt 0 ] && ok "drp_${DRP_TAG:-}observer_scraped" || bad "drp_${DRP_TAG:-}observer_scraped"
+		grep -q "rx_frame_count" $mnt/metrics && ok "drp_${DRP_TAG:-}observer_metrics" || bad "drp_${DRP_TAG:-}observer_metrics"
 		umount $mnt
 	else
-		bad observer_mounted; cat /tmp/obs.out; rm -f $ready
+		bad "drp_${DRP_TAG:-}observer_mounted"; cat /tmp/obs.out; rm -f $ready
 	fi
-	wait $cp && ok observed_client || bad observed_client
+	wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
 	cat /tmp/drp.out
 	kill $op 2>/dev/null
 	wait $op
