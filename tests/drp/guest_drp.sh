@@ -38,6 +38,7 @@ drp_suite() {
 drp_observed() {
 	dev=$1 gaps=$2 mnt=/tmp/obs ready=/tmp/drp.ready
 	mkdir -p $mnt && chown $DRP_UID:$DRP_UID $mnt
+	chmod 0666 /dev/fuse # as udev leaves it on a distribution
 	rm -f $ready /tmp/drp.out
 	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -r $ready "$dev" >/tmp/drp.out 2>&1 &
 	cp=$!
