@@ -430,9 +430,19 @@ static void snapshot(uint32_t *w)
 
 /* Frames in strict round-robin order from buffer 0: the DRP waits on one
  * buffer at a time.  Returns the frames received in order. */
-static unsigned int receive(unsigned int n, uint32_t ddb)
+static void dump_state(void)
 {
-	uint32_t seq = 0, first = 0, rx0 = get(GA_REG_RX_FRAME_COUNT), rx_prev = rx0;
+	printf("  card: control 0x%08x rx_frame_count %u; per buffer size word / free-list word:",
+	       *word(GA_REG_WRITE_COUNT, 0), get(GA_REG_RX_FRAME_COUNT));
+	for (unsigned int i = 0; i < NBUF; i++)
+		printf(" %u:%u/%u", i, *size_word(i), *word(GA_REG_FREE_LIST, i));
+	printf("\n");
+}
+
+/* @rx0: rx_frame_count before the buffers were armed. */
+static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
+{
+	uint32_t seq = 0, first = 0, rx_prev = rx0;
 	unsigned int got = 0, idx = 0, bad_seq = 0;
 	double t0 = now_s();
 
@@ -443,6 +453,7 @@ static unsigned int receive(unsigned int n, uint32_t ddb)
 		if (at < 0) {
 			bad("round_robin",
 			    "frame %u: nothing arrived in 20 s (waiting on buffer %u)", got, idx);
+			dump_state();
 			break;
 		}
 		if ((unsigned int)at != idx) {
@@ -528,7 +539,7 @@ int main(int argc, char *argv[])
 	const char *ready = NULL, *gen = NULL;
 	char *tagbuf = NULL;
 	unsigned int n = 1000;
-	uint32_t ddb, snap0[SNAP_WORDS], snap1[SNAP_WORDS];
+	uint32_t ddb, rx0, snap0[SNAP_WORDS], snap1[SNAP_WORDS];
 	int opt, fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -588,6 +599,7 @@ int main(int argc, char *argv[])
 	write_count();
 	set(GA_REG_DEMUX_SELECT, 1);
 	get(GA_REG_DEMUX_SELECT) == 1 ? ok("demux", NULL) : bad("demux", "reads 0");
+	rx0 = get(GA_REG_RX_FRAME_COUNT);
 	arm_all();
 	index_reset(0);
 	ok("armed", "%u buffers by byte stores, index reset through the mapping", NBUF);
@@ -608,7 +620,7 @@ int main(int argc, char *argv[])
 			usleep(10000);
 	}
 	snapshot(snap0);
-	if (receive(n, ddb) == n) {
+	if (receive(n, ddb, rx0) == n) {
 		snapshot(snap1);
 		memcmp(snap0, snap1, sizeof(snap0)) == 0
 			? ok("registers_unchanged", "%u words", SNAP_WORDS)
