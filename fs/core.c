@@ -203,7 +203,7 @@ static bool has_pinned(struct fs *fs, const struct fs_node *n, unsigned int idx)
 {
 	(void)n;
 	(void)idx;
-	return ga_dev_has(fs->dev, GA_CAP_BUFFER_TABLE);
+	return ga_dev_has(fs->dev, GA_CAP_PINNED_LIST);
 }
 
 /* clang-format off */

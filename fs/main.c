@@ -117,6 +117,8 @@ static void usage(const char *prog)
 	       "    -o pin=auto|p2p|dmabuf how buffers reach the driver (default auto: dma-buf\n"
 	       "                           where memory and driver can; dmabuf: or fail)\n"
 	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"
+	       "    -o observe             look only: another process owns the card; writes and\n"
+	       "                           mkdir get EROFS, registers are mapped read-only\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
@@ -743,6 +745,7 @@ int main(int argc, char *argv[])
 		oo.use_gpu = fs.cfg.use_gpu;
 		oo.core_offset = (uint32_t)fs.cfg.core_offset;
 		oo.pin = fs.cfg.pin;
+		oo.observe = fs.cfg.observe;
 		ret = ga_dev_open_opts(fs.device_spec, &oo, &fs.dev);
 	}
 	if (ret < 0) {

@@ -76,6 +76,19 @@ void fs_reply_fail_node(fuse_req_t req, struct fs *fs, const struct fs_node *n, 
 	fs_reply_fail(req, fs, path, err);
 }
 
+/* An observer mount (-o observe) changes nothing: every request that
+ * would (a write, mkdir, rmdir) is refused here, before any handler, with
+ * one errors line.  The library refuses as well (ga_open_opts.observe). */
+static bool observe_refused(fuse_req_t req, struct fs *fs, const char *path, const char *what)
+{
+	if (!fs->cfg.observe)
+		return false;
+	fs_err(-EROFS, "observer mount (-o observe): %s; the card belongs to another process",
+	       what);
+	fs_reply_fail(req, fs, path, -EROFS);
+	return true;
+}
+
 static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigned int idx)
 {
 	struct fuse_entry_param e = {0};
@@ -443,6 +456,8 @@ static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	if (collection_parent(req, fs, parent, name, path, sizeof(path), &d,
 			      "only buffers/ and read_buffers/ have directories to make") < 0)
 		return;
+	if (observe_refused(req, fs, path, "no buffer is added"))
+		return;
 	ret = fs_buffer_mkdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name, &idx);
 	if (ret < 0) {
 		fs_reply_fail(req, fs, path, ret);
@@ -462,6 +477,8 @@ static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (collection_parent(
 		    req, fs, parent, name, path, sizeof(path), &d,
 		    "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed") < 0)
+		return;
+	if (observe_refused(req, fs, path, "no buffer is removed"))
 		return;
 	ret = fs_buffer_rmdir(fs, d == FS_D_BUFFERS ? GA_DIR_WRITE : GA_DIR_READ, name);
 	if (ret < 0)
@@ -598,6 +615,13 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fs_err(-EACCES, "read-only file");
 		fs_reply_fail_node(req, fs, n, idx, -EACCES);
 		return;
+	}
+	if (acc != O_RDONLY && fs->cfg.observe) {
+		char path[256];
+
+		fs_path(fs, n, idx, path, sizeof(path));
+		if (observe_refused(req, fs, path, "nothing is written"))
+			return;
 	}
 	fo = open_alloc(fs, n, idx);
 	if (!fo) {

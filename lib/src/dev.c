@@ -37,7 +37,7 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 		return false;
 	switch (cap) {
 	case GA_CAP_SIM:
-		return dev->be == &ga_backend_sim;
+		return dev->kind == &ga_backend_sim;
 	case GA_CAP_GPU_MEMORY:
 		return strcmp(dev->info.memory, "gpu") == 0;
 	case GA_CAP_FIRMWARE_ID:

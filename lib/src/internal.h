@@ -231,6 +231,9 @@ extern const struct ga_backend_ops ga_backend_datadev;
 int ga_datadev_error(unsigned int cmd, int err);
 const char *ga_datadev_cmd_name(unsigned int cmd);
 extern const struct ga_backend_ops ga_backend_sim;
+/* observe.c: make dev->be a copy of itself whose every changing op fails
+ * with EROFS (opts.observe). */
+void ga_observe_wrap(struct ga_dev *dev);
 
 /* ---- between dev.c, open.c and buffers/ (dev->lock held) -------------- */
 
@@ -265,6 +268,10 @@ struct ga_buf {
 struct ga_dev {
 	pthread_mutex_t lock; /* see the top of this file */
 	const struct ga_backend_ops *be;
+	/* Which backend this is (be may point at be_ro, its observe-only
+	 * copy: observe.c). */
+	const struct ga_backend_ops *kind;
+	struct ga_backend_ops be_ro;
 	void *priv; /* backend state */
 	const struct ga_mem_ops *mem;
 	void *mem_ctx;

@@ -62,7 +62,7 @@ static void dev_mem_open(struct ga_dev *dev)
 	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
 	/* No GPU in front of a driver: upstream's emulator pins only memory of
 	 * its p2p stub, a real NVIDIA driver only CUDA memory. */
-	if (dev->be == &ga_backend_datadev) {
+	if (dev->kind == &ga_backend_datadev) {
 		char swhy[96];
 
 		if (ga_mem_stub_open(&ops, &ctx, swhy, sizeof(swhy)) == 0) {
@@ -224,6 +224,7 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 	}
 	dev->opts = opts ? *opts : defaults;
 	dev->be = spec_is_sim(spec) ? &ga_backend_sim : &ga_backend_datadev;
+	dev->kind = dev->be;
 	dev->info.layout = GA_LAYOUT_COUNT;
 	snprintf(dev->info.backend, sizeof(dev->info.backend), "%s", dev->be->name);
 	snprintf(dev->info.path, sizeof(dev->info.path), "%s", spec);
@@ -252,6 +253,18 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 		goto out_free;
 	}
 
+	if (dev->opts.observe) {
+		/* Nothing of ours goes to the card: no memory, no pin path. */
+		ga_observe_wrap(dev);
+		snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (observer)");
+		snprintf(dev->info.memory, sizeof(dev->info.memory), "none");
+		snprintf(dev->info.pin, sizeof(dev->info.pin), "none");
+		snprintf(dev->info.pin_note, sizeof(dev->info.pin_note),
+			 "observer: adds no buffers");
+		ga_err_clear();
+		*out = dev;
+		return 0;
+	}
 	dev_mem_open(dev);
 	rc = dev_pin_choose(dev);
 	if (rc) {

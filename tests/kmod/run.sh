@@ -37,6 +37,8 @@ CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
 # shellcheck source=tests/kmod/qemu.sh
 . "$HERE/qemu.sh"
+# shellcheck source=tests/drp/host.sh
+. "$ROOT/tests/drp/host.sh"
 
 # ---- packages -----------------------------------------------------------------
 PKGS="linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils"
@@ -82,6 +84,8 @@ build_tests() {
 	else
 		cp "$HERE/fs_test.sh" "$OUT/t/"
 	fi
+	drp_build "$OUT/t" >"$OUT/drp.log" 2>&1 ||
+		{ log "FAIL: tests/drp does not build"; tail -20 "$OUT/drp.log"; return 1; }
 }
 
 # ---- initramfs + boot ----------------------------------------------------------
@@ -90,7 +94,8 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	guest_root "$R"
 	cp "$OUT"/t/* "$R/t/"
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
-	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
+	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
+	drp_root "$R"
 	cp "$HERE/init.sh" "$R/init"
 	guest_initramfs "$R" "$2" "$3"
 }

@@ -719,7 +719,7 @@ START_TEST(test_emulated_remove)
 	ck_assert_int_eq(ga_buf_arm(w[0]), 0);
 	ck_assert_int_eq(ga_buf_arm(w[1]), 0);
 
-	dev->be = &upstream_like;
+	dev->kind = dev->be = &upstream_like;
 	ck_assert(!ga_dev_has(dev, GA_CAP_SIM));
 	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
 	ck_err(ga_buf_destroy(w[2]), -EBUSY); /* needs the engines off */
@@ -727,7 +727,7 @@ START_TEST(test_emulated_remove)
 	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, false), 0);
 	ck_assert_int_eq(ga_buf_destroy(w[2]), 0);
 	ck_assert_int_eq(ga_buf_destroy(r[1]), 0);
-	dev->be = &ga_backend_sim;
+	dev->kind = dev->be = &ga_backend_sim;
 
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 2);
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 1);
@@ -752,11 +752,11 @@ START_TEST(test_emulated_remove)
 	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
 
 	/* the last buffer again, and down to nothing */
-	dev->be = &upstream_like;
+	dev->kind = dev->be = &upstream_like;
 	ck_assert_int_eq(ga_buf_destroy(w[1]), 0);
 	ck_assert_int_eq(ga_buf_destroy(r[0]), 0);
 	ck_assert_int_eq(ga_buf_destroy(w[0]), 0);
-	dev->be = &ga_backend_sim;
+	dev->kind = dev->be = &ga_backend_sim;
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
 	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_READ), 0);
 	ga_dev_close(dev);
@@ -867,7 +867,7 @@ START_TEST(test_pinned_invalidated)
 	ck_assert_int_eq(state(w1), GA_BUF_FREE);
 
 	be.pinned = pinned_invalidating;
-	dev->be = &be;
+	dev->kind = dev->be = &be;
 	/* marked even when the entry does not fit the caller's array */
 	ck_assert_int_eq(ga_dev_pinned(dev, p, 1, &n), 0);
 	ck_assert_uint_eq(n, 3);
@@ -883,7 +883,7 @@ START_TEST(test_pinned_invalidated)
 	ck_err(ga_dev_pinned(dev, p, 4, &n), -ENOTSUP);
 	ck_assert_msg(strstr(ga_last_error(), "table"), "\"%s\"", ga_last_error());
 	ck_assert_uint_eq(n, 0);
-	dev->be = &ga_backend_sim;
+	dev->kind = dev->be = &ga_backend_sim;
 
 	/* an invalidated buffer is destroyed and created again */
 	ck_assert_int_eq(ga_buf_destroy(w1), 0);

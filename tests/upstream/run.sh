@@ -38,6 +38,10 @@ FS_SKIP=
 guest_gpuasyncfs "$OUT/t/gpuasyncfs" >"$OUT/fs.log" 2>&1 ||
 	{ log "FAIL: gpuasyncfs does not build statically"; tail -20 "$OUT/fs.log"; exit 1; }
 cp "$HERE/fs_up.sh" "$OUT/t/"
+# shellcheck source=tests/drp/host.sh
+. "$ROOT/tests/drp/host.sh"
+drp_build "$OUT/t" >"$OUT/drp.log" 2>&1 ||
+	{ log "FAIL: tests/drp does not build"; tail -20 "$OUT/drp.log"; exit 1; }
 FUSE=$(modprobe -S "$KVER" --show-depends fuse 2>/dev/null | awk '$1=="insmod"{print $2}' || true)
 
 status=0
@@ -46,6 +50,7 @@ for name in "${names[@]}"; do
 	R=$OUT/root-$name
 	upstream_root "$name" "$R" || { status=1; continue; }
 	cp "$OUT"/t/* "$R/t/"
+	drp_root "$R"
 	upstream_name "$name" >"$R/t/upstream_name"
 	printf 'FS_SKIP=%q\n' "$FS_SKIP" >"$R/t/env"
 	cp "$HERE/init.sh" "$R/init"

@@ -36,6 +36,7 @@ struct ga_config {
 	bool latency_legacy;
 	int gpu_index;
 	bool use_gpu;
+	bool observe; /* look only: another process owns the card (docs/drp.md) */
 	int pin; /* enum ga_pin (gpuasync/device.h): auto, p2p, dmabuf */
 	/* [sim] */
 	unsigned int sim_version;

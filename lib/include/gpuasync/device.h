@@ -90,6 +90,11 @@ struct ga_open_opts {
 	/* How buffers reach the driver (enum ga_pin below); GA_PIN_AUTO
 	 * (0) when left out. */
 	int pin;
+	/* Observe only: the device is opened read-only, its registers mapped
+	 * PROT_READ, and every call that would add, arm or remove a buffer,
+	 * switch an engine or write a register fails with EROFS, so another
+	 * process's set-up is never changed.  No memory layer is opened. */
+	bool observe;
 };
 #define GA_OPEN_OPTS_DEFAULT                                                                       \
 	{ .latency_legacy = false, .gpu_index = 0, .use_gpu = true, .pin = GA_PIN_AUTO }
@@ -142,6 +147,8 @@ enum ga_cap {
 	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
 	GA_CAP_FIRMWARE_ID,    /* AxiVersion identity readable (ga_fw_read) */
 	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf) */
+	GA_CAP_PINNED_LIST,    /* ga_dev_pinned works: the driver's table, or what
+				* upstream's datadev publishes in /proc/datadev_N */
 	GA_CAP_COUNT
 };
 
@@ -332,6 +339,9 @@ struct ga_pinned {
 	bool invalidated;     /* the GPU memory went away under the pin */
 	bool dmabuf;          /* registered as a dma-buf: gpu_address is then the
 			       * offset into the dma-buf (GA_BUF_DMABUF) */
+	/* From upstream's /proc/datadev_N: gpu_address and pages are unknown
+	 * (0); owner is 7.5's "Owning Process" (0 on 7.4, which has none). */
+	bool from_proc;
 };
 
 /*

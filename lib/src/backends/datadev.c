@@ -63,6 +63,7 @@ struct dd_priv {
 	enum dd_driver driver;
 	char proc[80];		/* upstream's /proc/datadev_N, "" if none */
 	struct dd_owner *owner; /* GPU-state ioctls go through it, or NULL */
+	bool observe;		/* opened O_RDONLY, registers mapped PROT_READ */
 };
 
 static struct dd_priv *dd(struct ga_dev *dev)
@@ -354,7 +355,10 @@ static void dd_try_map(struct dd_priv *p, unsigned int version)
 		       (unsigned long long)off);
 		return;
 	}
-	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, (off_t)off);
+	/* An observer maps read-only: no store can reach the card, and
+	 * gpuasync.ko lets anyone who may open the node do that. */
+	m = mmap(NULL, GA_CORE_SIZE, p->observe ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 p->fd, (off_t)off);
 	if (m == MAP_FAILED) {
 		ga_log("datadev %s: mmap of registers failed (%s), using ioctls", p->path,
 		       strerror(errno));
@@ -483,7 +487,8 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	p->api_version = -1;
 	snprintf(p->path, sizeof(p->path), "%s", spec);
 
-	p->fd = open(spec, O_RDWR | O_CLOEXEC);
+	p->observe = dev->opts.observe;
+	p->fd = open(spec, (p->observe ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (p->fd < 0) {
 		int e = errno;
 
@@ -493,8 +498,8 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 				    "gpuasync.ko loaded? \"sim\" opens the simulated card)",
 				    spec);
 		else if (e == EACCES || e == EPERM)
-			rc = ga_err(-EACCES, "%s: permission denied (read-write access needed)",
-				    spec);
+			rc = ga_err(-EACCES, "%s: permission denied (%s access needed)", spec,
+				    p->observe ? "read" : "read-write");
 		else
 			rc = ga_err(-e, "%s: cannot open: %s", spec, strerror(e));
 		goto out_free;
@@ -594,7 +599,7 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 			p->features = (uint32_t)abi & 0xffffu;
 	}
 	p->enable_ioctl = p->driver != DD_UPSTREAM;
-	if (p->driver == DD_UPSTREAM_OWNED) {
+	if (p->driver == DD_UPSTREAM_OWNED && !p->observe) {
 		rc = dd_owner_start(p->fd, &p->owner);
 		if (rc)
 			goto out_priv;
@@ -658,6 +663,58 @@ static int dd_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *off
 }
 
 /*
+ * What upstream's datadev publishes of the card's buffers in
+ * /proc/datadev_N ("DataGPU State"): per buffer a "-- Write Buffer i --"
+ * (or Read) heading, then "Write Address : 0x..." (the bus address it
+ * programmed) and "Write Size : 0x..."; 7.5 adds "Owning Process : pid"
+ * for the whole card (0: none).  Nothing else is known: gpu_address and
+ * pages stay 0.
+ */
+static int dd_pinned_proc(struct dd_priv *p, struct ga_pinned **list, unsigned int *n)
+{
+	struct ga_pinned *out = NULL, *grown, *cur = NULL;
+	unsigned int count = 0, idx;
+	unsigned long long v;
+	char line[256], kind[8];
+	int owner = 0;
+	FILE *f = fopen(p->proc, "r");
+
+	if (!f)
+		return ga_err(-errno, "%s: %s", p->proc, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " Owning Process : %llu", &v) == 1) {
+			owner = (int)v;
+		} else if (sscanf(line, " -------- %7s Buffer %u", kind, &idx) == 2) {
+			grown = realloc(out, (count + 1) * sizeof(*out));
+			if (!grown) {
+				fclose(f);
+				free(out);
+				return ga_err(-ENOMEM, "out of memory");
+			}
+			out = grown;
+			cur = &out[count++];
+			*cur = (struct ga_pinned){
+				.dir = strcmp(kind, "Write") == 0 ? GA_DIR_WRITE : GA_DIR_READ,
+				.index = idx,
+				.from_proc = true,
+			};
+		} else if (cur && (sscanf(line, " Write Address : %llx", &v) == 1 ||
+				   sscanf(line, " Read Address : %llx", &v) == 1)) {
+			cur->bus_address = v;
+		} else if (cur && (sscanf(line, " Write Size : %llx", &v) == 1 ||
+				   sscanf(line, " Read Size : %llx", &v) == 1)) {
+			cur->size = (size_t)v;
+		}
+	}
+	fclose(f);
+	for (unsigned int i = 0; i < count; i++)
+		out[i].owner = owner;
+	*list = out;
+	*n = count;
+	return 0;
+}
+
+/*
  * gpuasync.ko's table of pinned buffers, whole, as struct ga_pinned
  * (malloc'd into *@list).  The driver reports how many exist even when
  * they do not fit, so ask again with a bigger array until they do (the
@@ -674,6 +731,8 @@ static int dd_pinned(struct ga_dev *dev, struct ga_pinned **list, unsigned int *
 
 	*list = NULL;
 	*n = 0;
+	if (!(p->features & GA_FEAT_BUFFER_TABLE) && p->proc[0])
+		return dd_pinned_proc(p, list, n);
 	if (!(p->features & GA_FEAT_BUFFER_TABLE))
 		return ga_err(-ENOTSUP,
 			      "%s: the driver keeps no table of pinned buffers (upstream "
@@ -940,6 +999,8 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 		return p->features & GA_FEAT_ARM_MANY;
 	case GA_CAP_BUFFER_TABLE:
 		return p->features & GA_FEAT_BUFFER_TABLE;
+	case GA_CAP_PINNED_LIST:
+		return (p->features & GA_FEAT_BUFFER_TABLE) || p->proc[0];
 	case GA_CAP_DMABUF:
 		return p->features & GA_FEAT_DMABUF;
 	case GA_CAP_ENABLE_IOCTL:

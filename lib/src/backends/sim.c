@@ -743,6 +743,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_ARM_MANY:
 	case GA_CAP_ENABLE_IOCTL:
 	case GA_CAP_BUFFER_TABLE:
+	case GA_CAP_PINNED_LIST:
 	case GA_CAP_SIM:
 	case GA_CAP_DMABUF:
 		return true;

@@ -16,7 +16,7 @@ static int get_sim(struct ga_dev *dev, struct sim **s)
 {
 	if (!dev)
 		return ga_err(-EINVAL, "sim: no device");
-	if (dev->be != &ga_backend_sim || !dev->priv)
+	if (dev->kind != &ga_backend_sim || !dev->priv)
 		return ga_err(-ENOTSUP, "not a simulated device: sim controls do not apply");
 	*s = dev->priv;
 	return 0;

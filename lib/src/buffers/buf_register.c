@@ -88,6 +88,8 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 		*out = NULL;
 	if (!dev)
 		return ga_err(-EINVAL, "ga_buf_create: NULL device");
+	if (dev->opts.observe)
+		return ga_err(-EROFS, "observer: adds no buffers (opened with observe)");
 	if (!dir_valid(dir))
 		return ga_err(-EINVAL, "direction %d is neither write nor read", (int)dir);
 

@@ -89,6 +89,9 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("device", "gpu", GA_CT_INT, gpu_index, 0, 255, 0, 0, "CUDA device ordinal"),
 	GA_KEY("device", "use_gpu", GA_CT_BOOL, use_gpu, 0, 1, 0, 0,
 	       "put buffers in GPU memory when a GPU is present (else host memory)"),
+	GA_KEY("device", "observe", GA_CT_BOOL, observe, 0, 1, 0, 0,
+	       "look only: never add or remove a buffer, write a register or switch an engine; "
+	       "writes and mkdir get EROFS (another process, e.g. LCLS-II's DRP, owns the card)"),
 	GA_KEY("device", "pin", GA_CT_PIN, pin, 0, 0, 0, 0,
 	       "how buffers reach the driver: auto (dma-buf where memory and driver can), "
 	       "p2p (by address, nvidia_p2p) or dmabuf (required)"),

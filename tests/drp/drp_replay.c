@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * drp_replay: what LCLS-II's GPU DRP (psdaq/drpGpu) does to a datadev card,
+ * replayed from the CPU with the datadev ABI, in the DRP's order
+ * (docs/drp.md; facts in the project's research notes):
+ *
+ *   check support, API version and max buffers; mmap the register block;
+ *   set RemoteWriteMaxSize; add 4 x 64 KiB "GPU" buffers; disable writes;
+ *   set the write count (7.4's helper takes n-1, 7.5's takes n and
+ *   subtracts 1 itself: chosen by firmware version, V5 = 7.5); demux to
+ *   the GPU; clear each size word and arm every buffer with a one-byte
+ *   store to its free-list word through the mapping; reset the ring index
+ *   with write enable 0 then 1 through the mapping; DMA_Set_MaskBytes;
+ *   then frames in strict round-robin order from buffer 0, each re-armed
+ *   with a byte store, with the DMA_Get_RxBuffin*_Count gauges read.
+ *
+ *   drp_replay [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...] [-r FILE] [-g FILE] DEVICE
+ *
+ *   -n FRAMES  frames to receive (default 1000)
+ *   -t TAG     step names drp_TAG_<step> (several runs in one guest)
+ *   -u UID     drop to this user (and group UID) before opening anything
+ *   -k STEPS   known gaps: a failure of one of these steps prints
+ *              "KTEST info" instead of "KTEST FAIL" (the guest names the
+ *              calls a driver does not have yet)
+ *   -r FILE    after set-up, create FILE and wait until it is removed before
+ *              receiving (the guest mounts an observer meanwhile)
+ *   -g FILE    write FRAMES+16 to FILE (an emulated card's frame source)
+ *              once the buffers are armed
+ *
+ * With no GPU, the "GPU memory" comes from the p2p stub the driver was
+ * built against: upstream's nvidia_p2p_stub (/dev/nvidia_p2p_stub_mem, as
+ * lib/src/memory/mem_stub.c) or gpuasync.ko's nv_p2p_stub (/dev/nv_p2p_stub,
+ * as tests/kmod/kt.c), mapped so the CPU sees what the card wrote.
+ * Payloads are SLAC's PRBS (word 0 a sequence number), so the order of
+ * the frames is checked, not only where they land.  One KTEST line per
+ * step; exit status = failures.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuasync/abi.h"
+#include "gpuasync/prbs.h"
+#include "gpuasync/regs.h"
+#include "nv_p2p_stub_uapi.h"
+
+/* Upstream's DmaDriver.h codes the DRP uses beyond gpuasync/abi.h. */
+#define DMA_Set_MaskBytes	   0x1008
+#define DMA_Get_RxBuffinUser_Count 0x1014
+#define DMA_MASK_SIZE		   512
+
+/* Upstream's nvidia_p2p_stub: reserve contiguous pages, mmap at id<<PAGE. */
+struct up_stub_reserve {
+	uint32_t size;
+	uint32_t buf_id;
+};
+#define UP_STUB_RESERVE_BUF _IOWR('S', 1, struct up_stub_reserve)
+#define UP_STUB_PATH	    "/dev/nvidia_p2p_stub_mem"
+#define GA_STUB_PATH	    "/dev/nv_p2p_stub"
+
+#define NBUF	 4	  /* the DRP's default dmaBufCount */
+#define BUF_SIZE 0x10000u /* and dmaBufSize */
+/* The DRP allocates DmaDataBytes + dmaBufSize and registers dmaBufSize:
+ * a frame of RemoteWriteMaxSize bytes ends DmaDataBytes past the
+ * registered range, in memory the card was never given (the stub's pages
+ * are contiguous, so it lands there).  64 KiB GPU pages: two. */
+#define ALLOC_SIZE (2 * BUF_SIZE)
+
+static int failures;
+static const char *tag = "";
+static const char *known_gaps = "";
+static const char *dev_path;
+static volatile uint8_t *regs; /* the mapped GpuAsyncCore block */
+static unsigned int version, max_buffers;
+static enum ga_layout layout;
+
+struct gbuf {
+	uint64_t va; /* what GPU_Add_Nvidia_Memory gets */
+	volatile uint8_t *cpu;
+};
+static struct gbuf bufs[NBUF];
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static bool known(const char *step)
+{
+	size_t n = strlen(step);
+
+	for (const char *p = known_gaps; (p = strstr(p, step)); p += n)
+		if ((p == known_gaps || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+static void ok(const char *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(const char *step, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("KTEST ok drp_%s%s", tag, step);
+	if (fmt && *fmt) {
+		printf(" (");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf(")");
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static void bad(const char *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(const char *step, const char *fmt, ...)
+{
+	va_list ap;
+	bool gap = known(step);
+
+	printf("KTEST %s drp_%s%s: ", gap ? "info" : "FAIL", tag, step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("%s\n", gap ? " (known gap)" : "");
+	fflush(stdout);
+	failures += !gap;
+}
+
+static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("KTEST info drp_%snote: ", tag);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- registers through the mapping, offsets from the shared table --------- */
+
+static uint32_t off(enum ga_reg_id id, unsigned int i)
+{
+	uint32_t o = 0;
+
+	if (ga_reg_offset(id, layout, version, i, max_buffers, &o)) {
+		printf("KTEST FAIL drp: register %s[%u] not in this layout\n", ga_regs[id].name, i);
+		exit(100);
+	}
+	return o;
+}
+
+static volatile uint32_t *word(enum ga_reg_id id, unsigned int i)
+{
+	return (volatile uint32_t *)(regs + off(id, i));
+}
+
+static uint32_t get(enum ga_reg_id id)
+{
+	return ga_reg_field_get(id, layout, *word(id, 0));
+}
+
+/* A 32-bit read-modify-write of one field, as upstream's register helpers. */
+static void set(enum ga_reg_id id, uint32_t v)
+{
+	volatile uint32_t *w = word(id, 0);
+
+	*w = ga_reg_field_set(id, layout, *w, v);
+}
+
+/* The two setWriteCount()s: 7.4's writes its argument into the field (the
+ * caller passes n-1), 7.5's writes argument-1 (the caller passes n). */
+static void set_write_count_74(uint32_t v)
+{
+	set(GA_REG_WRITE_COUNT, v);
+}
+
+static void set_write_count_75(uint32_t v)
+{
+	set(GA_REG_WRITE_COUNT, v - 1);
+}
+
+/* ---- "GPU" memory from the p2p stub --------------------------------------- */
+
+static int stub_alloc(struct gbuf *b)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m;
+	int fd;
+
+	if (access(UP_STUB_PATH, F_OK) == 0) {
+		struct up_stub_reserve r = {.size = ALLOC_SIZE};
+		uint8_t *area, *at;
+
+		/* One file per buffer (closing it frees the pages); the mapping
+		 * 64 KiB aligned, as upstream's driver pins whole GPU pages. */
+		fd = open(UP_STUB_PATH, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, UP_STUB_RESERVE_BUF, &r) < 0)
+			return -errno;
+		area = mmap(NULL, ALLOC_SIZE + BUF_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			    0);
+		if (area == MAP_FAILED)
+			return -errno;
+		at = (uint8_t *)(((uintptr_t)area + BUF_SIZE - 1) & ~(uintptr_t)(BUF_SIZE - 1));
+		m = mmap(at, ALLOC_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			 (off_t)r.buf_id * page);
+		if (m == MAP_FAILED)
+			return -errno;
+		b->va = (uint64_t)(uintptr_t)m;
+	} else {
+		struct nvstub_alloc a = {.size = ALLOC_SIZE};
+
+		fd = open(GA_STUB_PATH, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, NVSTUB_ALLOC, &a) < 0)
+			return -errno;
+		m = mmap(NULL, ALLOC_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)a.mmap_offset);
+		if (m == MAP_FAILED)
+			return -errno;
+		b->va = a.gpu_va;
+	}
+	memset(m, 0, ALLOC_SIZE); /* the DRP's cudaMemset */
+	b->cpu = m;
+	return 0; /* fd stays open for the process's life: the memory with it */
+}
+
+static volatile uint32_t *size_word(unsigned int i)
+{
+	return (volatile uint32_t *)(bufs[i].cpu + GA_HDR_SIZE_OFFSET);
+}
+
+/* The DRP's re-arm: a one-byte store to the buffer's free-list word. */
+static void arm(unsigned int i)
+{
+	*(volatile uint8_t *)(regs + off(GA_REG_FREE_LIST, i)) = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Wait (bounded: 20 s) for a frame in any buffer; returns its index or -1.
+ * The DRP waits on one buffer only; looking at all tells where a frame
+ * went when it is not where the DRP waits. */
+static int wait_any(unsigned int want, double limit_s)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < limit_s) {
+		if (*size_word(want))
+			return (int)want;
+		for (unsigned int i = 0; i < NBUF; i++)
+			if (*size_word(i))
+				return (int)i;
+		usleep(20);
+	}
+	return -1;
+}
+
+/* ---- the steps ------------------------------------------------------------ */
+
+static int open_and_check(void)
+{
+	int fd = open(dev_path, O_RDWR | O_CLOEXEC), r;
+
+	if (fd < 0) {
+		bad("open", "%s: %s", dev_path, strerror(errno));
+		exit(1);
+	}
+	r = ioctl(fd, GPU_Is_Gpu_Async_Supp, 0);
+	r > 0 ? ok("supported", NULL) : bad("supported", "GPU_Is_Gpu_Async_Supp = %d", r);
+	r = ioctl(fd, DMA_Get_Version, 0);
+	r == DMA_VERSION ? ok("api_version", "0x%x", r)
+			 : bad("api_version", "DMA_Get_Version = %d", r);
+	r = ioctl(fd, GPU_Get_Gpu_Async_Ver, 0);
+	version = r > 0 ? (unsigned int)r : 0;
+	r = ioctl(fd, GPU_Get_Max_Buffers, 0);
+	max_buffers = r > 0 ? (unsigned int)r : 0;
+	if (version < 4 || max_buffers < NBUF) {
+		bad("max_buffers", "firmware version %u, %u buffers: the DRP needs V4+ and %u",
+		    version, max_buffers, NBUF);
+		exit(1);
+	}
+	ok("max_buffers", "version %u, %u buffers", version, max_buffers);
+	layout = ga_layout_for_version(version, false);
+	return fd;
+}
+
+/* dmaMapRegister: the core block after the CPU DMA buffers. */
+static int map_registers(int fd, const char *step)
+{
+	int count = ioctl(fd, DMA_Get_Buff_Count, 0), size = ioctl(fd, DMA_Get_Buff_Size, 0);
+	off_t at = (off_t)count * size + GA_CORE_OFFSET;
+	void *m;
+
+	if (count < 0 || size < 0) {
+		bad(step, "DMA_Get_Buff_Count/Size: %s", strerror(errno));
+		return -1;
+	}
+	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, at);
+	if (m == MAP_FAILED) {
+		bad(step, "mmap(PROT_READ|PROT_WRITE) of the registers at 0x%llx: %s",
+		    (unsigned long long)at, strerror(errno));
+		return -1;
+	}
+	regs = m;
+	if (get(GA_REG_VERSION) != version) {
+		bad(step, "mapped block reads version %u, the driver said %u", get(GA_REG_VERSION),
+		    version);
+		return -1;
+	}
+	ok(step, "at 0x%llx", (unsigned long long)at);
+	return 0;
+}
+
+static void add_buffers(int fd)
+{
+	for (unsigned int i = 0; i < NBUF; i++) {
+		struct GpuNvidiaData d = {.write = 1, .size = BUF_SIZE};
+		int r = stub_alloc(&bufs[i]);
+
+		if (r < 0) {
+			bad("gpu_memory", "p2p stub memory for buffer %u: %s", i, strerror(-r));
+			exit(1);
+		}
+		d.address = bufs[i].va;
+		if (ioctl(fd, GPU_Add_Nvidia_Memory, &d) < 0) {
+			bad("add", "GPU_Add_Nvidia_Memory(buffer %u) = %s (the DRP aborts)", i,
+			    strerror(errno));
+			exit(1);
+		}
+	}
+	ok("add", "%u x %u KiB", NBUF, BUF_SIZE / 1024);
+}
+
+/* The count trap: each release's helper given the other release's
+ * argument.  With the engine off nothing flows, so the card may be told a
+ * wrong ring for a moment; the right value is written last. */
+static void write_count(void)
+{
+	bool v75 = version >= 5;
+
+	set_write_count_75(NBUF - 1);
+	info("count_trap: 7.5's setWriteCount(n-1), as the DRP writes it, leaves %u buffers "
+	     "in the ring instead of %u",
+	     get(GA_REG_WRITE_COUNT) + 1, NBUF);
+	if (v75)
+		set_write_count_75(NBUF);
+	else
+		set_write_count_74(NBUF - 1);
+	get(GA_REG_WRITE_COUNT) == NBUF - 1
+		? ok("write_count", "%s semantics, field %u", v75 ? "7.5" : "7.4",
+		     get(GA_REG_WRITE_COUNT))
+		: bad("write_count", "field %u, want %u", get(GA_REG_WRITE_COUNT), NBUF - 1);
+}
+
+/* dmaIdxReset: write enable 0 then 1 through the mapping, back to back
+ * unless @gap_us. */
+static void index_reset(unsigned int gap_us)
+{
+	set(GA_REG_WRITE_ENABLE, 0);
+	if (gap_us)
+		usleep(gap_us);
+	set(GA_REG_WRITE_ENABLE, 1);
+}
+
+static void arm_all(void)
+{
+	for (unsigned int i = 0; i < NBUF; i++) {
+		*size_word(i) = 0;
+		arm(i);
+	}
+}
+
+static void mask_and_counts(int fd)
+{
+	static const char *const names[] = {"User", "HW", "PreHWQ", "SWQ"};
+	uint8_t mask[DMA_MASK_SIZE] = {0};
+	int r;
+
+	/* Destination 0 (lane 0, VC 0): the DRP sets one bit per lane read. */
+	mask[0] = 1;
+	r = ioctl(fd, DMA_Set_MaskBytes, mask);
+	r == 0 ? ok("set_mask_bytes", NULL)
+	       : bad("set_mask_bytes", "DMA_Set_MaskBytes (0x1008) = %d (%s): the DRP aborts", r,
+		     strerror(errno));
+	for (unsigned int i = 0; i < 4; i++) {
+		r = ioctl(fd, DMA_Get_RxBuffinUser_Count + i, 0);
+		if (r < 0) {
+			bad("rxbuffin_counts", "DMA_Get_RxBuffin%s_Count (0x%x): %s", names[i],
+			    DMA_Get_RxBuffinUser_Count + i, strerror(errno));
+			return;
+		}
+	}
+	ok("rxbuffin_counts", NULL);
+}
+
+/* The words the DRP set up (control, demux, max size, caches, the buffers'
+ * addresses): nothing else may change them while it receives. */
+static void snapshot(uint32_t *w)
+{
+	static const enum ga_reg_id ids[] = {GA_REG_WRITE_COUNT, GA_REG_DEMUX_SELECT,
+					     GA_REG_WRITE_MAX_SIZE, GA_REG_AW_CACHE};
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < 4; i++)
+		w[k++] = *word(ids[i], 0);
+	for (unsigned int i = 0; i < NBUF; i++) {
+		w[k++] = *word(GA_REG_WRITE_ADDR_LO, i);
+		w[k++] = *word(GA_REG_WRITE_ADDR_HI, i);
+	}
+}
+#define SNAP_WORDS (4 + 2 * NBUF)
+
+/* Frames in strict round-robin order from buffer 0: the DRP waits on one
+ * buffer at a time.  Returns the frames received in order. */
+static void dump_state(void)
+{
+	printf("  card: control 0x%08x rx_frame_count %u; per buffer size word / free-list word:",
+	       *word(GA_REG_WRITE_COUNT, 0), get(GA_REG_RX_FRAME_COUNT));
+	for (unsigned int i = 0; i < NBUF; i++)
+		printf(" %u:%u/%u", i, *size_word(i), *word(GA_REG_FREE_LIST, i));
+	printf("\n");
+}
+
+/* @rx0: rx_frame_count before the buffers were armed. */
+static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
+{
+	uint32_t seq = 0, first = 0, rx_prev = rx0;
+	unsigned int got = 0, idx = 0, bad_seq = 0;
+	double t0 = now_s();
+
+	for (; got < n; got++, idx = (idx + 1) % NBUF) {
+		int at = wait_any(idx, 20.0);
+		uint32_t sz, s = 0, rx;
+
+		if (at < 0) {
+			bad("round_robin",
+			    "frame %u: nothing arrived in 20 s (waiting on buffer %u)", got, idx);
+			dump_state();
+			break;
+		}
+		if ((unsigned int)at != idx) {
+			bad("round_robin", "frame %u landed in buffer %d, the DRP waits on %u", got,
+			    at, idx);
+			break;
+		}
+		sz = *size_word(idx);
+		if (sz < 8 || sz > ALLOC_SIZE - ddb ||
+		    !ga_prbs_check((const void *)(bufs[idx].cpu + ddb), sz, &s)) {
+			bad("payload", "frame %u in buffer %u: size %u, payload not PRBS", got, idx,
+			    sz);
+			break;
+		}
+		if (got == 0)
+			first = s;
+		else if (s != seq + 1)
+			bad_seq++;
+		seq = s;
+		/* A count_reset by anyone else would make the counter go back. */
+		rx = get(GA_REG_RX_FRAME_COUNT);
+		if (rx < rx_prev) {
+			bad("rx_frame_count", "went back from %u to %u at frame %u", rx_prev, rx,
+			    got);
+			break;
+		}
+		rx_prev = rx;
+		*size_word(idx) = 0;
+		arm(idx);
+	}
+	if (got == n && n)
+		ok("round_robin", "%u frames, buffer 0 first, %.0f frames/s", n,
+		   n / (now_s() - t0));
+	bad_seq == 0 && got == n ? ok("sequence", "%u consecutive PRBS frames from %u", got, first)
+				 : bad("sequence", "%u of %u frames out of sequence", bad_seq, got);
+	rx_prev - rx0 >= got ? ok("rx_frame_count", "+%u", rx_prev - rx0)
+			     : bad("rx_frame_count", "+%u for %u frames", rx_prev - rx0, got);
+	return got;
+}
+
+/* Issue 25 item 4: with frames stopped part-way round the ring, re-arm and
+ * reset the index as the DRP does; firmware puts the next frame in buffer
+ * 0.  Then the same with 2 ms between the two stores. */
+static void index_reset_check(void)
+{
+	static const unsigned int gaps[] = {0, 2000};
+
+	for (unsigned int g = 0; g < 2; g++) {
+		int at;
+
+		set(GA_REG_WRITE_ENABLE, 0);
+		/* Let the card see the engine off (emulated cards look at mapped
+		 * stores once per poll), then drop what was in flight. */
+		usleep(5000);
+		for (unsigned int i = 0; i < NBUF; i++)
+			*size_word(i) = 0;
+		arm_all();
+		index_reset(gaps[g]);
+		at = wait_any(0, 20.0);
+		if (at == 0)
+			ok(g ? "index_reset_gap" : "index_reset", "next frame in buffer 0");
+		else
+			bad(g ? "index_reset_gap" : "index_reset",
+			    "enable 0 then 1 through the mapping%s: next frame in buffer %d, "
+			    "firmware puts it in 0",
+			    g ? " 2 ms apart" : " back to back", at);
+	}
+}
+
+static void drop_privileges(const char *arg)
+{
+	uid_t uid = (uid_t)strtoul(arg, NULL, 0);
+
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+		printf("KTEST FAIL drp_user: cannot become uid %u: %s\n", (unsigned int)uid,
+		       strerror(errno));
+		exit(1);
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	const char *ready = NULL, *gen = NULL;
+	char *tagbuf = NULL;
+	unsigned int n = 1000;
+	uint32_t ddb, rx0, snap0[SNAP_WORDS], snap1[SNAP_WORDS];
+	int opt, fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt(argc, argv, "n:t:u:k:r:g:")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			if (asprintf(&tagbuf, "%s_", optarg) > 0)
+				tag = tagbuf;
+			break;
+		case 'u':
+			drop_privileges(optarg);
+			break;
+		case 'k':
+			known_gaps = optarg;
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'g':
+			gen = optarg;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: %s [-n FRAMES] [-u UID] [-k STEP,...] [-r FILE] [-g FILE] "
+				"DEVICE\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "%s: one DEVICE expected\n", argv[0]);
+		return 2;
+	}
+	dev_path = argv[optind];
+	info("as uid %u on %s", (unsigned int)getuid(), dev_path);
+
+	fd = open_and_check();
+	/* The DRP maps before it owns anything; where that is refused, go on
+	 * mapped after the adds to measure the rest. */
+	if (map_registers(fd, "map_before_add") < 0) {
+		add_buffers(fd);
+		if (map_registers(fd, "map_after_add") < 0)
+			return 1;
+		set(GA_REG_WRITE_MAX_SIZE, BUF_SIZE);
+	} else {
+		set(GA_REG_WRITE_MAX_SIZE, BUF_SIZE);
+		add_buffers(fd);
+	}
+	get(GA_REG_WRITE_MAX_SIZE) == BUF_SIZE
+		? ok("write_max_size", "%u", BUF_SIZE)
+		: bad("write_max_size", "reads %u, want %u", get(GA_REG_WRITE_MAX_SIZE), BUF_SIZE);
+	ddb = get(GA_REG_DMA_DATA_BYTES);
+	set(GA_REG_WRITE_ENABLE, 0);
+	write_count();
+	set(GA_REG_DEMUX_SELECT, 1);
+	get(GA_REG_DEMUX_SELECT) == 1 ? ok("demux", NULL) : bad("demux", "reads 0");
+	rx0 = get(GA_REG_RX_FRAME_COUNT);
+	arm_all();
+	index_reset(0);
+	ok("armed", "%u buffers by byte stores, index reset through the mapping", NBUF);
+	mask_and_counts(fd);
+	if (gen) {
+		FILE *f = fopen(gen, "w");
+
+		if (!f || fprintf(f, "%u\n", n + 16) < 0 || fclose(f))
+			bad("source", "%s: %s", gen, strerror(errno));
+	}
+	if (ready) {
+		double t0 = now_s();
+		FILE *f = fopen(ready, "w");
+
+		if (f)
+			fclose(f);
+		while (access(ready, F_OK) == 0 && now_s() - t0 < 120)
+			usleep(10000);
+	}
+	snapshot(snap0);
+	if (receive(n, ddb, rx0) == n) {
+		snapshot(snap1);
+		memcmp(snap0, snap1, sizeof(snap0)) == 0
+			? ok("registers_unchanged", "%u words", SNAP_WORDS)
+			: bad("registers_unchanged", "the DRP's set-up changed while it received");
+		index_reset_check();
+	}
+	set(GA_REG_WRITE_ENABLE, 0);
+	ioctl(fd, GPU_Rem_Nvidia_Memory, 0); /* the DRP's MemPool destructor */
+	close(fd);
+	info("done: %d failure(s)", failures);
+	free(tagbuf);
+	return failures;
+}
