@@ -293,5 +293,7 @@ void fs_note_link(struct fs *fs);
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);
 int fs_parse_bool(const char *buf, size_t len, bool *out);
+/* gpuasyncfs --check ... (check.c): argv[0] is "--check"; the exit status. */
+int fs_check_main(int argc, char **argv);
 
 #endif /* GPUASYNCFS_FS_H */
