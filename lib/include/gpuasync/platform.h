@@ -58,7 +58,8 @@ struct ga_platform_opts {
 	const char *root;
 	/* The card: a device node (/dev/datadev_0, /dev/gpuasync_0), a PCI
 	 * address (0000:01:00.0), or NULL to look for one (gpuasync.ko's
-	 * class, datadev's driver, PCI id 1a4a:2030). */
+	 * class, datadev's driver, PCI id 1a4a:2030).  PCI addresses after a
+	 * comma are further cards, for the pairing. */
 	const char *card;
 	/* GPUs by PCI address, comma separated; NULL: every NVIDIA display
 	 * or 3D controller (vendor 10de, class 03xx).  Naming another device

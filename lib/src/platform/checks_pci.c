@@ -147,7 +147,20 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 
 	scan_cards(pf);
 	if (pf->o->card) {
-		if (card_from_opt(pf, pf->o->card, bdf, sizeof(bdf), r)) {
+		char spec[512], *rest;
+
+		/* "CARD,BDF,...": the card, then others to pair. */
+		snprintf(spec, sizeof(spec), "%s", pf->o->card);
+		if ((rest = strchr(spec, ','))) {
+			char *save = NULL, *tok;
+
+			*rest++ = 0;
+			for (tok = strtok_r(rest, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save))
+				if (pf_is_bdf(tok))
+					add_card(pf, tok);
+		}
+		if (card_from_opt(pf, spec, bdf, sizeof(bdf), r)) {
 			r->verdict = GA_VERDICT_FAIL;
 			pf_todo(r,
 				"name the card by PCI address (lspci -d 1a4a:) or its /dev node");
@@ -172,6 +185,14 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 	}
 	pf->have_card = true;
 	add_card(pf, bdf);
+	/* The card named first in the pairing. */
+	for (unsigned int i = 1; i < pf->ncards; i++)
+		if (!strcmp(pf->cards[i].bdf, bdf)) {
+			struct pf_dev t = pf->cards[0];
+
+			pf->cards[0] = pf->cards[i];
+			pf->cards[i] = t;
+		}
 	if (pf_link_name(pf, pf->drv_name, sizeof(pf->drv_name), "/sys/bus/pci/devices/%s/driver",
 			 bdf))
 		pf->drv_name[0] = 0;
@@ -522,6 +543,7 @@ static enum ga_verdict link_one(struct pf *pf, const struct pf_dev *d, const cha
 	if (n >= 2 &&
 	    !pf_read(pf, ps, sizeof(ps), "/sys/bus/pci/devices/%s/max_link_speed", c[n - 2]) &&
 	    !pf_read(pf, pw, sizeof(pw), "/sys/bus/pci/devices/%s/max_link_width", c[n - 2]) &&
+	    gts(ps) > 0 && strtol(pw, NULL, 10) > 0 &&
 	    (gts(ps) < max - 0.1 || strtol(pw, NULL, 10) < wm))
 		pf_found(r, " (its port %s can do only Gen%d x%ld)", c[n - 2], gen_of(gts(ps)),
 			 strtol(pw, NULL, 10));
@@ -738,7 +760,8 @@ void pf_check_bar1(struct pf *pf, struct ga_check_result *r)
 
 void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
 {
-	bool used[GA_PLATFORM_MAX_DEVS] = {false};
+	int pick[GA_PLATFORM_MAX_DEVS], dist[GA_PLATFORM_MAX_DEVS][GA_PLATFORM_MAX_DEVS];
+	unsigned int taken[GA_PLATFORM_MAX_DEVS] = {0};
 	char via[160];
 
 	if (pf->ncards <= 1 && pf->ngpu <= 1) {
@@ -752,32 +775,40 @@ void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
 		pf_found(r, "%u cards, no GPU", pf->ncards);
 		return;
 	}
-	/* Each card takes its nearest GPU not taken yet; with more cards than
-	 * GPUs, GPUs are shared once all are taken. */
 	for (unsigned int c = 0; c < pf->ncards; c++) {
-		int best = -1, bd = 1 << 30, d;
-		bool all = true;
-
+		pick[c] = -1;
 		for (unsigned int g = 0; g < pf->ngpu; g++)
-			all &= used[g];
-		for (unsigned int g = 0; g < pf->ngpu; g++) {
-			d = pf_distance(&pf->cards[c], &pf->gpu[g], via, sizeof(via), NULL, 0);
-			if ((used[g] && !all) || d < 0)
-				continue;
-			if (d < bd) {
-				bd = d;
-				best = (int)g;
-			}
-		}
+			dist[c][g] =
+				pf_distance(&pf->cards[c], &pf->gpu[g], via, sizeof(via), NULL, 0);
+	}
+	/* The closest (card, GPU) pair first, over the GPUs least used so far:
+	 * each GPU serves one card until every GPU serves one. */
+	for (unsigned int round = 0; round < pf->ncards; round++) {
+		int bc = -1, bg = -1;
+
+		for (unsigned int c = 0; c < pf->ncards; c++)
+			for (unsigned int g = 0; g < pf->ngpu && pick[c] < 0; g++)
+				if (dist[c][g] >= 0 &&
+				    (bc < 0 || taken[g] < taken[bg] ||
+				     (taken[g] == taken[bg] && dist[c][g] < dist[bc][bg]))) {
+					bc = (int)c;
+					bg = (int)g;
+				}
+		if (bc < 0)
+			break;
+		pick[bc] = bg;
+		taken[bg]++;
+	}
+	for (unsigned int c = 0; c < pf->ncards; c++) {
 		pf_found(r, "%scard %s -> ", c ? "; " : "", pf->cards[c].bdf);
-		if (best < 0) {
+		if (pick[c] < 0) {
 			r->verdict = GA_VERDICT_FAIL;
 			pf_found(r, "no GPU on its root complex");
 			continue;
 		}
-		used[best] = true;
-		pf_distance(&pf->cards[c], &pf->gpu[best], via, sizeof(via), NULL, 0);
-		pf_found(r, "GPU %s (%d hops, via %s)", pf->gpu[best].bdf, bd, via);
+		pf_distance(&pf->cards[c], &pf->gpu[pick[c]], via, sizeof(via), NULL, 0);
+		pf_found(r, "GPU %s (%d hops, via %s)", pf->gpu[pick[c]].bdf, dist[c][pick[c]],
+			 via);
 		if (!strncmp(via, "root complex", 12))
 			pf_at_least(r, GA_VERDICT_WARN);
 	}
