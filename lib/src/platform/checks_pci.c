@@ -185,13 +185,13 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 	}
 	pf->have_card = true;
 	add_card(pf, bdf);
-	/* The card named first in the pairing. */
+	/* The card first in the pairing, the others in the order given. */
 	for (unsigned int i = 1; i < pf->ncards; i++)
 		if (!strcmp(pf->cards[i].bdf, bdf)) {
-			struct pf_dev t = pf->cards[0];
+			struct pf_dev t = pf->cards[i];
 
-			pf->cards[0] = pf->cards[i];
-			pf->cards[i] = t;
+			memmove(&pf->cards[1], &pf->cards[0], i * sizeof(t));
+			pf->cards[0] = t;
 		}
 	if (pf_link_name(pf, pf->drv_name, sizeof(pf->drv_name), "/sys/bus/pci/devices/%s/driver",
 			 bdf))
