@@ -121,4 +121,44 @@ expect bar1 WARN "could not tell: no GPU" -- $CARD_B --gpu $GPU_B
 grep -q "^WARN stale: could not tell: no device node for the card" $OUTF && ok "stale=WARN (no node)" ||
 	{ bad "stale=WARN (no node)"; grep "stale:" $OUTF; }
 
+# ---- a GpuAsyncCore behind gpuasync.ko (its emulated card), once ----------------------------
+if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
+	E=/dev/gpuasync_emu0
+	insmod /t/nv_p2p_stub.ko && insmod /t/gpuasync.ko emulate=1 || bad "insmod gpuasync.ko"
+	expect card FAIL "$E is gpuasync.ko's emulated card: no PCI device behind it" -- $E --gpu $GPU_A
+	expect card_driver OK "GpuAsyncCore version 4, GPU async on" -- $E --gpu $GPU_A
+	# The stale check reads the address registers through the library.
+	/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+	grep -q "^OK   stale: $E: no address left behind (0 held by live processes)" $OUTF &&
+		ok "stale=OK (clean card)" || { bad "stale=OK (clean card)"; grep "stale:" $OUTF; }
+	rm -f /tmp/hold.out
+	/t/kt hold >/tmp/hold.out 2>&1 &
+	hp=$!
+	if wait_for /tmp/hold.out HOLDING; then
+		/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+		grep -qE "^OK   stale: $E: no address left behind \([1-9][0-9]* held by live processes\)" $OUTF &&
+			ok "stale=OK (buffers of a live process)" ||
+			{ bad "stale=OK (buffers of a live process)"; grep "stale:" $OUTF; }
+	else
+		bad "kt hold"; cat /tmp/hold.out
+	fi
+	kill -9 $hp; wait $hp 2>/dev/null
+	# An address no process holds, as a dead process's buffer leaves it.
+	if /t/poke $E 5 0x12345670000; then
+		/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+		grep -q "^WARN stale: write 5: 0x0000012345670000, 1 address register set with no live process holding that buffer" $OUTF &&
+			ok "stale=WARN (address left behind)" ||
+			{ bad "stale=WARN (address left behind)"; grep "stale:" $OUTF; }
+		/t/poke $E 5 0
+	else
+		bad "poke"
+	fi
+	rmmod gpuasync
+	insmod /t/gpuasync.ko emulate=1 emulate_gpu_en=0 || bad "insmod gpu_en=0"
+	expect card_driver FAIL "GPU async off" -- $E --gpu $GPU_A
+	rmmod gpuasync && rmmod nv_p2p_stub || bad "rmmod"
+elif [ "$mode" = off ]; then
+	echo "KTEST skip gpuasync.ko: not built (no linux-headers)"
+fi
+
 guest_down

@@ -59,9 +59,33 @@ KVER=$(guest_kver) || { log "FAIL: no Debian kernel in /lib/modules"; exit 1; }
 guest_gpuasyncfs "$OUT/gpuasyncfs" >"$OUT/build.log" 2>&1 ||
 	{ log "FAIL: gpuasyncfs does not build statically"; tail -20 "$OUT/build.log"; exit 1; }
 
+# gpuasync.ko's emulated card for the card_driver and stale checks (a
+# GpuAsyncCore behind a real driver, read through the library), and a
+# helper that leaves an address in its registers.
+PKGS_KMOD="linux-headers-amd64"
+KMOD=
+if dpkg-query -W -f='${Status}' $PKGS_KMOD 2>/dev/null | grep -q 'ok installed' &&
+	build_modules "/lib/modules/$KVER/build" "$OUT/kmod"; then
+	KMOD=$OUT/kmod/kmod
+	guest_lib_program "$OUT/poke" "$HERE/poke.c" >"$OUT/poke.log" 2>&1 ||
+		{ log "FAIL: poke does not build"; tail -20 "$OUT/poke.log"; exit 1; }
+	# kt hold: a live process with buffers registered (tests/kmod/kt.c).
+	K=$ROOT/tests/kmod
+	gcc -static -O2 -Wall -Wextra -Werror -I"$ROOT/core/include" -I"$ROOT/core" \
+		-I"$ROOT/lib/include" -I"$ROOT/kmod/nv_p2p_stub" -o "$OUT/kt" "$K/kt.c" \
+		"$K/kt_dmabuf.c" "$ROOT/core/regs.c" "$ROOT/core/prbs.c" "$ROOT/core/axiversion.c" \
+		-lpthread || { log "FAIL: kt does not build"; exit 1; }
+elif [ "${CI:-}" = true ]; then
+	log "FAIL: gpuasync.ko does not build (under CI=true nothing may be skipped)"
+	exit 1
+fi
+
 R=$OUT/root
 guest_root "$R"
 cp "$OUT/gpuasyncfs" "$R/t/"
+if [ -n "$KMOD" ]; then
+	cp "$KMOD/gpuasync.ko" "$KMOD/nv_p2p_stub/nv_p2p_stub.ko" "$OUT/poke" "$OUT/kt" "$R/t/"
+fi
 cp "$HERE/init.sh" "$R/init"
 guest_initramfs "$R" "" "$OUT/platform.cpio.gz"
 

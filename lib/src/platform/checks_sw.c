@@ -380,7 +380,7 @@ void pf_check_stale(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	r->verdict = GA_VERDICT_WARN;
-	pf_found(r, "%s%u address register%s set %s", stale > 4 ? ", ..." : "", stale,
+	pf_found(r, "%s, %u address register%s set %s", stale > 4 ? ", ..." : "", stale,
 		 stale == 1 ? "" : "s",
 		 table ? "with no live process holding that buffer"
 		       : "(datadev keeps no buffer table: stale unless a process is using the "
