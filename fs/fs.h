@@ -50,6 +50,7 @@ enum fs_dir {
 	FS_D_SIM_STATS,
 	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
 	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
+	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
 	FS_D_COUNT
 };
 
@@ -238,6 +239,8 @@ extern const unsigned int fs_settings_nrows;
 int fs_settings_apply_file(struct fs *fs, const char *path);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
+/* device/platform/ (platform.c), from the library's check table. */
+int fs_platform_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);
 
 /* ---- buffers.c ------------------------------------------------------------ */

@@ -552,6 +552,7 @@ static int fs_state_init(struct fs *fs)
 		/* The tree's parts, in the order the table lists them. */
 		const struct fs_part parts[] = {
 			{.rows = fs_core_rows, .nrows = fs_core_nrows},
+			{.generate = fs_platform_rows},
 			{.rows = fs_settings_rows, .nrows = fs_settings_nrows},
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},

@@ -153,6 +153,25 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 	else
 		bad "poke"
 	fi
+	# The same verdicts under a mount: device/platform/<check>.
+	mkdir -p /tmp/m
+	/t/gpuasyncfs -f $E /tmp/m >/tmp/fs.out 2>&1 &
+	dp=$!
+	if wait_file /tmp/m/device/platform/card_driver; then
+		n=$(ls /tmp/m/device/platform | wc -l)
+		/t/gpuasyncfs --check --no-open $E >$OUTF 2>&1
+		same=1
+		for f in /tmp/m/device/platform/*; do
+			grep -qxF "$(cat $f)" $OUTF || { same=0; echo "differs: $f: $(cat $f)"; }
+		done
+		[ "$n" = 16 ] && [ $same = 1 ] && grep -q "^OK   card_driver: gpuasync.ko" /tmp/m/device/platform/card_driver &&
+			ok "device/platform/ under a mount ($n files, as --check prints)" ||
+			bad "device/platform/ under a mount ($n files)"
+		umount /tmp/m
+	else
+		bad "mount on $E"; cat /tmp/fs.out; kill $dp
+	fi
+	wait $dp
 	rmmod gpuasync
 	insmod /t/gpuasync.ko emulate=1 emulate_gpu_en=0 || bad "insmod gpu_en=0"
 	expect card_driver FAIL "GPU async off" -- $E --gpu $GPU_A

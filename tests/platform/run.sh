@@ -87,7 +87,8 @@ if [ -n "$KMOD" ]; then
 	cp "$KMOD/gpuasync.ko" "$KMOD/nv_p2p_stub/nv_p2p_stub.ko" "$OUT/poke" "$OUT/kt" "$R/t/"
 fi
 cp "$HERE/init.sh" "$R/init"
-guest_initramfs "$R" "" "$OUT/platform.cpio.gz"
+FUSE=$(modprobe -S "$KVER" --show-depends fuse 2>/dev/null | awk '$1=="insmod"{print $2}' || true)
+guest_initramfs "$R" "$FUSE" "$OUT/platform.cpio.gz"
 
 machine() { # the topology above, as QEMU arguments
 	# Two sockets, one CPU each: NUMA nodes must not split a socket.
