@@ -11,6 +11,7 @@
  *     ...
  *     GPUDirect: not expected to work (1 FAIL, 2 WARN)
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,7 @@ static void check_usage(FILE *f)
 		"    --cpus LIST           CPUs the daemon will run on (default: this process's)\n"
 		"    --root DIR            read DIR/sys, DIR/proc, ... instead of / (tests)\n"
 		"    --no-open             do not open the card (skips the stale-address check)\n"
+		"    --list                the checks and why each matters (markdown)\n"
 		"\n"
 		"Exit status: 0 expected to work (WARN lines may remain), 1 not expected to\n"
 		"work (a FAIL line), 2 bad arguments.  docs/platform.md explains each check.\n");
@@ -52,6 +54,16 @@ int fs_check_main(int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			check_usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--list")) {
+			/* The checks as docs/platform.md lists them (regenerated from here). */
+			for (int k = 0; k < GA_CHECK_COUNT; k++) {
+				const struct ga_check_info *ci = ga_check_info(k);
+
+				printf("### `%s`: %s\n\n%c%s.\n\nVerdicts: %s.\n\n", ci->name,
+				       ci->title, toupper((unsigned char)ci->why[0]), ci->why + 1,
+				       ci->fixes);
+			}
 			return 0;
 		} else if (!strcmp(a, "--no-open")) {
 			o.open_device = 0;

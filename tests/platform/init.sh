@@ -20,6 +20,9 @@ for d in $CARD_A $GPU_A $CARD_B $GPU_B $CARD_C $GPU_C $CARD_D; do
 done
 
 OUTF=/tmp/check.out
+# One whole report on the console (docs/platform.md quotes the dma boot's).
+/t/gpuasyncfs --check --no-open $CARD_A --gpu $GPU_A,$GPU_B --buffers 1G | sed 's/^/REPORT /'
+
 # expect NAME VERDICT NEEDLE -- ARGS...: the NAME line of gpuasyncfs --check
 # ARGS has VERDICT and contains NEEDLE.
 expect() {

@@ -162,6 +162,13 @@ int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result 
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].id = (enum ga_check_id)i;
 		rows[i].run(&pf, &out[i]);
+		/* Checks append "...; " per device: no separator at the end. */
+		n = strlen(out[i].found);
+		while (n && (out[i].found[n - 1] == ' ' || out[i].found[n - 1] == ';'))
+			out[i].found[--n] = 0;
+		n = strlen(out[i].todo);
+		while (n && (out[i].todo[n - 1] == ' ' || out[i].todo[n - 1] == ';'))
+			out[i].todo[--n] = 0;
 		if ((int)out[i].verdict > worst)
 			worst = (int)out[i].verdict;
 	}
