@@ -473,7 +473,7 @@ void pf_check_iommu(struct pf *pf, struct ga_check_result *r)
 	if (!strncmp(type, "DMA", 3)) {
 		pf_found(r, ": the card's DMA addresses are translated");
 		pf_todo(r,
-			"boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=pt) or the "
+			"boot with iommu=pt (on Intel: intel_iommu=on iommu=pt) or the "
 			"IOMMU off, or with the card unbound: echo identity > "
 			"/sys/kernel/iommu_groups/%s/type",
 			grp);
