@@ -40,7 +40,7 @@ expect() {
 
 # ---- the PCIe path and ACS -----------------------------------------------------------
 expect pcie_path OK "4 hops, via switch port 0000:01:00.0" -- $CARD_A --gpu $GPU_A
-expect acs OK "0000:02:00.0: no ACS; 0000:02:01.0: no ACS;" -- $CARD_A --gpu $GPU_A
+expect acs OK "0000:02:00.0: no ACS; 0000:02:01.0: no ACS" -- $CARD_A --gpu $GPU_A
 expect pcie_path WARN "$GPU_B: 4 hops, via root complex pci0000:00 (different root ports)" -- $CARD_B --gpu $GPU_B
 expect pcie_path FAIL "different root complexes (pci0000:00, pci0000:80)" -- $CARD_A --gpu $GPU_C
 expect pcie_path WARN "via root complex pci0000:80" -- $CARD_D --gpu $GPU_C
@@ -49,10 +49,10 @@ expect pcie_path OK "nearest: $GPU_A" -- $CARD_A --gpu $GPU_C,$GPU_B,$GPU_A
 expect bar1 OK "GPU $GPU_A BAR2: 512 MiB" -- $CARD_A --gpu $GPU_C,$GPU_B,$GPU_A
 if [ "$mode" = off ]; then
 	# No IOMMU: Linux leaves ACS off on the root ports.
-	expect acs OK "0000:00:03.0: ACS ctrl 0x0000, no redirect; 0000:00:04.0: ACS ctrl 0x0000, no redirect;" -- $CARD_B --gpu $GPU_B
+	expect acs OK "0000:00:03.0: ACS ctrl 0x0000, no redirect; 0000:00:04.0: ACS ctrl 0x0000, no redirect" -- $CARD_B --gpu $GPU_B
 else
 	# An IOMMU asks for ACS: the root ports redirect peer traffic.
-	expect acs WARN "0000:00:03.0: ACS ctrl 0x001d, P2P redirect ON; 0000:00:04.0: ACS ctrl 0x001d, P2P redirect ON;" -- $CARD_B --gpu $GPU_B
+	expect acs WARN "0000:00:03.0: ACS ctrl 0x001d, P2P redirect ON; 0000:00:04.0: ACS ctrl 0x001d, P2P redirect ON" -- $CARD_B --gpu $GPU_B
 fi
 
 # ---- IOMMU ----------------------------------------------------------------------------
