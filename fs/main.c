@@ -122,6 +122,7 @@ static void usage(const char *prog)
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
+	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
 	       prog, GA_DEFAULT_CONFIG_PATH);
 	printf("FUSE options:\n");
@@ -606,6 +607,7 @@ static int fs_state_init(struct fs *fs)
 		/* The tree's parts, in the order the table lists them. */
 		const struct fs_part parts[] = {
 			{.rows = fs_core_rows, .nrows = fs_core_nrows},
+			{.generate = fs_platform_rows},
 			{.rows = fs_settings_rows, .nrows = fs_settings_nrows},
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
@@ -663,6 +665,11 @@ int main(int argc, char *argv[])
 
 	if (!o)
 		return 1;
+	/* The platform doctor runs alone: no mount, no FUSE options. */
+	if (argc >= 2 && !strcmp(argv[1], "--check")) {
+		free(o);
+		return fs_check_main(argc - 1, argv + 1);
+	}
 	learn_keys(o);
 	if (fuse_opt_parse(&args, o, option_spec, option_proc) == -1 || o->failed)
 		goto out_free_args;

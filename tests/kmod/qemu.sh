@@ -85,9 +85,11 @@ guest_root() {
 boot() { # NAME KERNEL CPIO MEM
 	local name=$1 serial=$OUT/$1.serial.log txt=$OUT/$1.serial.txt t0 rc taint
 	t0=$(date +%s)
+	# BOOT_QEMU_ARGS (array) and BOOT_APPEND: a caller's machine and
+	# devices (tests/platform/run.sh builds PCIe topologies).
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -smp 2 -m "$4" \
-		-kernel "$2" -initrd "$3" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=0 loglevel=4" \
+		"${BOOT_QEMU_ARGS[@]}" -kernel "$2" -initrd "$3" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=0 loglevel=4 ${BOOT_APPEND:-}" \
 		-display none -monitor none -serial stdio -nic none -no-reboot \
 		</dev/null >"$serial" 2>&1 || true
 	tr -d '\r' <"$serial" >"$txt"
