@@ -38,6 +38,7 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
@@ -790,6 +791,62 @@ static long ga_ioctl_GA_Get_Buffer_Table(struct ga_file *gf, unsigned int cmd, u
 	return ret;
 }
 
+/*
+ * DMA_Set_MaskBytes, with upstream's rules: a file reserves destinations
+ * once (while it holds any, EPERM), all or none (one another file holds:
+ * EPERM, upstream's bare -1), and its close releases them.  An empty mask
+ * reserves nothing and leaves the file free to ask again, as upstream.
+ * gpuasync.ko moves no frames to the CPU, so a destination routes nothing
+ * here; the reservation is kept because clients coordinate through it
+ * (LCLS-II's DRP aborts when it is refused).  Anyone who may open the
+ * node may reserve, as upstream.
+ */
+static long ga_ioctl_DMA_Set_MaskBytes(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	struct ga_card *card = gf->card;
+	unsigned int i, held = DMA_MAX_DEST;
+	long ret = 0;
+	u8 *want;
+
+	want = memdup_user((void __user *)arg, DMA_MASK_SIZE);
+	if (IS_ERR(want))
+		return PTR_ERR(want);
+	mutex_lock(&card->lock);
+	if (memchr_inv(gf->dests, 0, DMA_MASK_SIZE)) {
+		dev_info_ratelimited(card->dev,
+				     "DMA_Set_MaskBytes: this file holds destinations already (once per open file)\n");
+		ret = -EPERM;
+		goto out;
+	}
+	for (i = 0; i < DMA_MASK_SIZE && held == DMA_MAX_DEST; i++)
+		if (want[i] & card->dests[i])
+			held = i * 8 + __ffs(want[i] & card->dests[i]);
+	if (held < DMA_MAX_DEST) {
+		dev_info_ratelimited(card->dev,
+				     "DMA_Set_MaskBytes: destination %u is held by another open file\n",
+				     held);
+		ret = -EPERM;
+		goto out;
+	}
+	for (i = 0; i < DMA_MASK_SIZE; i++)
+		card->dests[i] |= want[i];
+	memcpy(gf->dests, want, DMA_MASK_SIZE);
+out:
+	mutex_unlock(&card->lock);
+	kfree(want);
+	return ret;
+}
+
+/* Close: the file's destinations are free again.  card->lock held. */
+static void ga_release_dests(struct ga_file *gf)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&gf->card->lock);
+	for (i = 0; i < DMA_MASK_SIZE; i++)
+		gf->card->dests[i] &= ~gf->dests[i];
+}
+
 /* ---- dispatcher ---------------------------------------------------------- */
 
 /* Handlers of the rows with no argument or a plain value. */
@@ -806,6 +863,35 @@ static long ga_ioctl_DMA_Get_Buff_Size(struct ga_file *gf, unsigned int cmd, uns
 static long ga_ioctl_DMA_Get_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	return DMA_VERSION;
+}
+
+/*
+ * Upstream counts its CPU receive buffers by state (GPU buffers are not
+ * among them); gpuasync.ko has none (DMA_Get_Buff_Count is 0), so every
+ * state holds 0 of them.
+ */
+static long ga_ioctl_DMA_Get_RxBuffinUser_Count(struct ga_file *gf, unsigned int cmd,
+						unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinHW_Count(struct ga_file *gf, unsigned int cmd,
+					      unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinPreHWQ_Count(struct ga_file *gf, unsigned int cmd,
+						  unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinSWQ_Count(struct ga_file *gf, unsigned int cmd,
+					       unsigned long arg)
+{
+	return 0;
 }
 
 static long ga_ioctl_DMA_Write_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
@@ -1105,6 +1191,7 @@ static int ga_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&card->lock);
 	ga_remove_bufs(card, ga_pick_file, gf);
+	ga_release_dests(gf);
 	mutex_unlock(&card->lock);
 	kfree(gf);
 	ga_card_put(card);

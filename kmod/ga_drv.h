@@ -109,6 +109,9 @@ struct ga_buf {
 /* Per open file. */
 struct ga_file {
 	struct ga_card *card;
+	/* Destinations this file reserved (DMA_Set_MaskBytes, upstream's
+	 * byte layout); card->lock. */
+	u8 dests[DMA_MASK_SIZE];
 };
 
 struct ga_card {
@@ -139,7 +142,8 @@ struct ga_card {
 	unsigned int dma_data_bytes;
 
 	/*
-	 * lock guards the buffer arrays, the counts and the owner.  Order:
+	 * lock guards the buffer arrays, the counts, the owner and the held
+	 * destinations.  Order:
 	 * card->lock, then buf->lock, then reg_lock (then the emulated card's
 	 * model lock, then the NVIDIA stub's lock).
 	 */
@@ -147,6 +151,7 @@ struct ga_card {
 	struct ga_buf **bufs[2]; /* [0] read list, [1] write list; max_buffers slots */
 	u32 count[2];            /* highest live index + 1 */
 	pid_t owner_tgid;        /* 0: unowned */
+	u8 dests[DMA_MASK_SIZE]; /* destinations some open file holds */
 	/* reg_lock: read-modify-write of shared register words (leaf). */
 	struct mutex reg_lock;
 	atomic_t quiesce_timeouts;
