@@ -1673,6 +1673,17 @@ static const struct kcase perm_cases[] = {
 	{ "perms_closed", t_perms_closed },
 };
 
+/* The cases of "all", kt.c's first, then each case file's. */
+static const struct kcase *case_at(unsigned int c)
+{
+	if (c < n_cases)
+		return &cases[c];
+	c -= n_cases;
+	if (c < n_dmabuf_cases)
+		return &dmabuf_cases[c];
+	return &drp_cases[c - n_dmabuf_cases];
+}
+
 static void identify(void)
 {
 	int fd = open_card();
@@ -1737,9 +1748,7 @@ int main(int argc, char **argv)
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
 		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases; c++) {
-			const struct kcase *k = c < n_cases		     ? &cases[c]
-						: c < n_cases + n_dmabuf_cases ? &dmabuf_cases[c - n_cases]
-									: &drp_cases[c - n_cases - n_dmabuf_cases];
+			const struct kcase *k = case_at(c);
 
 			if (!all && strcmp(argv[i], k->name) != 0)
 				continue;
