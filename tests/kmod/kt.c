@@ -164,7 +164,7 @@ static long sys_read_param(const char *name)
 }
 
 /* Does the kernel log hold a line containing @text? */
-static bool dmesg_has(const char *text)
+bool dmesg_has(const char *text)
 {
 	char rec[2048];
 	bool found = false;
@@ -239,7 +239,7 @@ void gfree(int s, struct gmem *g)
 	g->map = NULL;
 }
 
-static int add_buf(int fd, int write, uint64_t va, uint32_t size)
+int add_buf(int fd, int write, uint64_t va, uint32_t size)
 {
 	struct GpuNvidiaData d = { .write = (uint32_t)write, .address = va, .size = size };
 
@@ -1579,6 +1579,7 @@ static const unsigned int n_cases = sizeof(cases) / sizeof(cases[0]);
 static int unprivileged(bool owned_elsewhere, bool node_open)
 {
 	struct DmaRegisterData r = { .address = core_base + reg_off(GA_REG_AR_CACHE, 0) };
+	uint8_t mask[DMA_MASK_SIZE] = { 0x80 }; /* destination 7 */
 	uint32_t i = 0;
 	void *m;
 	int c;
@@ -1592,6 +1593,8 @@ static int unprivileged(bool owned_elsewhere, bool node_open)
 		return 92;
 	if (ioctl(c, DMA_Read_Register, &r) != 0)
 		return 93; /* reads: everyone who may open */
+	if (ioctl(c, DMA_Set_MaskBytes, mask) != 0)
+		return 89; /* destinations too, as upstream (freed by close: twice a run) */
 	if (ioctl(c, DMA_Write_Register, &r) != -1 || errno != EPERM)
 		return 94; /* writes: owner or CAP_SYS_RAWIO only, owned or not */
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, core_base);
@@ -1670,6 +1673,17 @@ static const struct kcase perm_cases[] = {
 	{ "perms_closed", t_perms_closed },
 };
 
+/* The cases of "all", kt.c's first, then each case file's. */
+static const struct kcase *case_at(unsigned int c)
+{
+	if (c < n_cases)
+		return &cases[c];
+	c -= n_cases;
+	if (c < n_dmabuf_cases)
+		return &dmabuf_cases[c];
+	return &drp_cases[c - n_dmabuf_cases];
+}
+
 static void identify(void)
 {
 	int fd = open_card();
@@ -1733,8 +1747,8 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
-		for (c = 0; c < n_cases + n_dmabuf_cases; c++) {
-			const struct kcase *k = c < n_cases ? &cases[c] : &dmabuf_cases[c - n_cases];
+		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases; c++) {
+			const struct kcase *k = case_at(c);
 
 			if (!all && strcmp(argv[i], k->name) != 0)
 				continue;

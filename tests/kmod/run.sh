@@ -62,7 +62,7 @@ KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules
 CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/core/include -I$ROOT/core -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
 build_tests() {
 	mkdir -p "$OUT/t"
-	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$HERE/kt_dmabuf.c" "$ROOT/core/regs.c" "$ROOT/core/prbs.c" \
+	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$HERE/kt_dmabuf.c" "$HERE/kt_drp.c" "$ROOT/core/regs.c" "$ROOT/core/prbs.c" \
 		"$ROOT/core/axiversion.c" -lpthread
 	# libgpuasync, built for the guest: plain C11 + pthread + inih, static.
 	if guest_lib_program "$OUT/t/t_lib" "$HERE/t_lib.c" -I"$ROOT/kmod/nv_p2p_stub" \
