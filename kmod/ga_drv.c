@@ -646,9 +646,10 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	mutex_lock(&card->reg_lock);
 	if (card->dead)
 		ret = -ENODEV;
-	else if (write)
+	else if (write) {
 		card->ops->write32(card, r.address, r.data);
-	else
+		atomic64_inc(&card->user_reg_writes);
+	} else
 		r.data = card->ops->read32(card, r.address);
 	mutex_unlock(&card->reg_lock);
 	if (ret || write)
@@ -1093,6 +1094,14 @@ static ssize_t dma_faults_show(struct device *dev, struct device_attribute *attr
 }
 static DEVICE_ATTR_RO(dma_faults);
 
+static ssize_t user_reg_writes_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&card->user_reg_writes));
+}
+static DEVICE_ATTR_RO(user_reg_writes);
+
 static ssize_t callback_quiesce_us_show(struct device *dev, struct device_attribute *attr,
 					char *buf)
 {
@@ -1120,6 +1129,7 @@ static struct attribute *ga_card_attrs[] = {
 	&dev_attr_live_pins.attr,
 	&dev_attr_live_dmabufs.attr,
 	&dev_attr_dma_faults.attr,
+	&dev_attr_user_reg_writes.attr,
 	&dev_attr_core_offset.attr,
 	&dev_attr_callback_quiesce_us.attr,
 	NULL,

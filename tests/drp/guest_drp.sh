@@ -4,83 +4,129 @@
 # and as an unprivileged user, then beside an observer mount scraped
 # continuously.  docs/drp.md has the table these steps back.
 #
-#   drp_suite DEVICE STUB_NODE KNOWN_GAPS
+#   drp_suite DEVICE STUB_NODE KNOWN_GAPS [CLIENT_OPTIONS]
 #
 # KNOWN_GAPS (drp_replay -k): steps whose failure is reported as
-# "KTEST info" because the driver or emulator does not have them yet (issue
-# 25); DRP_STRICT=1 in /t/env makes them failures.  DRP_TAG (optional)
-# goes into every step name, for a guest that runs the suite more than once.
+# "KTEST info" because the driver or emulator cannot do what firmware does
+# (docs/drp.md says why); DRP_STRICT=1 in /t/env makes them failures.
+# CLIENT_OPTIONS go to every drp_replay run (-w on upstream's emulator).
+# DRP_TAG (optional) goes into every step name, for a guest that runs the
+# suite more than once.
 
 DRP_UID=1000
-DRP_FRAMES=${DRP_FRAMES:-1000}
+# Not a multiple of the ring's 4 buffers: the index-reset check starts from
+# a ring index that is not 0.
+DRP_FRAMES=${DRP_FRAMES:-1002}
 
 drp_suite() {
-	dev=$1 stub=$2 gaps=$3
+	dev=$1 stub=$2 gaps=$3 copts=${4:-}
 	[ "${DRP_STRICT:-0}" = 1 ] && gaps=
-	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" "$dev"
+	# shellcheck disable=SC2086 # copts: options, split on purpose
+	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" -s "$stub" $copts "$dev"
 
 	# An unprivileged DAQ user: the nodes opened to it as an admin would
 	# (group or mode); nothing else changes.
 	chmod 0666 "$dev" "$stub"
-	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" "$dev"
+	# shellcheck disable=SC2086
+	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" -s "$stub" \
+		$copts "$dev"
 
-	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$gaps"
+	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$stub" "$gaps" "$copts"
 	chmod 0600 "$dev" "$stub"
+}
+
+# The card's counts of register writes from user space (gpuasync.ko's
+# emulated cards: DMA_Write_Register calls, and stores through mappings
+# the card saw), "IOCTL MAPPED"; empty where the driver has none.
+# Read after two more ticks of the card, so the stores made so far were seen.
+drp_writes() {
+	s=/sys/class/gpuasync/$(basename "$1")
+	[ -r $s/user_reg_writes ] || return 0
+	wait_ge $s/ticks $(($(cat $s/ticks) + 2)) || echo "KTEST info the card's ticks stopped" >&2
+	echo "$(cat $s/user_reg_writes) $(cat $s/mapped_reg_writes)"
+}
+
+drp_scrape() {
+	cat $1/metrics $1/registers/* $1/device/* >/dev/null 2>&1
+	cat $1/buffers/*/* >/dev/null 2>&1
 }
 
 # The client owns the card; an unprivileged observer mount is scraped in a
 # loop while it receives.  The client checks its frames (count, order,
-# rx_frame_count never going back); here: the mount came up read-only,
-# refused a write and a mkdir with EROFS, and the register words the DRP
-# set read the same at the end (the client compares them: the observer
-# wrote none of them).  The observer runs as another unprivileged user's
-# process through the setuid fusermount3 the guest carries.
+# rx_frame_count never going back) and that the register words it set read
+# the same at the end.  Here: the mount came up, refused a write and a
+# mkdir with EROFS, listed the client's buffers; where the card counts
+# register writes, none came while the observer was mounted and scraped
+# with the client paused after its set-up, and while the client received,
+# none came by ioctl and no more through mappings than the client made.
+# The observer runs as another unprivileged user's process through the
+# setuid fusermount3 the guest carries.
 drp_observed() {
-	dev=$1 gaps=$2 mnt=/tmp/obs ready=/tmp/drp.ready
+	dev=$1 stub=$2 gaps=$3 copts=$4 mnt=/tmp/obs ready=/tmp/drp.ready T=drp_${DRP_TAG:-}observer
 	mkdir -p $mnt && chown $DRP_UID:$DRP_UID $mnt
 	chmod 0666 /dev/fuse # as udev leaves it on a distribution
 	rm -f $ready /tmp/drp.out
-	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -r $ready "$dev" >/tmp/drp.out 2>&1 &
+	# shellcheck disable=SC2086
+	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -s "$stub" \
+		$copts -r $ready "$dev" >/tmp/drp.out 2>&1 &
 	cp=$!
 	if ! wait_file $ready; then
-		bad "drp_${DRP_TAG:-}observer_client_ready"; cat /tmp/drp.out; kill $cp; wait $cp; return
+		bad "${T}_client_ready"; cat /tmp/drp.out; kill $cp; wait $cp; return
 	fi
+	w0=$(drp_writes "$dev")
 	/t/as_user $DRP_UID /t/gpuasyncfs -f -o observe "$dev" $mnt >/tmp/obs.out 2>&1 &
 	op=$!
 	if wait_file $mnt/device/version; then
-		ok "drp_${DRP_TAG:-}observer_mounted"
-		echo 1 >$mnt/registers/demux_select 2>/tmp/e1 && bad "drp_${DRP_TAG:-}observer_write_refused" ||
-			{ grep -q "Read-only file system" /tmp/e1 && ok "drp_${DRP_TAG:-}observer_write_refused" ||
-				{ bad "drp_${DRP_TAG:-}observer_write_refused"; cat /tmp/e1; }; }
-		mkdir $mnt/buffers/9 2>/tmp/e2 && bad "drp_${DRP_TAG:-}observer_mkdir_refused" ||
-			{ grep -q "Read-only file system" /tmp/e2 && ok "drp_${DRP_TAG:-}observer_mkdir_refused" ||
-				{ bad "drp_${DRP_TAG:-}observer_mkdir_refused"; cat /tmp/e2; }; }
-		[ "$(grep -c EROFS $mnt/errors)" = 2 ] && ok "drp_${DRP_TAG:-}observer_errors_lines" ||
-			{ bad "drp_${DRP_TAG:-}observer_errors_lines"; cat $mnt/errors; }
+		ok "${T}_mounted"
+		echo 1 >$mnt/registers/demux_select 2>/tmp/e1 && bad "${T}_write_refused" ||
+			{ grep -q "Read-only file system" /tmp/e1 && ok "${T}_write_refused" ||
+				{ bad "${T}_write_refused"; cat /tmp/e1; }; }
+		mkdir $mnt/buffers/9 2>/tmp/e2 && bad "${T}_mkdir_refused" ||
+			{ grep -q "Read-only file system" /tmp/e2 && ok "${T}_mkdir_refused" ||
+				{ bad "${T}_mkdir_refused"; cat /tmp/e2; }; }
+		[ "$(grep -c EROFS $mnt/errors)" = 2 ] && ok "${T}_errors_lines" ||
+			{ bad "${T}_errors_lines"; cat $mnt/errors; }
 		# The owner's buffers, as the driver publishes them (gpuasync.ko's
 		# table; upstream's /proc/datadev_N, with 7.5's owning process).
 		cat $mnt/device/pinned
 		owners=$(awk '$1 == "write" {print $7}' $mnt/device/pinned | sort -u)
 		[ "$(grep -c '^write' $mnt/device/pinned)" = 4 ] &&
 			{ [ "$owners" = 0 ] || [ "$owners" = $cp ]; } &&
-			ok "drp_${DRP_TAG:-}observer_pinned (owner ${owners})" ||
-			bad "drp_${DRP_TAG:-}observer_pinned (owners '$owners', client $cp)"
+			ok "${T}_pinned (owner ${owners})" ||
+			bad "${T}_pinned (owners '$owners', client $cp)"
+		if [ -n "$w0" ]; then
+			# The client waits: every write the card sees now is the observer's.
+			for i in 1 2 3 4 5 6 7 8 9 10; do drp_scrape $mnt; done
+			w1=$(drp_writes "$dev")
+			[ "$w1" = "$w0" ] && ok "${T}_no_reg_writes (ioctl, mapped: $w0)" ||
+				bad "${T}_no_reg_writes (ioctl, mapped: $w0 before, $w1 after the observer's scrapes)"
+		fi
 		rm -f $ready
 		scrapes=0
 		while kill -0 $cp 2>/dev/null; do
-			cat $mnt/metrics $mnt/registers/* $mnt/device/* >/dev/null 2>&1
-			cat $mnt/buffers/*/* >/dev/null 2>&1
+			drp_scrape $mnt
 			scrapes=$((scrapes + 1))
 		done
 		echo "KTEST info observer scraped $scrapes times while the client ran"
-		[ $scrapes -gt 0 ] && ok "drp_${DRP_TAG:-}observer_scraped" || bad "drp_${DRP_TAG:-}observer_scraped"
-		grep -q "rx_frame_count" $mnt/metrics && ok "drp_${DRP_TAG:-}observer_metrics" || bad "drp_${DRP_TAG:-}observer_metrics"
+		[ $scrapes -gt 0 ] && ok "${T}_scraped" || bad "${T}_scraped"
+		grep -q "rx_frame_count" $mnt/metrics && ok "${T}_metrics" || bad "${T}_metrics"
 		umount $mnt
 	else
-		bad "drp_${DRP_TAG:-}observer_mounted"; cat /tmp/obs.out; rm -f $ready
+		bad "${T}_mounted"; cat /tmp/obs.out; rm -f $ready
 	fi
 	wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
 	cat /tmp/drp.out
+	if [ -n "$w0" ]; then
+		# While both ran: the client writes by mapping only; the card saw
+		# at most its stores (one it did not see: same value, or two to one
+		# word between looks).
+		w2=$(drp_writes "$dev")
+		made=$(sed -n 's/.*mapped_stores=\([0-9]*\).*/\1/p' /tmp/drp.out)
+		set -- $w0 $w2
+		[ "$3" = "$1" ] && [ -n "$made" ] && [ $(($4 - $2)) -gt 0 ] && [ $(($4 - $2)) -le "$made" ] &&
+			ok "${T}_card_writes (ioctl +0, mapped +$(($4 - $2)) of the client's $made stores)" ||
+			bad "${T}_card_writes (ioctl $1 -> $3, mapped $2 -> $4, client's stores '$made')"
+	fi
 	kill $op 2>/dev/null
 	wait $op
 }

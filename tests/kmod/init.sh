@@ -121,19 +121,15 @@ for v in 4 5; do
 done
 # The LCLS-II DRP's sequence (tests/drp) in upstream mode, whose source
 # numbers its frames (PRBS), V4 and V5: as root, unprivileged, beside an
-# observer mount.  Known gaps (KTEST info, failures under GA_DRP_STRICT=1):
-# DMA_Set_MaskBytes and the RxBuffin counts are not implemented yet; an
+# observer mount, with the card's counts of user register writes.  Known
+# gaps (KTEST info, failures under GA_DRP_STRICT=1; docs/drp.md): an
 # unprivileged process may not map the registers writable before it owns
 # buffers (the DRP maps first); the model sees mapped stores only when it
-# polls, so the back-to-back index reset is missed (issue 25 items 2, 4).
-# Not yet part of the default run (GA_DRP_SUITE=1 runs it): its gpuasync.ko
-# steps are still being made to pass (docs/drp.md).
-[ "${DRP_SUITE:-0}" = 1 ] && . /t/guest_drp.sh
+# polls, so the back-to-back index reset is missed (issue 25 item 4).
+. /t/guest_drp.sh
 for v in 4 5; do
-	[ "${DRP_SUITE:-0}" = 1 ] || break
 	if insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=$v; then
-		DRP_TAG=v${v}_ drp_suite /dev/gpuasync_emu0 /dev/nv_p2p_stub \
-			set_mask_bytes,rxbuffin_counts,map_before_add,index_reset
+		DRP_TAG=v${v}_ drp_suite /dev/gpuasync_emu0 /dev/nv_p2p_stub map_before_add,index_reset
 		rmmod gpuasync || bad "unload_drp_v$v"
 	else
 		bad "load_drp_v$v"

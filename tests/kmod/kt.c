@@ -271,6 +271,13 @@ static uint32_t rd_word(int fd, uint32_t core_off)
 	return r.data;
 }
 
+volatile uint32_t *map_core(int fd)
+{
+	void *p = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, core_base);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 void wr_word(int fd, uint32_t core_off, uint32_t val)
 {
 	struct DmaRegisterData r = { .address = core_base + core_off, .data = val };

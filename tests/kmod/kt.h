@@ -84,6 +84,8 @@ void gfree(int s, struct gmem *g);
 int add_buf(int fd, int write, uint64_t va, uint32_t size);
 uint32_t reg_off(enum ga_reg_id id, unsigned int index);
 void wr_word(int fd, uint32_t core_off, uint32_t val);
+/* The GpuAsyncCore block mapped read-write, or NULL. */
+volatile uint32_t *map_core(int fd);
 uint32_t field(int fd, enum ga_reg_id id, unsigned int index);
 uint64_t buf_addr_reg(int fd, bool write, unsigned int i);
 int get_table(int fd, struct ga_buffer_entry *e, unsigned int cap);

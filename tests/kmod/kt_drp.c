@@ -134,7 +134,49 @@ static void t_rx_counts(void)
 	close(fd);
 }
 
+/*
+ * The card's count of register writes from user space, which shows an
+ * observer wrote none (tests/drp): every DMA_Write_Register that reached
+ * the card counts one (user_reg_writes), a refused one or a read none; a
+ * store through the mapping counts when the emulated card sees the word
+ * changed (mapped_reg_writes); a store of the value already there is not
+ * seen, as the card's model does not see it either.
+ */
+static void t_reg_writes(void)
+{
+	struct DmaRegisterData bad = { .address = ~0ull - 3 };
+	int fd = open_card();
+	uint32_t aw = reg_off(GA_REG_AW_CACHE, 0), w;
+	long u0 = sys_read("user_reg_writes"), m0 = sys_read("mapped_reg_writes"), t;
+	volatile uint32_t *m = map_core(fd);
+
+	CHECK(u0 >= 0 && m0 >= 0, "no user_reg_writes / mapped_reg_writes in sysfs");
+	CHECK(m != NULL, "mmap: %s", strerror(errno));
+	if (!m || u0 < 0 || m0 < 0)
+		goto out;
+	w = m[aw / 4];
+	wr_word(fd, aw, ga_reg_field_set(GA_REG_AW_CACHE, layout, w, 0x3));
+	CHECK_ERR(ioctl(fd, DMA_Write_Register, &bad), EINVAL);
+	CHECK(field(fd, GA_REG_AW_CACHE, 0) == 0x3);
+	CHECK(sys_read("user_reg_writes") == u0 + 1, "%ld ioctl writes counted, want 1",
+	      sys_read("user_reg_writes") - u0);
+	m[aw / 4] = ga_reg_field_set(GA_REG_AW_CACHE, layout, w, 0x5);
+	CHECK(sys_wait("mapped_reg_writes", m0 + 1) == m0 + 1, "mapped store not counted once");
+	m[aw / 4] = m[aw / 4];
+	t = sys_read("ticks");
+	sys_wait("ticks", t + 3);
+	CHECK(sys_read("mapped_reg_writes") == m0 + 1, "%ld mapped stores counted, want 1",
+	      sys_read("mapped_reg_writes") - m0);
+	CHECK(sys_read("user_reg_writes") == u0 + 1, "a mapped store counted as an ioctl");
+	wr_word(fd, aw, w);
+out:
+	if (m)
+		munmap((void *)m, GA_CORE_SIZE);
+	close(fd);
+}
+
 const struct kcase drp_cases[] = {
+	{ "reg_writes", t_reg_writes },
 	{ "mask_bytes", t_mask_bytes },
 	{ "rx_counts", t_rx_counts },
 };

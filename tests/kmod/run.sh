@@ -94,8 +94,7 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	guest_root "$R"
 	cp "$OUT"/t/* "$R/t/"
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
-	printf 'FS_SKIP=%q\nDRP_STRICT=%q\nDRP_SUITE=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" \
-		"${GA_DRP_SUITE:-0}" >"$R/t/env"
+	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
 	drp_root "$R"
 	cp "$HERE/init.sh" "$R/init"
 	guest_initramfs "$R" "$2" "$3"

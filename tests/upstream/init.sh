@@ -20,16 +20,14 @@ if [ -x /t/gpuasyncfs ]; then run /t/fs_up.sh; else echo "KTEST skip fs: ${FS_SK
 
 # The LCLS-II DRP's sequence (tests/drp), as root, unprivileged and beside an
 # observer mount.  The emulator sees mapped stores only when it polls, so
-# the DRP's back-to-back index reset is reported, not judged (issue 25 item 4).
-# Upstream's emulator clears a buffer's free-list word after it has written
-# the frame's size word, so a consumer that re-arms as soon as it sees the
-# frame (the DRP) sometimes has its arm wiped and waits for ever: the
-# round-robin stall is reported, not judged (firmware takes the word first).
-# Not yet part of the default run (GA_DRP_SUITE=1 runs it; docs/drp.md).
-if [ "${DRP_SUITE:-0}" = 1 ]; then
-	. /t/guest_drp.sh
-	drp_suite /dev/datadev_0 /dev/nvidia_p2p_stub_mem index_reset,round_robin
-fi
+# the DRP's back-to-back index reset is missed (issue 25 item 4).  It also
+# clears a buffer's free-list word after it has written the frame's size
+# word, so a re-arm made as soon as the frame is seen (the DRP's) is
+# sometimes wiped and the ring would stall; firmware takes the word first.
+# The client re-makes a wiped arm (-w) and reports how many were wiped, so
+# the frames are still checked exactly.  Both: known gaps (docs/drp.md).
+. /t/guest_drp.sh
+drp_suite /dev/datadev_0 /dev/nvidia_p2p_stub_mem index_reset,rearm_kept -w
 
 # Finding out what the driver is must not make upstream log unknown codes.
 dmesg | grep -q "Invalid command" && bad "quiet_probe ($(dmesg | grep -c 'Invalid command') unknown ioctls logged)" ||

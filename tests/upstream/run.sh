@@ -52,7 +52,7 @@ for name in "${names[@]}"; do
 	cp "$OUT"/t/* "$R/t/"
 	drp_root "$R"
 	upstream_name "$name" >"$R/t/upstream_name"
-	printf 'FS_SKIP=%q\nDRP_SUITE=%q\n' "$FS_SKIP" "${GA_DRP_SUITE:-0}" >"$R/t/env"
+	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
 	cp "$HERE/init.sh" "$R/init"
 	guest_initramfs "$R" "$FUSE" "$OUT/$name.cpio.gz"
 	boot "$name" "/boot/vmlinuz-$KVER" "$OUT/$name.cpio.gz" 1024 || status=1
