@@ -644,13 +644,14 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 	 * the card going away (dead is set under it).
 	 */
 	mutex_lock(&card->reg_lock);
-	if (card->dead)
+	if (card->dead) {
 		ret = -ENODEV;
-	else if (write) {
+	} else if (write) {
 		card->ops->write32(card, r.address, r.data);
 		atomic64_inc(&card->user_reg_writes);
-	} else
+	} else {
 		r.data = card->ops->read32(card, r.address);
+	}
 	mutex_unlock(&card->reg_lock);
 	if (ret || write)
 		return ret;

@@ -169,8 +169,10 @@ struct ga_card {
 	struct mutex win_lock;
 	struct list_head windows;
 	atomic64_t dma_faults; /* emulated DMA to no window and no stub mapping */
-	/* DMA_Write_Register calls that reached the card (sysfs user_reg_writes):
-	 * proves a monitoring process wrote nothing. */
+	/*
+	 * DMA_Write_Register calls that reached the card (sysfs
+	 * user_reg_writes): shows a monitoring process wrote nothing.
+	 */
 	atomic64_t user_reg_writes;
 	/* Longest wait for the card to go idle inside a free callback (us);
 	 * racy max: callbacks of one card rarely overlap, and it is a gauge. */

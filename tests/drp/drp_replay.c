@@ -85,7 +85,7 @@ static const char *known_gaps = "";
 static const char *dev_path;
 static const char *stub_path;
 static bool repair_wiped;
-static unsigned int stores; /* this process's stores through the mapping */
+static unsigned int stores;    /* this process's stores through the mapping */
 static volatile uint8_t *regs; /* the mapped GpuAsyncCore block */
 static unsigned int version, max_buffers;
 static enum ga_layout layout;
@@ -668,7 +668,9 @@ int main(int argc, char *argv[])
 		add_buffers(fd);
 		if (map_registers(fd, "map_after_add") < 0)
 			return 1;
-		set(GA_REG_WRITE_MAX_SIZE, BUF_SIZE);
+		/* Written now it would lift the limit the driver set at each add
+		 * past the pinned pages (gpuasync.ko): left as the driver set it. */
+		info("RemoteWriteMaxSize not written: mapped only after the adds");
 	} else {
 		set(GA_REG_WRITE_MAX_SIZE, BUF_SIZE);
 		add_buffers(fd);

@@ -46,9 +46,14 @@ drp_writes() {
 	echo "$(cat $s/user_reg_writes) $(cat $s/mapped_reg_writes)"
 }
 
+# The observer: another unprivileged user (not the DAQ user, not the owner).
+# Only it can reach its mount (FUSE without allow_other bars every other
+# user, root included), so what is read there runs as it.
+OBS_UID=1001
+obs() { /t/as_user $OBS_UID /bin/sh -c "$1"; }
 drp_scrape() {
-	cat $1/metrics $1/registers/* $1/device/* >/dev/null 2>&1
-	cat $1/buffers/*/* >/dev/null 2>&1
+	echo "cat $1/metrics $1/registers/* $1/device/* >/dev/null 2>&1;" \
+		"cat $1/buffers/*/* >/dev/null 2>&1;"
 }
 
 # The client owns the card; an unprivileged observer mount is scraped in a
@@ -59,13 +64,12 @@ drp_scrape() {
 # register writes, none came while the observer was mounted and scraped
 # with the client paused after its set-up, and while the client received,
 # none came by ioctl and no more through mappings than the client made.
-# The observer runs as another unprivileged user's process through the
-# setuid fusermount3 the guest carries.
+# The observer runs through the setuid fusermount3 the guest carries.
 drp_observed() {
 	dev=$1 stub=$2 gaps=$3 copts=$4 mnt=/tmp/obs ready=/tmp/drp.ready T=drp_${DRP_TAG:-}observer
-	mkdir -p $mnt && chown $DRP_UID:$DRP_UID $mnt
+	mkdir -p $mnt && chown $OBS_UID:$OBS_UID $mnt
 	chmod 0666 /dev/fuse # as udev leaves it on a distribution
-	rm -f $ready /tmp/drp.out
+	rm -f $ready /tmp/drp.out /tmp/obs.stop /tmp/obs.n
 	# shellcheck disable=SC2086
 	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -s "$stub" \
 		$copts -r $ready "$dev" >/tmp/drp.out 2>&1 &
@@ -74,47 +78,51 @@ drp_observed() {
 		bad "${T}_client_ready"; cat /tmp/drp.out; kill $cp; wait $cp; return
 	fi
 	w0=$(drp_writes "$dev")
-	/t/as_user $DRP_UID /t/gpuasyncfs -f -o observe "$dev" $mnt >/tmp/obs.out 2>&1 &
+	/t/as_user $OBS_UID /t/gpuasyncfs -f -o observe "$dev" $mnt >/tmp/obs.out 2>&1 &
 	op=$!
-	if wait_file $mnt/device/version; then
+	if obs "i=0; while [ ! -e $mnt/device/version ]; do i=\$((i+1));
+		[ \$i -gt 400 ] && exit 1; sleep 0.05; done"; then
 		ok "${T}_mounted"
-		echo 1 >$mnt/registers/demux_select 2>/tmp/e1 && bad "${T}_write_refused" ||
+		obs "echo 1 >$mnt/registers/demux_select" 2>/tmp/e1 && bad "${T}_write_refused" ||
 			{ grep -q "Read-only file system" /tmp/e1 && ok "${T}_write_refused" ||
 				{ bad "${T}_write_refused"; cat /tmp/e1; }; }
-		mkdir $mnt/buffers/9 2>/tmp/e2 && bad "${T}_mkdir_refused" ||
+		obs "mkdir $mnt/buffers/9" 2>/tmp/e2 && bad "${T}_mkdir_refused" ||
 			{ grep -q "Read-only file system" /tmp/e2 && ok "${T}_mkdir_refused" ||
 				{ bad "${T}_mkdir_refused"; cat /tmp/e2; }; }
-		[ "$(grep -c EROFS $mnt/errors)" = 2 ] && ok "${T}_errors_lines" ||
-			{ bad "${T}_errors_lines"; cat $mnt/errors; }
+		[ "$(obs "grep -c EROFS $mnt/errors")" = 2 ] && ok "${T}_errors_lines" ||
+			{ bad "${T}_errors_lines"; obs "cat $mnt/errors"; }
 		# The owner's buffers, as the driver publishes them (gpuasync.ko's
 		# table; upstream's /proc/datadev_N, with 7.5's owning process).
-		cat $mnt/device/pinned
-		owners=$(awk '$1 == "write" {print $7}' $mnt/device/pinned | sort -u)
-		[ "$(grep -c '^write' $mnt/device/pinned)" = 4 ] &&
+		obs "cat $mnt/device/pinned" >/tmp/pinned
+		cat /tmp/pinned
+		owners=$(awk '$1 == "write" {print $7}' /tmp/pinned | sort -u)
+		[ "$(grep -c '^write' /tmp/pinned)" = 4 ] &&
 			{ [ "$owners" = 0 ] || [ "$owners" = $cp ]; } &&
 			ok "${T}_pinned (owner ${owners})" ||
 			bad "${T}_pinned (owners '$owners', client $cp)"
 		if [ -n "$w0" ]; then
 			# The client waits: every write the card sees now is the observer's.
-			for i in 1 2 3 4 5 6 7 8 9 10; do drp_scrape $mnt; done
+			obs "for i in 1 2 3 4 5 6 7 8 9 10; do $(drp_scrape $mnt) done"
 			w1=$(drp_writes "$dev")
 			[ "$w1" = "$w0" ] && ok "${T}_no_reg_writes (ioctl, mapped: $w0)" ||
 				bad "${T}_no_reg_writes (ioctl, mapped: $w0 before, $w1 after the observer's scrapes)"
 		fi
+		obs "n=0; while [ ! -e /tmp/obs.stop ]; do $(drp_scrape $mnt) n=\$((n+1)); done;
+			grep -q rx_frame_count $mnt/metrics && echo \$n" >/tmp/obs.n &
+		sp=$!
 		rm -f $ready
-		scrapes=0
-		while kill -0 $cp 2>/dev/null; do
-			drp_scrape $mnt
-			scrapes=$((scrapes + 1))
-		done
-		echo "KTEST info observer scraped $scrapes times while the client ran"
-		[ $scrapes -gt 0 ] && ok "${T}_scraped" || bad "${T}_scraped"
-		grep -q "rx_frame_count" $mnt/metrics && ok "${T}_metrics" || bad "${T}_metrics"
+		wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
+		touch /tmp/obs.stop
+		wait $sp
+		scrapes=$(cat /tmp/obs.n 2>/dev/null)
+		echo "KTEST info observer scraped ${scrapes:-?} times while the client ran"
+		[ "${scrapes:-0}" -gt 0 ] && ok "${T}_scraped (metrics with rx_frame_count)" ||
+			bad "${T}_scraped"
 		umount $mnt
 	else
 		bad "${T}_mounted"; cat /tmp/obs.out; rm -f $ready
+		wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
 	fi
-	wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
 	cat /tmp/drp.out
 	if [ -n "$w0" ]; then
 		# While both ran: the client writes by mapping only; the card saw

@@ -24,8 +24,9 @@ drp_root() {
 	ln -sf /usr/bin/fusermount3 "$1/bin/fusermount3"
 	# fusermount3 names the user (passwd) and reads /etc/mtab.
 	mkdir -p "$1/etc"
-	printf 'root:x:0:0::/:/bin/sh\ndaq:x:1000:1000::/tmp:/bin/sh\n' >"$1/etc/passwd"
-	printf 'root:x:0:\ndaq:x:1000:\n' >"$1/etc/group"
+	printf 'root:x:0:0::/:/bin/sh\ndaq:x:1000:1000::/tmp:/bin/sh\nmon:x:1001:1001::/tmp:/bin/sh\n' \
+		>"$1/etc/passwd"
+	printf 'root:x:0:\ndaq:x:1000:\nmon:x:1001:\n' >"$1/etc/group"
 	ln -sf /proc/mounts "$1/etc/mtab"
 	for lib in $(ldd "$f" | grep -o '/[^ ]*'); do
 		mkdir -p "$1$(dirname "$lib")"
