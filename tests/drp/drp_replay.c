@@ -565,9 +565,10 @@ static bool frame_in(unsigned int want, const char *step, const char *how)
 
 /*
  * Issue 25 item 4.  receive() left the ring at index n % NBUF (not 0 when
- * n is not a multiple of NBUF) with nothing armed.  With 2 ms between
+ * n is not a multiple of NBUF) with nothing armed.  With 20 ms between
  * enable 0 and 1 through the mapping, the next frame goes to buffer 0 on
- * firmware and on both emulators (they poll well within 2 ms).  Buffers 0
+ * firmware and on both emulators (they poll every 0.2-0.5 ms; 2 ms, as
+ * measured in issue 25, is missed now and then in a VM whose host is busy).  Buffers 0
  * and 1 only are armed, so the ring stops at index 2 again; then the DRP's
  * back-to-back 0, 1 and all four armed: firmware sees both stores and puts
  * the next frame in buffer 0; a card that looks at the mapping only when it
@@ -579,16 +580,16 @@ static void index_reset_check(unsigned int n)
 		info("index_reset: %u frames leave the ring at index 0, not checked", n);
 		return;
 	}
-	index_reset(2000);
+	index_reset(20000);
 	arm(0);
 	arm(1);
-	if (!frame_in(0, "index_reset_gap", "enable 0, 2 ms, enable 1 through the mapping"))
+	if (!frame_in(0, "index_reset_gap", "enable 0, 20 ms, enable 1 through the mapping"))
 		return;
 	*size_word(0) = 0;
 	if (!frame_in(1, "index_reset_gap", "then buffer 1"))
 		return;
 	*size_word(1) = 0;
-	ok("index_reset_gap", "from ring index %u: next frame in buffer 0", n % NBUF);
+	ok("index_reset_gap", "20 ms apart, from ring index %u: next frame in buffer 0", n % NBUF);
 	index_reset(0);
 	arm_all();
 	if (frame_in(0, "index_reset", "enable 0 then 1 back to back through the mapping"))
