@@ -25,14 +25,16 @@ drp_suite() {
 	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" -s "$stub" $copts "$dev"
 
 	# An unprivileged DAQ user: the nodes opened to it as an admin would
-	# (group or mode); nothing else changes.
+	# (group or mode); nothing else changes.  Their modes are restored after.
+	modes="$(stat -c %a "$dev") $(stat -c %a "$stub")"
 	chmod 0666 "$dev" "$stub"
 	# shellcheck disable=SC2086
 	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" -s "$stub" \
 		$copts "$dev"
 
 	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$stub" "$gaps" "$copts"
-	chmod 0600 "$dev" "$stub"
+	set -- $modes
+	chmod "$1" "$dev" && chmod "$2" "$stub"
 }
 
 # The card's counts of register writes from user space (gpuasync.ko's
