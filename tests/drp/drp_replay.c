@@ -12,7 +12,9 @@
  *   store to its free-list word through the mapping; reset the ring index
  *   with write enable 0 then 1 through the mapping; DMA_Set_MaskBytes;
  *   then frames in strict round-robin order from buffer 0, each re-armed
- *   with a byte store, with the DMA_Get_RxBuffin*_Count gauges read.
+ *   with a byte store, with the DMA_Get_RxBuffin*_Count gauges read; then
+ *   the index reset (enable 0, 1 through the mapping) from a ring index
+ *   that is not 0, spaced and back to back (index_reset_check()).
  *
  *   drp_replay [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...] [-r FILE] [-g FILE]
  *              [-s STUB] [-w] DEVICE
