@@ -33,6 +33,7 @@ drp_suite() {
 		$copts "$dev"
 
 	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$stub" "$gaps" "$copts"
+	# shellcheck disable=SC2086 # two words
 	set -- $modes
 	chmod "$1" "$dev" && chmod "$2" "$stub"
 }
@@ -43,9 +44,9 @@ drp_suite() {
 # Read after two more ticks of the card, so the stores made so far were seen.
 drp_writes() {
 	s=/sys/class/gpuasync/$(basename "$1")
-	[ -r $s/user_reg_writes ] || return 0
-	wait_ge $s/ticks $(($(cat $s/ticks) + 2)) || echo "KTEST info the card's ticks stopped" >&2
-	echo "$(cat $s/user_reg_writes) $(cat $s/mapped_reg_writes)"
+	[ -r "$s/user_reg_writes" ] || return 0
+	wait_ge "$s/ticks" $(($(cat "$s/ticks") + 2)) || echo "KTEST info the card's ticks stopped" >&2
+	echo "$(cat "$s/user_reg_writes") $(cat "$s/mapped_reg_writes")"
 }
 
 # The observer: another unprivileged user (not the DAQ user, not the owner).
@@ -132,6 +133,7 @@ drp_observed() {
 		# word between looks).
 		w2=$(drp_writes "$dev")
 		made=$(sed -n 's/.*mapped_stores=\([0-9]*\).*/\1/p' /tmp/drp.out)
+		# shellcheck disable=SC2086 # four numbers
 		set -- $w0 $w2
 		[ "$3" = "$1" ] && [ -n "$made" ] && [ $(($4 - $2)) -gt 0 ] && [ $(($4 - $2)) -le "$made" ] &&
 			ok "${T}_card_writes (ioctl +0, mapped +$(($4 - $2)) of the client's $made stores)" ||
