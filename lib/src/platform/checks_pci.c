@@ -114,24 +114,24 @@ static int card_from_opt(struct pf *pf, const char *spec, char *bdf, size_t len,
 	char line[160], *c;
 
 	if (pf_is_bdf(spec)) {
-		snprintf(bdf, len, "%s", spec);
+		snprintf(bdf, len, "%.*s", (int)len - 1, spec); /* a BDF: short */
 		return 0;
 	}
 	base = base ? base + 1 : spec;
 	snprintf(pf->node, sizeof(pf->node), "%s", spec);
 	if (!pf_link_name(pf, bdf, len, "/sys/class/gpuasync/%s/device", base) && pf_is_bdf(bdf)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		return 0;
 	}
 	if (pf_exists(pf, "/sys/class/gpuasync/%s", base)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		pf_found(r, "%s is gpuasync.ko's emulated card: no PCI device behind it", spec);
 		return -ENODEV;
 	}
 	if (!pf_read(pf, line, sizeof(line), "/proc/%s", base) && (c = strstr(line, " : ")) &&
 	    pf_is_bdf(c + 3)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
-		snprintf(bdf, len, "%s", c + 3);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
+		snprintf(bdf, len, "%.*s", (int)len - 1, c + 3);
 		return 0;
 	}
 	pf_found(r,
