@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/doc_file.h"
 #include "gpuasync/abi.h"
 
 #define BEGIN_MARK                                                                                 \
@@ -96,72 +97,13 @@ static char *render(void)
 	return t.buf;
 }
 
-static const char *doc_path(void)
-{
-	static char path[4096];
-	const char *env = getenv("GA_DOCS_ABI");
-	char *slash;
-
-	if (env && *env)
-		return env;
-	/* __FILE__ is <repo>/tests/unit/test_abi.c under CMake. */
-	snprintf(path, sizeof(path), "%s", __FILE__);
-	for (int up = 0; up < 3; up++) {
-		slash = strrchr(path, '/');
-		if (!slash)
-			return "docs/abi.md";
-		*slash = '\0';
-	}
-	strncat(path, "/docs/abi.md", sizeof(path) - strlen(path) - 1);
-	return path;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 START_TEST(test_doc_matches_table)
 {
-	const char *path = doc_path();
-	char *doc = slurp(path), *gen = render();
-	const char *begin, *end;
-	size_t len;
+	char *gen = render();
 
-	ck_assert_msg(doc != NULL, "cannot read %s", path);
-	begin = strstr(doc, BEGIN_MARK);
-	ck_assert_msg(begin != NULL, "%s: no abi:begin marker; run tools/gen-docs-abi", path);
-	end = strstr(begin, END_MARK);
-	ck_assert_msg(end != NULL, "%s: no abi:end marker", path);
-	len = (size_t)(end - begin) + strlen(END_MARK);
-	if (len != strlen(gen) || memcmp(begin, gen, len) != 0) {
-		size_t i = 0, line = 1;
-
-		while (i < len && gen[i] && begin[i] == gen[i])
-			line += begin[i++] == '\n';
-		ck_abort_msg("%s: the listing differs from the table at its line %zu; run "
-			     "tools/gen-docs-abi",
-			     path, line);
-	}
+	doc_file_check(doc_file_path("GA_DOCS_ABI", __FILE__, "docs/abi.md"), gen, BEGIN_MARK,
+		       END_MARK, "tools/gen-docs-abi");
 	free(gen);
-	free(doc);
 }
 END_TEST
 

@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+
+#include "common/doc_file.h"
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -619,18 +621,10 @@ END_TEST
  * gpuasyncfs --check --list); the source tree is found from this file's path. */
 START_TEST(test_docs)
 {
-	char path[PATH_MAX], *doc = calloc(1, 1 << 17), *slash;
-	FILE *f;
+	const char *path = doc_file_path("GA_PLATFORM_DOC", __FILE__, "docs/platform.md");
+	char *doc = doc_file_read(path);
 
-	snprintf(path, sizeof(path), "%s", __FILE__);
-	for (int i = 0; i < 3 && (slash = strrchr(path, '/')); i++)
-		*slash = 0;
-	strncat(path, "/docs/platform.md", sizeof(path) - strlen(path) - 1);
-	f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	ck_assert_ptr_nonnull(doc);
-	fread(doc, 1, (1 << 17) - 1, f);
-	fclose(f);
+	ck_assert_msg(doc != NULL, "cannot read %s", path);
 	for (int i = 0; i < GA_CHECK_COUNT; i++) {
 		const struct ga_check_info *a = ga_check_info(i);
 		char head[256];

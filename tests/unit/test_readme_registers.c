@@ -9,6 +9,8 @@
  * the page from this source file's place in the tree (or at $GA_REGISTERS_DOC).
  */
 #include <check.h>
+
+#include "common/doc_file.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,75 +111,13 @@ static char *render(void)
 	return t.buf;
 }
 
-static const char *readme_path(void)
-{
-	static char path[4096];
-	const char *env = getenv("GA_REGISTERS_DOC");
-	char *slash;
-	int up;
-
-	if (env && *env)
-		return env;
-	/* __FILE__ is <repo>/tests/unit/test_readme_registers.c under CMake. */
-	snprintf(path, sizeof(path), "%s", __FILE__);
-	for (up = 0; up < 3; up++) {
-		slash = strrchr(path, '/');
-		if (!slash)
-			return "docs/registers.md";
-		*slash = '\0';
-	}
-	strncat(path, "/docs/registers.md", sizeof(path) - strlen(path) - 1);
-	return path;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 START_TEST(test_readme_matches_table)
 {
-	const char *path = readme_path();
-	char *readme = slurp(path), *gen = render();
-	const char *begin, *end;
-	size_t len;
+	char *gen = render();
 
-	ck_assert_msg(readme != NULL, "cannot read %s", path);
-	begin = strstr(readme, BEGIN_MARK);
-	ck_assert_msg(begin != NULL,
-		      "%s: no registers:begin marker; run tools/gen-readme-registers", path);
-	end = strstr(begin, END_MARK);
-	ck_assert_msg(end != NULL, "%s: no registers:end marker", path);
-	len = (size_t)(end - begin) + strlen(END_MARK);
-	if (len != strlen(gen) || memcmp(begin, gen, len) != 0) {
-		/* Point at the first differing line: that is what needs a look. */
-		size_t i = 0, line = 1;
-
-		while (i < len && gen[i] && begin[i] == gen[i])
-			line += begin[i++] == '\n';
-		ck_abort_msg("%s: the register listing differs from the table at its line %zu; "
-			     "run tools/gen-readme-registers",
-			     path, line);
-	}
+	doc_file_check(doc_file_path("GA_REGISTERS_DOC", __FILE__, "docs/registers.md"), gen,
+		       BEGIN_MARK, END_MARK, "tools/gen-readme-registers");
 	free(gen);
-	free(readme);
 }
 END_TEST
 
