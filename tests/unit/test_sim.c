@@ -1003,6 +1003,44 @@ START_TEST(test_patterns)
 }
 END_TEST
 
+/* The timing pattern: an LCLS-II TimingHeader-shaped record, then counter
+ * words; a check ignores the time stamp and nothing else. */
+START_TEST(test_timing_pattern)
+{
+	struct ga_timing_header th;
+	uint8_t a[100];
+	enum ga_pattern p;
+	uint32_t w;
+	time_t now = time(NULL);
+
+	ck_assert_int_eq(ga_pattern_parse("timing", &p), 0);
+	ck_assert_int_eq(p, GA_PATTERN_TIMING);
+	ck_assert_str_eq(ga_pattern_name(GA_PATTERN_TIMING), "timing");
+	ga_pattern_fill(GA_PATTERN_TIMING, 7, a, sizeof(a));
+	memcpy(&th, a, sizeof(th));
+	ck_assert_uint_eq(th.pulse_ctl & GA_TIMING_PULSE_MASK, GA_TIMING_PULSE0 + 7);
+	ck_assert_uint_eq(th.pulse_ctl >> 56, GA_TIMING_CONTROL);
+	ck_assert_uint_eq(th.evt_counter, 7);
+	ck_assert_uint_eq(th.env, GA_TIMING_ENV);
+	ck_assert_uint_lt(th.time_ns, 1000000000u);
+	ck_assert_int_le(llabs((long long)th.time_s - (long long)now), 5);
+	memcpy(&w, a + GA_TIMING_HDR_BYTES, 4);
+	ck_assert_uint_eq(w, 7 + GA_TIMING_HDR_BYTES / 4); /* counter words go on */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), -1);
+	ck_assert_int_ne(ga_pattern_check(GA_PATTERN_TIMING, 8, a, sizeof(a)), -1);
+	a[GA_TIMING_TIME_OFF + 7] ^= 0x40; /* another clock: still this frame */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), -1);
+	a[20] ^= 1; /* evtCounter */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), 20);
+	a[20] ^= 1;
+	a[6] ^= 1; /* pulse ID */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), 6);
+	a[6] ^= 1;
+	a[16] ^= 1; /* env */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, 17), 16);
+}
+END_TEST
+
 /* Header of a frame as the card would write it into write buffer @b. */
 static void put_header(struct ga_buf *b, uint32_t size, uint8_t result)
 {
@@ -1161,6 +1199,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(one, test_bad_specs);
 	tcase_add_test(one, test_not_sim);
 	tcase_add_test(one, test_patterns);
+	tcase_add_test(one, test_timing_pattern);
 	suite_add_tcase(s, one);
 	return s;
 }
