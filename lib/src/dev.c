@@ -226,26 +226,37 @@ int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int ind
 	return 0;
 }
 
+static int be_word_read(void *ctx, uint32_t off, uint32_t *word)
+{
+	struct ga_dev *dev = ctx;
+
+	return dev->be->reg_read(dev, off, word);
+}
+
+static int be_word_write(void *ctx, uint32_t off, uint32_t word)
+{
+	struct ga_dev *dev = ctx;
+
+	return dev->be->reg_write(dev, off, word);
+}
+
+/* core's field accessor (ga_field_write) on the backend; dev->lock makes
+ * its read-modify-write of a shared word safe. */
 int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
+	const struct ga_reg_io io = {dev, be_word_read, be_word_write};
 	enum ga_layout l = dev->info.layout;
-	uint32_t off, word;
+	uint32_t off;
 	int rc;
 
 	rc = reg_locate(dev, id, index, &off);
 	if (rc)
 		return rc;
-	if (val > ga_reg_field_max(id, l))
+	rc = ga_field_write(&io, id, l, off, val);
+	if (rc == -ERANGE)
 		return ga_err(-ERANGE, "%s: value %u does not fit (max %u)", ga_regs[id].name, val,
 			      ga_reg_field_max(id, l));
-	/* A strobe or a whole-word field is one store: reading first would be
-	 * pointless, and for trigger registers the read has no meaning. */
-	if (ga_regs[id].access == GA_WO || ga_reg_field_mask(id, l) == 0xffffffffu)
-		return dev->be->reg_write(dev, off, val);
-	rc = dev->be->reg_read(dev, off, &word);
-	if (rc)
-		return rc;
-	return dev->be->reg_write(dev, off, ga_reg_field_set(id, l, word, val));
+	return rc;
 }
 
 int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint64_t *val)

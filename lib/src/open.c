@@ -245,6 +245,13 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 	if (dev->info.layout >= GA_LAYOUT_COUNT)
 		dev->info.layout =
 			ga_layout_for_version(dev->info.version, dev->opts.latency_legacy);
+	if (dev->info.layout >= GA_LAYOUT_COUNT) {
+		rc = ga_err(-ENOTSUP,
+			    "%s: firmware version %u is not one this library knows (1-%u)", spec,
+			    dev->info.version, GA_VERSION_MAX);
+		dev->be->close(dev);
+		goto out_free;
+	}
 	/* A card whose link is down answers all-ones: its "identity" above is
 	 * noise, so say what is wrong instead of building on it. */
 	rc = ga_link_check_locked(dev);

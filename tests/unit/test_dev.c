@@ -944,12 +944,12 @@ static Suite *dev_suite(void)
 	TCase *tc = tcase_create("open");
 
 	tcase_add_test(tc, test_open_specs);
-	tcase_add_loop_test(tc, test_info_per_version, 0, 5);
+	tcase_add_loop_test(tc, test_info_per_version, 0, GA_VERSION_MAX);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("registers");
 	tcase_add_test(tc, test_reg_errors);
-	tcase_add_loop_test(tc, test_rmw_neighbours, 0, 5);
+	tcase_add_loop_test(tc, test_rmw_neighbours, 0, GA_VERSION_MAX);
 	tcase_add_test(tc, test_rmw_concurrent);
 	tcase_add_test(tc, test_monitor_counts);
 	tcase_add_test(tc, test_buffer_counts);
