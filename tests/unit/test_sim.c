@@ -23,17 +23,11 @@
 
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
+#include "common/flavours.h"
 #include "internal.h" /* ga_crc32 */
 
-struct flavour {
-	unsigned int version;
-	const char *extra;
-};
-
-static const struct flavour FLAVOURS[] = {
-	{1, ""}, {2, ""}, {3, ""}, {4, ""}, {4, ",latency=legacy"}, {5, ""},
-};
-#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+/* Every firmware version, from the table (common/flavours.h). */
+static int NFLAV;
 
 #define NBUF	    4
 #define BUF_SIZE    65536u
@@ -71,7 +65,7 @@ static void open_flavour(int i, const char *more)
 	fl = &FLAVOURS[i];
 	o.use_gpu = use_gpu;
 	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=8,dma_data_bytes=%u%s%s",
-		 fl->version, DDB, fl->extra, more ? more : "");
+		 fl->version, DDB, fl->legacy ? ",latency=legacy" : "", more ? more : "");
 	ck_assert_msg(ga_dev_open_opts(spec, &o, &dev) == 0, "%s: %s", spec, ga_last_error());
 	memset(wb, 0, sizeof(wb));
 	memset(rb, 0, sizeof(rb));
@@ -176,7 +170,7 @@ START_TEST(test_open_info)
 	ck_assert_uint_eq(info.max_buffers, 8);
 	ck_assert_uint_eq(info.dma_data_bytes, DDB);
 	ck_assert_uint_eq(info.clock_hz, 100000000);
-	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->extra[0] != 0));
+	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->legacy));
 	ck_assert(ga_dev_has(dev, GA_CAP_SIM));
 	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
 	ck_assert(!ga_dev_has(dev, GA_CAP_GPU_MEMORY));
@@ -636,7 +630,7 @@ START_TEST(test_versions)
 	}
 	ck_assert(has(GA_REG_AXI_WRITE_TIMEOUT_COUNT) == (fl->version >= 2));
 	ck_assert(has(GA_REG_MIN_WRITE_BUFFERS) == (fl->version >= 3));
-	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->extra[0]));
+	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->legacy));
 	close_dev();
 }
 END_TEST
@@ -1203,6 +1197,7 @@ int main(int argc, char **argv)
 			return 77;
 		}
 	}
+	NFLAV = flavours_init();
 	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
