@@ -37,9 +37,9 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 		return false;
 	switch (cap) {
 	case GA_CAP_SIM:
-		return dev->kind == &ga_backend_sim;
+		return dev->kind->flags & GA_BE_SIM;
 	case GA_CAP_GPU_MEMORY:
-		return strcmp(dev->info.memory, "gpu") == 0;
+		return ga_mem_is_gpu(dev);
 	case GA_CAP_FIRMWARE_ID:
 		return dev->be->fw_read != NULL;
 	default:

@@ -712,6 +712,7 @@ START_TEST(test_emulated_remove)
 	struct ga_buf_info bi;
 
 	upstream_like.remove_last = NULL;
+	upstream_like.flags &= ~GA_BE_SIM;
 	for (unsigned int i = 0; i < 3; i++)
 		w[i] = mk(dev, GA_DIR_WRITE, i, K64);
 	r[0] = mk(dev, GA_DIR_READ, 0, K64);

@@ -1010,8 +1010,10 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 	}
 }
 
+/* Claims every spec (claims NULL): the last of ga_backends. */
 const struct ga_backend_ops ga_backend_datadev = {
 	.name = "datadev",
+	.flags = GA_BE_DRIVER,
 	.open = dd_open,
 	.close = dd_close,
 	.reg_read = dd_reg_read,

@@ -762,18 +762,24 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_ENABLE_IOCTL:
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_PINNED_LIST:
-	case GA_CAP_SIM:
 	case GA_CAP_DMABUF:
 		return true;
 	case GA_CAP_GPU_MEMORY:
-		return strcmp(dev->info.memory, "gpu") == 0;
+		return ga_mem_is_gpu(dev);
 	default:
 		return false;
 	}
 }
 
+static bool sim_claims(const char *spec)
+{
+	return strcmp(spec, "sim") == 0 || strncmp(spec, "sim:", 4) == 0;
+}
+
 const struct ga_backend_ops ga_backend_sim = {
 	.name = "sim",
+	.flags = GA_BE_SIM,
+	.claims = sim_claims,
 	.open = sim_open,
 	.close = sim_close,
 	.reg_read = sim_reg_read,
