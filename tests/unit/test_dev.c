@@ -702,6 +702,33 @@ static void push_and_check(struct ga_dev *dev, struct ga_buf *expect, uint32_t l
 	ck_assert_mem_eq(back, payload, len);
 }
 
+/* The two lists open.c chooses from: every spec finds a backend (only the
+ * last claims them all), every device finds memory (the last provider has
+ * no condition), and "sim" is the simulated card's. */
+START_TEST(test_descriptor_lists)
+{
+	unsigned int n;
+
+	for (n = 0; ga_backends[n]; n++) {
+		ck_assert_msg(ga_backends[n]->name && ga_backends[n]->open, "backend %u", n);
+		if (!ga_backends[n]->claims)
+			ck_assert_ptr_null(ga_backends[n + 1]);
+	}
+	ck_assert_uint_ge(n, 2);
+	ck_assert_ptr_null(ga_backends[n - 1]->claims);
+	ck_assert(ga_backend_sim.claims("sim") && ga_backend_sim.claims("sim:version=4"));
+	ck_assert(!ga_backend_sim.claims("/dev/datadev_0") && !ga_backend_sim.claims("simx"));
+	ck_assert(ga_backend_sim.flags & GA_BE_SIM);
+	ck_assert(ga_backend_datadev.flags & GA_BE_DRIVER);
+	for (n = 0; ga_mem_providers[n]; n++)
+		ck_assert_msg(ga_mem_providers[n]->memory && ga_mem_providers[n]->open &&
+				      ga_mem_providers[n]->note,
+			      "provider %u", n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_eq(ga_mem_providers[n - 1]->flags & (GA_MEMP_GPU | GA_MEMP_DRIVER), 0);
+}
+END_TEST
+
 /* The upstream driver cannot remove one buffer: hide the sim's
  * remove_last and let the library remove all and re-register the rest. */
 START_TEST(test_emulated_remove)
@@ -962,6 +989,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_buf_v1_sizes);
 	tcase_add_test(tc, test_buf_state_and_memory);
 	tcase_add_test(tc, test_header_roundtrip);
+	tcase_add_test(tc, test_descriptor_lists);
 	tcase_add_test(tc, test_emulated_remove);
 	tcase_add_test(tc, test_default_memory);
 	tcase_add_test(tc, test_pinned_sim);
