@@ -14,7 +14,6 @@
  * errno text and no logging.
  */
 #include "ga_base.h"
-#include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
 
 /*
@@ -66,18 +65,26 @@ const struct ga_version ga_versions[GA_VERSION_MAX] = {GA_VERSIONS(GA_VERSION_RO
 
 #undef GA_VERSION_ROW
 
-/* Each layout's buffer limit, from GA_LAYOUTS; GA_MAX_BUFFERS (gpuasync/abi.h)
- * sizes every array of buffers, so it must be the largest of them. */
-#define GA_LAYOUT_LIMIT(id_, name_, max_) [GA_LAYOUT_##id_] = max_,
-static const unsigned int ga_layout_limit[GA_LAYOUT_COUNT] = {GA_LAYOUTS(GA_LAYOUT_LIMIT)};
-#undef GA_LAYOUT_LIMIT
-#define GA_LAYOUT_FITS(id_, name_, max_) static_assert(max_ <= GA_MAX_BUFFERS, "GA_MAX_BUFFERS");
-GA_LAYOUTS(GA_LAYOUT_FITS)
-#undef GA_LAYOUT_FITS
+/*
+ * Each layout's name and how many buffers per direction its address map
+ * holds: V1 has 16-byte strides in 0x100-byte windows (the 5-bit MaxBuffers
+ * field could say more, but the addresses would run into the next window);
+ * V4 indices are 10 bits wide (docs/firmware.md §2.3, §2.4).  GA_MAX_BUFFERS
+ * (gpuasync/abi.h), which sizes every array of buffers, is the largest
+ * (test_regs checks it).
+ */
+static const struct {
+	const char *name;
+	unsigned int max_buffers;
+} ga_layouts[GA_LAYOUT_COUNT] = {
+	[GA_LAYOUT_V1] = {"v1", 16},
+	[GA_LAYOUT_V4] = {"v4", 1024},
+	[GA_LAYOUT_V4_LEGACY] = {"v4-legacy", 1024},
+};
 
 unsigned int ga_layout_max_buffers(enum ga_layout layout)
 {
-	return (unsigned int)layout < GA_LAYOUT_COUNT ? ga_layout_limit[layout] : 0;
+	return (unsigned int)layout < GA_LAYOUT_COUNT ? ga_layouts[layout].max_buffers : 0;
 }
 
 const struct ga_version *ga_version_find(unsigned int version)
@@ -103,11 +110,7 @@ enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy)
 
 const char *ga_layout_name(enum ga_layout layout)
 {
-#define GA_LAYOUT_NAME(id_, name_, max_) [GA_LAYOUT_##id_] = name_,
-	static const char *const names[GA_LAYOUT_COUNT] = {GA_LAYOUTS(GA_LAYOUT_NAME)};
-#undef GA_LAYOUT_NAME
-
-	return (unsigned int)layout < GA_LAYOUT_COUNT ? names[layout] : "unknown";
+	return (unsigned int)layout < GA_LAYOUT_COUNT ? ga_layouts[layout].name : "unknown";
 }
 
 static const struct ga_reg_loc *ga_loc(enum ga_reg_id id, enum ga_layout layout)

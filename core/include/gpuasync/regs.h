@@ -8,8 +8,8 @@
  * the generated README and the table tests.  Adding a register is adding
  * one row.
  *
- * Layouts (which versions use which: GA_VERSIONS below; buffers each holds:
- * GA_LAYOUTS):
+ * Layouts (which versions use which: GA_VERSIONS below; their names and
+ * the buffers each holds: ga_layout_name, ga_layout_max_buffers):
  *   GA_LAYOUT_V1         the first map, one 4 KiB block
  *   GA_LAYOUT_V4         the V4 map, firmware since 2026-03-20: latency
  *                        block at 0xC0..0xF8 with max/min and read DMA
@@ -83,9 +83,15 @@ struct ga_version {
 	const char *doc;
 };
 
-#define GA_VERSION_ONE(v, ...) +1
+/* Counts the rows: GA_VERSION_ROWS is how many there are. */
+enum ga_version_rows {
+#define GA_VERSION_ENUM(v, ...) GA_VERSION_ROW_##v,
+	GA_VERSIONS(GA_VERSION_ENUM)
+#undef GA_VERSION_ENUM
+	GA_VERSION_ROWS
+};
 /* The newest firmware version known (rows are 1..GA_VERSION_MAX). */
-#define GA_VERSION_MAX (0 GA_VERSIONS(GA_VERSION_ONE))
+#define GA_VERSION_MAX GA_VERSION_ROWS
 
 /* Indexed by version - 1 (defined in core/regs.c). */
 extern const struct ga_version ga_versions[GA_VERSION_MAX];
@@ -93,14 +99,6 @@ extern const struct ga_version ga_versions[GA_VERSION_MAX];
 /* The row of firmware @version, or NULL when it is not one we know. */
 const struct ga_version *ga_version_find(unsigned int version);
 
-/* Per layout: its name and how many buffers per direction its address map
- * holds (V1: 16-byte strides in 0x100-byte windows; V4: 10-bit indices). */
-/* clang-format off */
-#define GA_LAYOUTS(X) \
- X(V1, "v1", 16) \
- X(V4, "v4", 1024) \
- X(V4_LEGACY, "v4-legacy", 1024)
-/* clang-format on */
 
 enum ga_access {
 	GA_RO, /* read-only: registers/<name> is 0444 */
@@ -471,8 +469,9 @@ extern const struct ga_reg ga_regs[GA_REG_COUNT];
  * function below then refuses. */
 enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy);
 const char *ga_layout_name(enum ga_layout layout);
-/* Buffers per direction the layout's address map can hold (V1 16, V4 1024);
- * ga_reg_offset never goes past it, whatever max_buffers says. */
+/* Buffers per direction the layout's address map can hold (0 for
+ * GA_LAYOUT_COUNT); ga_reg_offset never goes past it, whatever
+ * max_buffers says. */
 unsigned int ga_layout_max_buffers(enum ga_layout layout);
 
 /* Is register @id part of firmware @version in @layout?  Never for a
