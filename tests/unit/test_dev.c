@@ -24,6 +24,7 @@
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
 #include "internal.h"
+#include "common/run_suite.h"
 
 #define K64 65536u
 
@@ -1000,11 +1001,5 @@ static Suite *dev_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(dev_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(dev_suite());
 }

@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/flavours.h"
+#include "common/run_suite.h"
 #include "ga_model.h"
 #include "gpuasync/abi.h"
-#include "common/flavours.h"
 #include "gpuasync/regs.h"
 
 /* Every firmware version, from the table (common/flavours.h). */
@@ -1205,13 +1206,6 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	NFLAV = flavours_init();
-	sr = srunner_create(model_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(model_suite());
 }

@@ -18,6 +18,7 @@
 #include "gpuasync/abi.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/regs.h"
+#include "common/run_suite.h"
 
 static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
 #define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
@@ -1087,11 +1088,5 @@ static Suite *regs_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(regs_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(regs_suite());
 }

@@ -21,9 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/flavours.h"
+#include "common/run_suite.h"
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
-#include "common/flavours.h"
 #include "internal.h" /* ga_crc32 */
 
 /* Every firmware version, from the table (common/flavours.h). */
@@ -1177,8 +1178,6 @@ static Suite *sim_gpu_suite(void)
 int main(int argc, char **argv)
 {
 	bool gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
-	SRunner *sr;
-	int failed;
 
 	if (gpu) {
 		struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
@@ -1198,9 +1197,5 @@ int main(int argc, char **argv)
 		}
 	}
 	NFLAV = flavours_init();
-	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(gpu ? sim_gpu_suite() : sim_suite());
 }
