@@ -51,15 +51,9 @@ static_assert(sizeof(ga_regs) / sizeof(ga_regs[0]) == GA_REG_COUNT,
 /* Every layout slot of every row is a struct ga_reg_loc initializer. */
 static_assert(GA_LAYOUT_COUNT == 3, "GA_REG_ROW fills exactly three layouts");
 
+/* Row v at index v - 1: a gap or a repeat in GA_VERSIONS does not build. */
 #define GA_VERSION_ROW(v_, layout_, legacy_, wait_, poll_, doc_)                                   \
-	[(v_)-1] = {                                                                               \
-		.version = v_,                                                                     \
-		.layout = layout_,                                                                 \
-		.layout_legacy = legacy_,                                                          \
-		.quiesce_wait_ms = wait_,                                                          \
-		.quiesce_poll_ms = poll_,                                                          \
-		.doc = doc_,                                                                       \
-	},
+	[(v_)-1] = {v_, layout_, legacy_, wait_, poll_, doc_},
 
 const struct ga_version ga_versions[GA_VERSION_MAX] = {GA_VERSIONS(GA_VERSION_ROW)};
 

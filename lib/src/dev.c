@@ -211,19 +211,23 @@ static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned i
 	return 0;
 }
 
-int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+/* Row @id's value @v as 32 bits, or -EOVERFLOW saying how to read it. */
+static int value32(enum ga_reg_id id, uint64_t v, uint32_t *val)
 {
-	uint64_t v;
-	int rc = field_read64_locked(dev, id, index, &v);
-
-	if (rc)
-		return rc;
 	if (v > 0xffffffffu)
 		return ga_err(-EOVERFLOW,
 			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
 			      ga_regs[id].name, (unsigned long long)v);
 	*val = (uint32_t)v;
 	return 0;
+}
+
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc = field_read64_locked(dev, id, index, &v);
+
+	return rc ? rc : value32(id, v, val);
 }
 
 static int be_word_read(void *ctx, uint32_t off, uint32_t *word)
@@ -280,19 +284,10 @@ int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uin
 int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
 {
 	uint64_t v;
-	int rc;
+	int rc = val ? ga_reg_read64(dev, id, index, &v)
+		     : ga_err(-EINVAL, "ga_reg_read: NULL argument");
 
-	if (!dev || !val)
-		return ga_err(-EINVAL, "ga_reg_read: NULL argument");
-	rc = ga_reg_read64(dev, id, index, &v);
-	if (rc)
-		return rc;
-	if (v > 0xffffffffu)
-		return ga_err(-EOVERFLOW,
-			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
-			      ga_regs[id].name, (unsigned long long)v);
-	*val = (uint32_t)v;
-	return 0;
+	return rc ? rc : value32(id, v, val);
 }
 
 /* count_reset also clears the stream monitors (GA_F_WITH_COUNT_RESET rows
