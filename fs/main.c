@@ -109,7 +109,7 @@ static void usage(const char *prog)
 	       "    -o allow_other         let other users in (default: only the mounting user)\n"
 	       "    -o uid=USER,gid=GROUP  owner of the files\n"
 	       "    -o mode=0664           permissions of writable files (default 0644)\n"
-	       "    -o version=1..5        simulated firmware version (sim.version)\n"
+	       "    -o version=1..%u        simulated firmware version (sim.version)\n"
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
@@ -124,7 +124,7 @@ static void usage(const char *prog)
 	       "    -h, --help             this help     -V, --version   versions\n"
 	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
-	       prog, GA_DEFAULT_CONFIG_PATH);
+	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX);
 	printf("FUSE options:\n");
 	fflush(stdout);
 	fuse_cmdline_help();

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "gpuasync/platform.h"
+#include "common/run_suite.h"
 
 static char root[64];
 static struct ga_check_result res[GA_CHECK_COUNT];
@@ -670,11 +671,5 @@ static Suite *platform_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(platform_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(platform_suite());
 }

@@ -21,19 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/flavours.h"
+#include "common/run_suite.h"
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
 #include "internal.h" /* ga_crc32 */
 
-struct flavour {
-	unsigned int version;
-	const char *extra;
-};
-
-static const struct flavour FLAVOURS[] = {
-	{1, ""}, {2, ""}, {3, ""}, {4, ""}, {4, ",latency=legacy"}, {5, ""},
-};
-#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+/* Every firmware version, from the table (common/flavours.h). */
+static int NFLAV;
 
 #define NBUF	    4
 #define BUF_SIZE    65536u
@@ -71,7 +66,7 @@ static void open_flavour(int i, const char *more)
 	fl = &FLAVOURS[i];
 	o.use_gpu = use_gpu;
 	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=8,dma_data_bytes=%u%s%s",
-		 fl->version, DDB, fl->extra, more ? more : "");
+		 fl->version, DDB, fl->legacy ? ",latency=legacy" : "", more ? more : "");
 	ck_assert_msg(ga_dev_open_opts(spec, &o, &dev) == 0, "%s: %s", spec, ga_last_error());
 	memset(wb, 0, sizeof(wb));
 	memset(rb, 0, sizeof(rb));
@@ -176,7 +171,7 @@ START_TEST(test_open_info)
 	ck_assert_uint_eq(info.max_buffers, 8);
 	ck_assert_uint_eq(info.dma_data_bytes, DDB);
 	ck_assert_uint_eq(info.clock_hz, 100000000);
-	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->extra[0] != 0));
+	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->legacy));
 	ck_assert(ga_dev_has(dev, GA_CAP_SIM));
 	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
 	ck_assert(!ga_dev_has(dev, GA_CAP_GPU_MEMORY));
@@ -636,7 +631,7 @@ START_TEST(test_versions)
 	}
 	ck_assert(has(GA_REG_AXI_WRITE_TIMEOUT_COUNT) == (fl->version >= 2));
 	ck_assert(has(GA_REG_MIN_WRITE_BUFFERS) == (fl->version >= 3));
-	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->extra[0]));
+	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->legacy));
 	close_dev();
 }
 END_TEST
@@ -1222,8 +1217,6 @@ static Suite *sim_gpu_suite(void)
 int main(int argc, char **argv)
 {
 	bool gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
-	SRunner *sr;
-	int failed;
 
 	if (gpu) {
 		struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
@@ -1242,9 +1235,6 @@ int main(int argc, char **argv)
 			return 77;
 		}
 	}
-	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	NFLAV = flavours_init();
+	return run_suite(gpu ? sim_gpu_suite() : sim_suite());
 }

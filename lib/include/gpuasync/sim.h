@@ -3,7 +3,8 @@
  * The simulated GpuAsyncCore card: controls that only exist on it.
  *
  * Spec string keys for ga_dev_open("sim:k=v,..."):
- *   version=1..5 (default 4)   max_buffers=N (default 16 on V1, 1024 on V4+)
+ *   version=1..GA_VERSION_MAX (default 4)
+ *   max_buffers=N (default: all the version's map holds, ga_layout_max_buffers)
  *   dma_data_bytes=N (32)      clock_hz=N (250000000)   latency=legacy|current
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
  *   rate=HZ size=BYTES pattern=prbs|counter|zero|timing  (frame generator defaults)

@@ -321,7 +321,7 @@ static bool pinned_live(const struct pf *pf, const struct ga_pinned *pins, unsig
 void pf_check_stale(struct pf *pf, struct ga_check_result *r)
 {
 	struct ga_open_opts oo = GA_OPEN_OPTS_DEFAULT;
-	static struct ga_pinned pins[2 * 1024];
+	static struct ga_pinned pins[2 * GA_MAX_BUFFERS]; /* both directions */
 	unsigned int npins = 0, stale = 0, held = 0;
 	struct ga_dev_info info;
 	struct ga_dev *dev;
