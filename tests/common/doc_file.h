@@ -8,9 +8,40 @@
 #define GA_TEST_DOC_FILE_H
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A listing being rendered: printf-appended text (aborts on no memory). */
+struct doc_text {
+	char *buf;
+	size_t len, cap;
+};
+
+static inline void doc_put(struct doc_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static inline void doc_put(struct doc_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			abort();
+		if ((size_t)n < t->cap - t->len)
+			break;
+		t->cap = (t->cap + (size_t)n + 1) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf)
+			abort();
+	}
+	t->len += (size_t)n;
+}
 
 /* <repo>/@rel, found from this test's source path (__FILE__ is
  * <repo>/tests/unit/<test>.c under CMake), unless environment variable @env

@@ -6,6 +6,19 @@
 # libgpuasync programs and of gpuasyncfs, and one boot judged from the
 # serial console.  The caller sets ROOT, OUT, TIMEOUT and defines log().
 
+# qemu_out GIVEN PREFIX: OUT=GIVEN when set (kept), else a new temp dir
+# /tmp/PREFIX.XXXXXX that a passing run removes (KEEP=0) and a failing one
+# keeps.
+qemu_out() {
+	OUT=$1
+	KEEP=1
+	if [ -z "$OUT" ]; then
+		OUT=$(mktemp -d "/tmp/$2.XXXXXX")
+		KEEP=0
+	fi
+	mkdir -p "$OUT"
+}
+
 # qemu_packages PKG...: install the missing ones (tools/install-deps.sh);
 # not root with some missing: SKIP (exit 77); an install that fails: exit 1.
 qemu_packages() {

@@ -24,19 +24,13 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/kmod
-OUT=${GA_KMOD_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-kmod.XXXXXX)
-	KEEP=0 # a temp dir of a passing run is removed; a failing one is kept
-fi
-mkdir -p "$OUT"
+# shellcheck source=tests/kmod/qemu.sh
+. "$HERE/qemu.sh"
+qemu_out "${GA_KMOD_OUT:-}" gpuasync-kmod
 TIMEOUT=${GA_KMOD_TIMEOUT:-900}
 DEBUG=${GA_KMOD_DEBUG_KERNEL:-1}
 CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
-# shellcheck source=tests/kmod/qemu.sh
-. "$HERE/qemu.sh"
 # shellcheck source=tests/drp/host.sh
 . "$ROOT/tests/drp/host.sh"
 

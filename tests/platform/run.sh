@@ -27,18 +27,12 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/platform
-OUT=${GA_PLATFORM_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-platform.XXXXXX)
-	KEEP=0
-fi
-mkdir -p "$OUT"
+# shellcheck source=tests/kmod/qemu.sh
+. "$ROOT/tests/kmod/qemu.sh"
+qemu_out "${GA_PLATFORM_OUT:-}" gpuasync-platform
 TIMEOUT=${GA_PLATFORM_TIMEOUT:-600}
 BOOTS=${GA_PLATFORM_BOOTS:-off dma pt}
 log() { echo "platform: $*"; }
-# shellcheck source=tests/kmod/qemu.sh
-. "$ROOT/tests/kmod/qemu.sh"
 
 qemu_packages linux-image-amd64 qemu-system-x86 busybox-static cpio
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel in /lib/modules"; exit 1; }

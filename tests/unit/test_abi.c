@@ -27,34 +27,6 @@
 static const struct ga_abi_row rows[] = {GA_IOCTLS(GA_ABI_ROW)};
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			abort();
-		if ((size_t)n < t->cap - t->len)
-			break;
-		t->cap = (t->cap + (size_t)n + 1) * 2;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf)
-			abort();
-	}
-	t->len += (size_t)n;
-}
-
 static const char *kind_text(enum ga_abi_kind k)
 {
 	switch (k) {
@@ -77,24 +49,24 @@ static const char *dir_text(enum ga_abi_dir d)
 
 static char *render(void)
 {
-	struct text t = {0};
+	struct doc_text t = {0};
 
-	put(&t, BEGIN_MARK);
-	put(&t, "| Command | Number | Argument | Bytes | Direction | Kind | gpuasync ABI | "
-		"Upstream |\n");
-	put(&t, "|---|---|---|---|---|---|---|---|\n");
+	doc_put(&t, BEGIN_MARK);
+	doc_put(&t, "| Command | Number | Argument | Bytes | Direction | Kind | gpuasync ABI | "
+		    "Upstream |\n");
+	doc_put(&t, "|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < NROWS; i++) {
 		const struct ga_abi_row *r = &rows[i];
 
-		put(&t, "| `%s` | 0x%04X | %s | ", r->name, r->code, r->arg);
+		doc_put(&t, "| `%s` | 0x%04X | %s | ", r->name, r->code, r->arg);
 		if (r->size == r->min_size)
-			put(&t, "%u", r->size);
+			doc_put(&t, "%u", r->size);
 		else
-			put(&t, "%u..%u", r->min_size, r->size);
-		put(&t, " | %s | %s | %u | %s |\n", dir_text(r->dir), kind_text(r->kind), r->since,
-		    r->upstream[0] ? r->upstream : "-");
+			doc_put(&t, "%u..%u", r->min_size, r->size);
+		doc_put(&t, " | %s | %s | %u | %s |\n", dir_text(r->dir), kind_text(r->kind),
+			r->since, r->upstream[0] ? r->upstream : "-");
 	}
-	put(&t, END_MARK);
+	doc_put(&t, END_MARK);
 	return t.buf;
 }
 

@@ -446,7 +446,16 @@ START_TEST(test_nvidia)
 	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK,
 	       "p2p (the driver pins GPU memory with nvidia_p2p_get_pages): dma-buf needs the open "
 	       "NVIDIA module");
+	/* 0 on R535: only the legacy API needs it (seen on the H200 with 580,
+	 * where the stream-memop consumer runs with the parameter 0). */
 	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK,
+	       "EnableStreamMemOPs: 0 (/proc/driver/nvidia/params): only CUDA's legacy stream "
+	       "memory API needs it; driver 535.104.05 has the current one on by default");
+	/* 0 on a driver before R515: the doorbell wait is refused. */
+	put("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+					   "470.223.02  Sat Oct  7 15:35:11 UTC 2023\n");
 	run_default();
 	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "EnableStreamMemOPs: 0");
 	/* Only the module parameter file left. */
@@ -563,6 +572,12 @@ START_TEST(test_vanished)
 	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU 0000:0a:00.0: could not tell: No such file");
 	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU nonsense: could not tell: not a PCI address");
 	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_FAIL, "could not tell: no card");
+	/* Without a card the first GPU's own link and BAR1 are still judged
+	 * (the GPU machine once read "could not tell: no GPU" beside "1 GPU"). */
+	ck_assert_msg(!strstr(res[GA_CHECK_LINK_GPU].found, "no GPU"), "link_gpu: %s",
+		      res[GA_CHECK_LINK_GPU].found);
+	ck_assert_msg(strstr(res[GA_CHECK_BAR1].found, "BAR1"), "bar1: %s",
+		      res[GA_CHECK_BAR1].found);
 	o.card = "/dev/nothing_0";
 	run(&o);
 	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "could not tell which PCI device /dev/nothing_0 is");

@@ -24,57 +24,29 @@
 	"core/include/gpuasync/regs.h; do not edit) -->\n"
 #define END_MARK "<!-- registers:end -->\n"
 
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			abort();
-		if ((size_t)n < t->cap - t->len)
-			break;
-		t->cap = (t->cap + (size_t)n + 1) * 2;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf)
-			abort();
-	}
-	t->len += (size_t)n;
-}
-
 /* "0x08[15]", "0x08[14:0]", "0x10", "0x104 (64-bit)", "0x4000 + 8i", "0xC0 (buffer 0)", "-". */
-static void put_loc(struct text *t, const struct ga_reg *r, enum ga_layout l)
+static void put_loc(struct doc_text *t, const struct ga_reg *r, enum ga_layout l)
 {
 	const struct ga_reg_loc *loc = &r->loc[l];
 
 	if (!loc->present) {
-		put(t, " - |");
+		doc_put(t, " - |");
 		return;
 	}
-	put(t, " 0x%02X", loc->offset);
+	doc_put(t, " 0x%02X", loc->offset);
 	if (r->flags & GA_F_U64)
-		put(t, " (64-bit)");
+		doc_put(t, " (64-bit)");
 	else if (loc->lsb == loc->msb)
-		put(t, "[%u]", loc->lsb);
+		doc_put(t, "[%u]", loc->lsb);
 	else if (loc->lsb != 0 || loc->msb != 31)
-		put(t, "[%u:%u]", loc->msb, loc->lsb);
+		doc_put(t, "[%u:%u]", loc->msb, loc->lsb);
 	if (r->array != GA_ARRAY_NONE) {
 		if (loc->stride)
-			put(t, " + %ui", loc->stride);
+			doc_put(t, " + %ui", loc->stride);
 		else
-			put(t, " (buffer 0)");
+			doc_put(t, " (buffer 0)");
 	}
-	put(t, " |");
+	doc_put(t, " |");
 }
 
 static char *render(void)
@@ -83,32 +55,33 @@ static char *render(void)
 	static const char *const scope[] = {[GA_ARRAY_NONE] = "",
 					    [GA_ARRAY_WRITE] = "write buffer",
 					    [GA_ARRAY_READ] = "read buffer"};
-	struct text t = {NULL, 0, 0};
+	struct doc_text t = {NULL, 0, 0};
 
 	t.cap = 1 << 14;
 	t.buf = malloc(t.cap);
 	if (!t.buf)
 		abort();
 	t.buf[0] = '\0';
-	put(&t, BEGIN_MARK);
-	put(&t, "| Name | Access | Per | V1 (fw 1-3) | V4 (fw 4-5) | V4 legacy | Since | Unit | "
+	doc_put(&t, BEGIN_MARK);
+	doc_put(&t,
+		"| Name | Access | Per | V1 (fw 1-3) | V4 (fw 4-5) | V4 legacy | Since | Unit | "
 		"Meaning | pyrogue (below AxiPcieCore) |\n");
-	put(&t, "|---|---|---|---|---|---|---|---|---|---|\n");
+	doc_put(&t, "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
 		const struct ga_reg *r = &ga_regs[i];
 
 		/* The firmware's access; a field the driver programs is
 		 * writable on the card but read-only as a file. */
-		put(&t, "| `%s` | %s%s | %s |", r->name, access[r->access],
-		    r->access == GA_RW && (r->flags & GA_F_DRIVER) ? " (driver)" : "",
-		    scope[r->array]);
+		doc_put(&t, "| `%s` | %s%s | %s |", r->name, access[r->access],
+			r->access == GA_RW && (r->flags & GA_F_DRIVER) ? " (driver)" : "",
+			scope[r->array]);
 		put_loc(&t, r, GA_LAYOUT_V1);
 		put_loc(&t, r, GA_LAYOUT_V4);
 		put_loc(&t, r, GA_LAYOUT_V4_LEGACY);
-		put(&t, " %u | %s | %s | %s%s%s |\n", r->min_version, r->unit, r->doc,
-		    r->pyrogue[0] ? "`" : "", r->pyrogue, r->pyrogue[0] ? "`" : "");
+		doc_put(&t, " %u | %s | %s | %s%s%s |\n", r->min_version, r->unit, r->doc,
+			r->pyrogue[0] ? "`" : "", r->pyrogue, r->pyrogue[0] ? "`" : "");
 	}
-	put(&t, END_MARK);
+	doc_put(&t, END_MARK);
 	return t.buf;
 }
 

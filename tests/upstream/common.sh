@@ -18,16 +18,10 @@ upstream_setup() {
 		exit 77
 	fi
 	[ -e "$SRC" ] || { log "FAIL: GA_UPSTREAM_SRC=$SRC does not exist"; exit 1; }
-	OUT=${GA_UPSTREAM_OUT:-}
-	KEEP=1
-	if [ -z "$OUT" ]; then
-		OUT=$(mktemp -d "/tmp/$1.XXXXXX")
-		KEEP=0
-	fi
-	mkdir -p "$OUT"
-	TIMEOUT=${GA_KMOD_TIMEOUT:-$2}
 	# shellcheck source=tests/kmod/qemu.sh
 	. "$ROOT/tests/kmod/qemu.sh"
+	qemu_out "${GA_UPSTREAM_OUT:-}" "$1"
+	TIMEOUT=${GA_KMOD_TIMEOUT:-$2}
 }
 
 # The QEMU packages (installed as root when missing; exit 77 otherwise),

@@ -305,6 +305,10 @@ void pf_check_pcie_path(struct pf *pf, struct ga_check_result *r)
 	if (!pf->have_card || !pf->ngpu) {
 		r->verdict = GA_VERDICT_FAIL;
 		pf_found(r, "could not tell: %s", !pf->have_card ? "no card" : "no GPU");
+		/* Without a card the GPU's own checks (link, BAR1) still judge
+		 * the first GPU. */
+		if (pf->ngpu)
+			pf->gi = 0;
 		return;
 	}
 	r->verdict = GA_VERDICT_FAIL;
