@@ -429,6 +429,16 @@ START_TEST(test_bar1)
 	o.buffer_bytes = 0;
 	run(&o);
 	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "BAR1: 256 MiB: a small window");
+	/* A 64-bit BAR0 takes two lines: BAR1 is then the second memory region
+	 * on line 2 (the H200's resource file, 256 GiB). */
+	put("/sys/devices/" GPU "/resource",
+	    "0x0000104002000000 0x0000104002ffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	    "0x0000100000000000 0x0000103fffffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	    "0x0000104000000000 0x0000104001ffffff 0x000000000014220c\n");
+	run(&o);
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_OK, "BAR1: 256 GiB");
 	put("/sys/devices/" GPU "/resource", "garbage\n");
 	run(&o);
 	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "could not tell: no memory BAR1");
