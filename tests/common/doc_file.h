@@ -116,4 +116,19 @@ static inline void doc_file_check(const char *path, const char *gen, const char 
 	free(doc);
 }
 
+/* A listing test's --print: write the rendered listing (markers included)
+ * to stdout for its generator to splice into the doc.  Returns -1 when the
+ * argument is not --print, else the exit status. */
+static inline int doc_file_print(int argc, char **argv, char *(*render)(void))
+{
+	char *gen;
+
+	if (argc < 2 || strcmp(argv[1], "--print") != 0)
+		return -1;
+	gen = render();
+	fputs(gen, stdout);
+	free(gen);
+	return ferror(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 #endif

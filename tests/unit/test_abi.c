@@ -196,16 +196,12 @@ END_TEST
 
 int main(int argc, char **argv)
 {
+	int printed = doc_file_print(argc, argv, render);
 	Suite *s;
 	TCase *t;
 
-	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
-		char *gen = render();
-
-		fputs(gen, stdout);
-		free(gen);
-		return ferror(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
-	}
+	if (printed >= 0)
+		return printed;
 
 	s = suite_create("abi");
 	t = tcase_create("table");
