@@ -65,6 +65,7 @@ extern "C" {
 #define RING_SLOTS  4096u /* per reader; a power of two */
 
 #define die(...) errx(2, __VA_ARGS__)
+#include "mount_files.h"
 #define CU(call)                                                                                   \
 	do {                                                                                       \
 		cudaError_t e_ = (call);                                                           \
@@ -238,7 +239,6 @@ __global__ void clk_pingpong(volatile uint32_t *ping, volatile uint32_t *pong, u
 
 /* ---- host side ------------------------------------------------------------ */
 
-static const char *mnt;
 
 static uint64_t realtime_ns(void)
 {
@@ -248,76 +248,15 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int fs_read(const char *rel, char *buf, size_t len)
-{
-	char path[4096];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static uint64_t fs_u64(const char *rel)
-{
-	char buf[256];
-	int rc = fs_read(rel, buf, sizeof(buf));
-
-	if (rc)
-		die("cannot read %s/%s: %s", mnt, rel, strerror(-rc));
-	return strtoull(buf, NULL, 0);
-}
-
-static void fs_write(const char *rel, const char *val)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		die("cannot write '%s' to %s: %s", val, path, strerror(errno));
-	close(fd);
-}
 
 static void *open_ipc(unsigned int i)
 {
-	char rel[64], hex[256];
+	char rel[64];
 	cudaIpcMemHandle_t h;
 	void *p;
-	int rc;
 
 	snprintf(rel, sizeof(rel), "buffers/%u/ipc_handle", i);
-	rc = fs_read(rel, hex, sizeof(hex));
-	if (rc)
-		die("%s/%s: %s (is the daemon using GPU memory? see device/gpu)", mnt, rel,
-		    strerror(-rc));
-	if (strlen(hex) != 2 * sizeof(h.reserved))
-		die("%s/%s: not a %zu-byte handle", mnt, rel, sizeof(h.reserved));
-	for (size_t k = 0; k < sizeof(h.reserved); k++) {
-		unsigned int v;
-
-		sscanf(hex + 2 * k, "%2x", &v);
-		h.reserved[k] = (char)v;
-	}
+	fs_ipc_handle(rel, h.reserved, sizeof(h.reserved));
 	CU(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
 	return p;
 }
