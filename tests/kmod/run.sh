@@ -12,7 +12,7 @@
 # Modes (environment):
 #   (default, =1)             stock Debian kernel, then the same suite on the
 #                             debug kernel (KASAN + lockdep + sleep-in-atomic),
-#                             built first if not cached (~11 min on 2 idle
+#                             built first if not cached (~18 min on 2 idle
 #                             cores; cached in $GA_KMOD_CACHE, default
 #                             /var/cache/gpuasync-kmod, keyed by its version)
 #   GA_KMOD_DEBUG_KERNEL=auto debug pass only if the kernel is already cached
