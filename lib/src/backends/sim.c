@@ -368,6 +368,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	mp.clock_hz = c.clock_hz;
 	ga_simdev_env(s, &env);
 	ga_model_init(&s->model, s->regs, &mp, &env);
+	s->arm_poll_ns = SIM_ARM_POLL_MIN_NS;
 
 	rc = pthread_create(&s->thread, NULL, ga_simdev_thread, s);
 	if (rc) {
