@@ -23,6 +23,7 @@
 
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
+#include "common/gpu_probe.h"
 #include "internal.h" /* ga_crc32 */
 
 struct flavour {
@@ -1225,7 +1226,8 @@ static Suite *sim_suite(void)
 }
 
 /* The cases that need GPU memory: their own ctest (test_sim_gpu), which is
- * skipped (77) where there is no GPU instead of running the host path. */
+ * skipped (77) where there is no GPU (tests/common/gpu_probe.h) instead of
+ * running the host path. */
 static Suite *sim_gpu_suite(void)
 {
 	Suite *s = suite_create("sim_gpu");
@@ -1249,7 +1251,10 @@ int main(int argc, char **argv)
 		struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
 		struct ga_dev_info info;
 		struct ga_dev *d;
+		int probe = gpu_probe();
 
+		if (probe)
+			return probe; /* 77 only where there is no GPU */
 		o.use_gpu = true;
 		if (ga_dev_open_opts("sim", &o, &d) != 0) {
 			printf("cannot open the simulated card: %s\n", ga_last_error());
@@ -1258,8 +1263,9 @@ int main(int argc, char **argv)
 		ga_dev_info(d, &info);
 		ga_dev_close(d);
 		if (strcmp(info.memory, "gpu") != 0) {
-			printf("SKIP: no GPU memory: %s\n", info.memory_note);
-			return 77;
+			printf("FAILED: a GPU is there but the card uses host memory: %s\n",
+			       info.memory_note);
+			return EXIT_FAILURE;
 		}
 	}
 	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
