@@ -323,8 +323,9 @@ const char *umount_cmd(bool lazy)
 
 const char *P(const char *rel)
 {
-	static char bufs[4][512];
-	static int i;
+	/* Per thread: a test's own threads write files beside the main one. */
+	static _Thread_local char bufs[4][512];
+	static _Thread_local int i;
 
 	i = (i + 1) % 4;
 	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", M.dir, rel);
