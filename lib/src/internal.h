@@ -181,6 +181,12 @@ struct ga_dmabuf_ref {
 
 struct ga_backend_ops {
 	const char *name; /* "datadev", "sim" */
+	/* add_buffer programs the new slot while the engines run (address,
+	 * size, then the count that lets the engine use it), leaves the
+	 * enables as they are and accepts any existing write_max_size: the
+	 * library then neither clears the payload limit nor puts enables
+	 * back around an add (buffers/buf_card.c). */
+	bool add_live;
 	/* Fill dev->info identity fields (version, max_buffers,
 	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string.
 	 * dev->opts is set before.  open may set dev->info.layout (the sim's
