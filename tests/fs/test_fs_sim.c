@@ -53,12 +53,11 @@ START_TEST(mkdir_while_flowing)
 	pthread_t t;
 
 	mnt_start(ADD_FLAVOURS[_i]);
-	ck_assert_int_eq(
-		sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
-		   "echo 1 > buffers/$i/write_enable || exit 1; done && "
-		   "echo 1 > registers/write_enable && echo 1 > registers/read_enable && "
-		   "echo 0 > sim/rate && echo 256 > sim/size && echo 1 > sim/running"),
-		0);
+	ck_assert_int_eq(sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
+			    "echo 1 > buffers/$i/write_enable || exit 1; done && "
+			    "echo 1 > registers/write_enable && echo 1 > registers/read_enable && "
+			    "echo 0 > sim/rate && echo 256 > sim/size && echo 1 > sim/running"),
+			 0);
 	atomic_store(&rearm_stop, false);
 	ck_assert_int_eq(pthread_create(&t, NULL, rearm_all, NULL), 0);
 	wait_num("sim/stats/delivered", 1000);
