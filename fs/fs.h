@@ -50,6 +50,7 @@ enum fs_dir {
 	FS_D_SIM_STATS,
 	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
 	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
+	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
 	FS_D_COUNT
 };
 
@@ -259,6 +260,8 @@ extern const unsigned int fs_settings_nrows;
 int fs_settings_apply_file(struct fs *fs, const char *path);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
+/* device/platform/ (platform.c), from the library's check table. */
+int fs_platform_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);
 
 /* ---- buffers.c ------------------------------------------------------------ */
@@ -324,5 +327,7 @@ void fs_note_link(struct fs *fs);
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);
 int fs_parse_bool(const char *buf, size_t len, bool *out);
+/* gpuasyncfs --check ... (check.c): argv[0] is "--check"; the exit status. */
+int fs_check_main(int argc, char **argv);
 
 #endif /* GPUASYNCFS_FS_H */

@@ -109,7 +109,7 @@ static void usage(const char *prog)
 	       "    -o allow_other         let other users in (default: only the mounting user)\n"
 	       "    -o uid=USER,gid=GROUP  owner of the files\n"
 	       "    -o mode=0664           permissions of writable files (default 0644)\n"
-	       "    -o version=1..5        simulated firmware version (sim.version)\n"
+	       "    -o version=1..%u        simulated firmware version (sim.version)\n"
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
@@ -122,8 +122,9 @@ static void usage(const char *prog)
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
+	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
-	       prog, GA_DEFAULT_CONFIG_PATH);
+	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX);
 	printf("FUSE options:\n");
 	fflush(stdout);
 	fuse_cmdline_help();
@@ -607,6 +608,7 @@ static int fs_state_init(struct fs *fs)
 		/* The tree's parts, in the order the table lists them. */
 		const struct fs_part parts[] = {
 			{.rows = fs_core_rows, .nrows = fs_core_nrows},
+			{.generate = fs_platform_rows},
 			{.rows = fs_settings_rows, .nrows = fs_settings_nrows},
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
@@ -665,6 +667,11 @@ int main(int argc, char *argv[])
 
 	if (!o)
 		return 1;
+	/* The platform doctor runs alone: no mount, no FUSE options. */
+	if (argc >= 2 && !strcmp(argv[1], "--check")) {
+		free(o);
+		return fs_check_main(argc - 1, argv + 1);
+	}
 	learn_keys(o);
 	if (fuse_opt_parse(&args, o, option_spec, option_proc) == -1 || o->failed)
 		goto out_free_args;

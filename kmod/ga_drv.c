@@ -17,15 +17,17 @@
  * every time its buffer goes away, then the engine is waited on (V5 active
  * bits, or a bounded wait on older firmware) before memory is released.
  *
- * Cards: emulate=N creates N emulated cards whose GpuAsyncCore is the same
- * firmware model as libgpuasync's simulated card (ga_emu.c); real cards
- * (PCI 1a4a:2030) are bound only with bind_pci=1, because the upstream
- * driver normally owns them.  The module builds against NVIDIA's sources
- * (NVIDIA_SRC=) or against nv_p2p_stub.ko for tests (see Makefile).
+ * Cards: a card is whatever provides a struct ga_card_ops and registers
+ * with ga_card_register(): real cards (PCI 1a4a:2030, below, bound only
+ * with bind_pci=1 because the upstream driver normally owns them) and the
+ * emulated ones (ga_emu.c, a client of this file that this file does not
+ * know).  ga_main.c is the module: the parameters that pick the cards, and
+ * init/exit.  The module builds against NVIDIA's sources (NVIDIA_SRC=) or
+ * against nv_p2p_stub.ko for tests (see Makefile).
  *
  * Sections, in gdrdrv.c's order: parameters, helpers, pinning, one
  * function per ioctl, the dispatcher, mmap, sysfs, file operations, card
- * registration, PCI binding, init/exit.
+ * registration, PCI binding, the driver's setup and teardown.
  */
 #include <linux/atomic.h>
 #include <linux/delay.h>
@@ -38,6 +40,7 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
@@ -59,28 +62,21 @@
 #define ga_class_create(name) class_create(THIS_MODULE, name)
 #endif
 
-#define GA_DRV_VERSION "0.1.0"
 #define GA_MAX_CARDS 32
 #define GA_DMA_BUFF_SIZE 0x20000 /* what DMA_Get_Buff_Size answers (upstream default) */
 
 /* ---- module parameters --------------------------------------------------- */
 
-static int emulate;
-module_param(emulate, int, 0444);
-MODULE_PARM_DESC(emulate, "number of emulated cards to create (0-8, default 0)");
-
-static bool bind_pci;
-module_param(bind_pci, bool, 0444);
-MODULE_PARM_DESC(bind_pci, "bind real PCI cards 1a4a:2030 (default 0: upstream datadev owns them)");
-
-static unsigned int quiesce_ms = 50;
+/* 0: the firmware version's quiesce rule (GA_VERSIONS in gpuasync/regs.h). */
+static unsigned int quiesce_ms;
 module_param(quiesce_ms, uint, 0644);
 MODULE_PARM_DESC(quiesce_ms,
-		 "firmware before V5: wait this long after stopping DMA before unpinning (ms)");
+		 "firmware without active bits: wait this long after stopping DMA before unpinning (ms; 0: the version's figure, 50)");
 
-static unsigned int quiesce_timeout_ms = 1000;
+static unsigned int quiesce_timeout_ms;
 module_param(quiesce_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(quiesce_timeout_ms, "V5: longest wait for the engine active bits to clear (ms)");
+MODULE_PARM_DESC(quiesce_timeout_ms,
+		 "firmware with active bits (V5): longest wait for them to clear (ms; 0: the version's figure, 1000)");
 
 /*
  * Who may do what (kmod/README.md "Permissions"): the node's mode and group
@@ -114,7 +110,6 @@ static DEFINE_MUTEX(ga_cards_lock);
 static struct ga_card *ga_cards[GA_MAX_CARDS];
 
 static const struct file_operations ga_fops;
-static const struct attribute_group *ga_card_groups[];
 
 /* ---- register helpers ---------------------------------------------------- */
 
@@ -128,36 +123,45 @@ static void ga_core_wr(struct ga_card *card, u32 off, u32 val)
 	card->ops->write32(card, card->core_offset + off, val);
 }
 
+/* The core block's words, for core's field accessor (gpuasync/regs.h). */
+static int ga_io_rd(void *ctx, u32 off, u32 *word)
+{
+	*word = ga_core_rd(ctx, off);
+	return 0;
+}
+
+static int ga_io_wr(void *ctx, u32 off, u32 word)
+{
+	ga_core_wr(ctx, off, word);
+	return 0;
+}
+
 static int ga_field_rd(struct ga_card *card, enum ga_reg_id id, u32 index, u32 *val)
 {
+	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
 	u32 off;
 	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
 
 	if (ret)
 		return ret;
-	*val = ga_reg_field_get(id, card->layout, ga_core_rd(card, off));
-	return 0;
+	return ga_field_read(&io, id, card->layout, off, val);
 }
 
 /*
- * Write one field; read-modify-write when it shares its word.
+ * Write one field with core's accessor: a value wider than the field is
+ * -ERANGE and nothing is written.
  * Locking: card->reg_lock held (it is the only writer of shared words).
  */
 static int ga_field_wr(struct ga_card *card, enum ga_reg_id id, u32 index, u32 val)
 {
-	u32 off, mask, word;
+	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
+	u32 off;
 	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
 
 	lockdep_assert_held(&card->reg_lock);
 	if (ret)
 		return ret;
-	mask = ga_reg_field_mask(id, card->layout);
-	if (mask == 0xffffffffu || ga_regs[id].access == GA_WO)
-		word = val;
-	else
-		word = ga_reg_field_set(id, card->layout, ga_core_rd(card, off), val);
-	ga_core_wr(card, off, word);
-	return 0;
+	return ga_field_write(&io, id, card->layout, off, val);
 }
 
 static enum ga_reg_id ga_enable_id(bool write)
@@ -233,11 +237,18 @@ static void ga_program_counts(struct ga_card *card)
  */
 void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 {
+	const struct ga_version *v = ga_version_find(card->version);
+	unsigned int poll_ms, wait_ms;
 	unsigned long deadline;
 	int d;
 
-	if (card->version >= 5) {
-		deadline = jiffies + msecs_to_jiffies(quiesce_timeout_ms);
+	if (!v)
+		return;
+	/* The version's quiesce rule, unless a module parameter overrides it. */
+	poll_ms = quiesce_timeout_ms ?: v->quiesce_poll_ms;
+	wait_ms = quiesce_ms ?: v->quiesce_wait_ms;
+	if (v->quiesce_poll_ms) {
+		deadline = jiffies + msecs_to_jiffies(poll_ms);
 		for (d = 0; d < 2; d++) {
 			enum ga_reg_id id = d ? GA_REG_WRITE_ACTIVE : GA_REG_READ_ACTIVE;
 			u32 active = 0;
@@ -248,7 +259,7 @@ void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 				if (time_after(jiffies, deadline)) {
 					atomic_inc(&card->quiesce_timeouts);
 					dev_warn(card->dev, "%s engine still active after %u ms\n",
-						 d ? "write" : "read", quiesce_timeout_ms);
+						 d ? "write" : "read", poll_ms);
 					break;
 				}
 				/* Short steps: the wait ends within 50 us of the bits clearing. */
@@ -260,7 +271,7 @@ void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 	if (card->ops->dma_barrier)
 		card->ops->dma_barrier(card);
 	else /* usleep_range: msleep would add up to two jiffies */
-		usleep_range(quiesce_ms * 1000, quiesce_ms * 1000 + 200);
+		usleep_range(wait_ms * 1000, wait_ms * 1000 + 200);
 }
 
 /* ---- stopping DMA ---------------------------------------------------------- */
@@ -790,6 +801,62 @@ static long ga_ioctl_GA_Get_Buffer_Table(struct ga_file *gf, unsigned int cmd, u
 	return ret;
 }
 
+/*
+ * DMA_Set_MaskBytes, with upstream's rules: a file reserves destinations
+ * once (while it holds any, EPERM), all or none (one another file holds:
+ * EPERM, upstream's bare -1), and its close releases them.  An empty mask
+ * reserves nothing and leaves the file free to ask again, as upstream.
+ * gpuasync.ko moves no frames to the CPU, so a destination routes nothing
+ * here; the reservation is kept because clients coordinate through it
+ * (LCLS-II's DRP aborts when it is refused).  Anyone who may open the
+ * node may reserve, as upstream.
+ */
+static long ga_ioctl_DMA_Set_MaskBytes(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	struct ga_card *card = gf->card;
+	unsigned int i, held = DMA_MAX_DEST;
+	long ret = 0;
+	u8 *want;
+
+	want = memdup_user((void __user *)arg, DMA_MASK_SIZE);
+	if (IS_ERR(want))
+		return PTR_ERR(want);
+	mutex_lock(&card->lock);
+	if (memchr_inv(gf->dests, 0, DMA_MASK_SIZE)) {
+		dev_info_ratelimited(card->dev,
+				     "DMA_Set_MaskBytes: this file holds destinations already (once per open file)\n");
+		ret = -EPERM;
+		goto out;
+	}
+	for (i = 0; i < DMA_MASK_SIZE && held == DMA_MAX_DEST; i++)
+		if (want[i] & card->dests[i])
+			held = i * 8 + __ffs(want[i] & card->dests[i]);
+	if (held < DMA_MAX_DEST) {
+		dev_info_ratelimited(card->dev,
+				     "DMA_Set_MaskBytes: destination %u is held by another open file\n",
+				     held);
+		ret = -EPERM;
+		goto out;
+	}
+	for (i = 0; i < DMA_MASK_SIZE; i++)
+		card->dests[i] |= want[i];
+	memcpy(gf->dests, want, DMA_MASK_SIZE);
+out:
+	mutex_unlock(&card->lock);
+	kfree(want);
+	return ret;
+}
+
+/* Close: the file's destinations are free again.  card->lock held. */
+static void ga_release_dests(struct ga_file *gf)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&gf->card->lock);
+	for (i = 0; i < DMA_MASK_SIZE; i++)
+		gf->card->dests[i] &= ~gf->dests[i];
+}
+
 /* ---- dispatcher ---------------------------------------------------------- */
 
 /* Handlers of the rows with no argument or a plain value. */
@@ -806,6 +873,35 @@ static long ga_ioctl_DMA_Get_Buff_Size(struct ga_file *gf, unsigned int cmd, uns
 static long ga_ioctl_DMA_Get_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	return DMA_VERSION;
+}
+
+/*
+ * Upstream counts its CPU receive buffers by state (GPU buffers are not
+ * among them); gpuasync.ko has none (DMA_Get_Buff_Count is 0), so every
+ * state holds 0 of them.
+ */
+static long ga_ioctl_DMA_Get_RxBuffinUser_Count(struct ga_file *gf, unsigned int cmd,
+						unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinHW_Count(struct ga_file *gf, unsigned int cmd,
+					      unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinPreHWQ_Count(struct ga_file *gf, unsigned int cmd,
+						  unsigned long arg)
+{
+	return 0;
+}
+
+static long ga_ioctl_DMA_Get_RxBuffinSWQ_Count(struct ga_file *gf, unsigned int cmd,
+					       unsigned long arg)
+{
+	return 0;
 }
 
 static long ga_ioctl_DMA_Write_Register(struct ga_file *gf, unsigned int cmd, unsigned long arg)
@@ -1051,11 +1147,6 @@ static const struct attribute_group ga_card_group = {
 	.attrs = ga_card_attrs,
 };
 
-static const struct attribute_group *ga_card_groups[] = {
-	&ga_card_group,
-	&ga_emu_group,
-	NULL,
-};
 
 /* ---- file operations ------------------------------------------------------ */
 
@@ -1105,6 +1196,7 @@ static int ga_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&card->lock);
 	ga_remove_bufs(card, ga_pick_file, gf);
+	ga_release_dests(gf);
 	mutex_unlock(&card->lock);
 	kfree(gf);
 	ga_card_put(card);
@@ -1165,9 +1257,9 @@ static void ga_card_identify(struct ga_card *card)
 	card->layout = ga_layout_for_version(card->version, false);
 	ga_field_rd(card, GA_REG_MAX_BUFFERS, 0, &card->max_buffers);
 	ga_field_rd(card, GA_REG_DMA_DATA_BYTES, 0, &card->dma_data_bytes);
-	layout_max = card->layout == GA_LAYOUT_V1 ? 16 : GA_MAX_BUFFERS;
-	card->gpu_en = en && card->version >= 1 && card->version <= 5 && card->max_buffers >= 1 &&
-		       card->max_buffers <= layout_max;
+	/* An unknown version has no layout (GA_LAYOUT_COUNT, limit 0). */
+	layout_max = ga_layout_max_buffers(card->layout);
+	card->gpu_en = en && card->max_buffers >= 1 && card->max_buffers <= layout_max;
 	if (!card->gpu_en)
 		return;
 	/* Engines off, no stale addresses (a disabled core still writes). */
@@ -1244,7 +1336,10 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	card->dev->parent = parent;
 	card->dev->devt = MKDEV(MAJOR(ga_devt), card->minor);
 	card->dev->type = &ga_card_type;
-	card->dev->groups = ga_card_groups;
+	/* Ours, then what this kind of card adds (the emulator's). */
+	card->groups[0] = &ga_card_group;
+	card->groups[1] = card->ops->group;
+	card->dev->groups = card->groups;
 	card->dev->release = ga_dev_release;
 	dev_set_drvdata(card->dev, card);
 	ret = dev_set_name(card->dev, "%s", card->name);
@@ -1302,7 +1397,7 @@ void ga_card_unregister(struct ga_card *card)
 	ga_card_put(card);
 }
 
-/* ---- PCI binding (only with bind_pci=1) ----------------------------------- */
+/* ---- PCI binding (only with bind_pci=1: ga_main.c) ----------------------------------- */
 
 struct ga_pci {
 	void __iomem *bar;
@@ -1417,16 +1512,23 @@ static struct pci_driver ga_pci_driver = {
 	.remove = ga_pci_remove,
 };
 
-/* ---- init/exit ------------------------------------------------------------ */
+/* Real cards come and go through the PCI core once this is registered. */
+int ga_pci_register(void)
+{
+	return pci_register_driver(&ga_pci_driver);
+}
 
-static int __init ga_init(void)
+void ga_pci_unregister(void)
+{
+	pci_unregister_driver(&ga_pci_driver);
+}
+
+/* ---- driver setup (module init is ga_main.c) ------------------------------ */
+
+int ga_drv_init(void)
 {
 	int ret;
 
-	if (emulate < 0 || emulate > 8) {
-		pr_err("gpuasync: emulate=%d out of range 0..8\n", emulate);
-		return -EINVAL;
-	}
 	if (node_mode & ~0777u) {
 		pr_err("gpuasync: node_mode=0%o: permission bits only (0..0777)\n", node_mode);
 		return -EINVAL;
@@ -1448,34 +1550,15 @@ static int __init ga_init(void)
 	ga_class = ga_class_create("gpuasync");
 	if (IS_ERR(ga_class)) {
 		ret = PTR_ERR(ga_class);
-		goto out_unregister_region;
+		unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
+		return ret;
 	}
-	ret = ga_emu_create_all(emulate);
-	if (ret)
-		goto out_destroy_class;
-	if (bind_pci) {
-		ret = pci_register_driver(&ga_pci_driver);
-		if (ret)
-			goto out_destroy_emu;
-	}
-	pr_info("gpuasync: version " GA_DRV_VERSION ", %d emulated card(s)%s\n", emulate,
-		bind_pci ? ", binding PCI cards" : "");
 	return 0;
-
-out_destroy_emu:
-	ga_emu_destroy_all();
-out_destroy_class:
-	class_destroy(ga_class);
-out_unregister_region:
-	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
-	return ret;
 }
 
-static void __exit ga_exit(void)
+/* Every card is unregistered by now. */
+void ga_drv_exit(void)
 {
-	if (bind_pci)
-		pci_unregister_driver(&ga_pci_driver);
-	ga_emu_destroy_all();
 	class_destroy(ga_class);
 	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
 	WARN(atomic_read(&ga_live_pins), "gpuasync: %d GPU pins leaked\n",
@@ -1483,9 +1566,3 @@ static void __exit ga_exit(void)
 	WARN(atomic_read(&ga_live_dmabufs), "gpuasync: %d dma-buf attachments leaked\n",
 	     atomic_read(&ga_live_dmabufs));
 }
-
-module_init(ga_init);
-module_exit(ga_exit);
-MODULE_LICENSE("GPL");
-MODULE_VERSION(GA_DRV_VERSION);
-MODULE_DESCRIPTION("GpuAsyncCore FPGA<->GPU RDMA driver (datadev GPU ABI) with emulated cards");

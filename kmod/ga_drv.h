@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * gpuasync.ko internals shared by the driver core (ga_drv.c) and the
- * emulated card (ga_emu.c).  A card is a register window ("BAR0") reached
+ * gpuasync.ko's driver: what its parts (ga_drv.c, ga_p2p.c, ga_dmabuf.c)
+ * share, and what card providers (the PCI binding, the emulated card in
+ * ga_emu.c) use.  The driver never calls a provider except through the
+ * provider's struct ga_card_ops.  A card is a register window ("BAR0") reached
  * through struct ga_card_ops: ioremapped memory for a real PCI card,
  * kernel memory run by the firmware model for an emulated one.  Everything
  * above the ops (ioctls, pinning, buffers, ownership) is the same for both.
@@ -22,6 +24,7 @@
 #include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
 
+#define GA_DRV_VERSION "0.1.0"
 #define GA_BAR_SIZE 0x1000000u /* upstream accepts BAR0 up to 16 MiB */
 
 /* Where GpuAsyncCore sits in BAR0 (module parameter core_offset, checked
@@ -49,13 +52,16 @@ struct ga_card_ops {
 	/*
 	 * Optional: return once no DMA started before the call can still be
 	 * in flight (the emulated card's DMA is synchronous).  Without it,
-	 * versions before 5 get a fixed wait (module parameter quiesce_ms).
+	 * versions without active bits get a fixed wait (GA_VERSIONS, or the
+	 * module parameter quiesce_ms).
 	 */
 	void (*dma_barrier)(struct ga_card *card);
 	/* Stop background work (emulated card thread); buffers are gone. */
 	void (*stop)(struct ga_card *card);
 	/* Free what priv holds, with the last reference to the card. */
 	void (*destroy)(struct ga_card *card);
+	/* Optional: sysfs attributes this kind of card adds to its directory. */
+	const struct attribute_group *group;
 };
 
 enum ga_pin_state {
@@ -109,6 +115,9 @@ struct ga_buf {
 /* Per open file. */
 struct ga_file {
 	struct ga_card *card;
+	/* Destinations this file reserved (DMA_Set_MaskBytes, upstream's
+	 * byte layout); card->lock. */
+	u8 dests[DMA_MASK_SIZE];
 };
 
 struct ga_card {
@@ -127,6 +136,7 @@ struct ga_card {
 	 */
 	struct cdev *cdev;
 	struct device *dev;
+	const struct attribute_group *groups[3]; /* the driver's, ops->group, NULL */
 	/* The device the card DMAs as (dma-buf attachments): the PCI
 	 * function, or the emulated card's platform device. */
 	struct device *dma_dev;
@@ -139,7 +149,8 @@ struct ga_card {
 	unsigned int dma_data_bytes;
 
 	/*
-	 * lock guards the buffer arrays, the counts and the owner.  Order:
+	 * lock guards the buffer arrays, the counts, the owner and the held
+	 * destinations.  Order:
 	 * card->lock, then buf->lock, then reg_lock (then the emulated card's
 	 * model lock, then the NVIDIA stub's lock).
 	 */
@@ -147,6 +158,7 @@ struct ga_card {
 	struct ga_buf **bufs[2]; /* [0] read list, [1] write list; max_buffers slots */
 	u32 count[2];            /* highest live index + 1 */
 	pid_t owner_tgid;        /* 0: unowned */
+	u8 dests[DMA_MASK_SIZE]; /* destinations some open file holds */
 	/* reg_lock: read-modify-write of shared register words (leaf). */
 	struct mutex reg_lock;
 	atomic_t quiesce_timeouts;
@@ -189,7 +201,13 @@ static inline int ga_arg_zero(struct ga_card *card, const char *cmd, const char 
 	return -EINVAL;
 }
 
-/* ga_drv.c */
+/* ga_drv.c: the driver's setup, for ga_main.c */
+int ga_drv_init(void);
+void ga_drv_exit(void);
+int ga_pci_register(void);
+void ga_pci_unregister(void);
+
+/* ga_drv.c: what a card provider (PCI binding, ga_emu.c) calls */
 struct ga_card *ga_card_alloc(const char *name, const struct ga_card_ops *ops, void *priv);
 /* Identify the card, create /dev/<name>.  On failure the caller drops
  * the allocation reference with ga_card_unregister().
@@ -221,10 +239,5 @@ long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long 
 void ga_dmabuf_release(struct ga_buf *buf);
 /* Emulated card DMA to a dma-buf window of @card (0, or -EFAULT). */
 int ga_dmabuf_card_dma(struct ga_card *card, u64 bus, void *data, u32 len, bool to_bus);
-
-/* ga_emu.c */
-extern const struct attribute_group ga_emu_group;
-int ga_emu_create_all(int n);
-void ga_emu_destroy_all(void);
 
 #endif /* GA_DRV_H */

@@ -45,6 +45,7 @@
 #include <linux/wait.h>
 
 #include "ga_drv.h"
+#include "ga_emu.h"
 #include "ga_model.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/prbs.h"
@@ -462,6 +463,9 @@ static void ga_emu_destroy(struct ga_card *card)
 	kfree(e);
 }
 
+/* The emulated card's sysfs attributes (below), only in its directory. */
+static const struct attribute_group ga_emu_group;
+
 static const struct ga_card_ops ga_emu_ops = {
 	.read32 = ga_emu_read32,
 	.write32 = ga_emu_write32,
@@ -470,6 +474,7 @@ static const struct ga_card_ops ga_emu_ops = {
 	.dma_barrier = ga_emu_dma_barrier,
 	.stop = ga_emu_stop,
 	.destroy = ga_emu_destroy,
+	.group = &ga_emu_group,
 };
 
 /* The same without the barrier: exercises the fixed wait. */
@@ -480,6 +485,7 @@ static const struct ga_card_ops ga_emu_ops_nobarrier = {
 	.mmap = ga_emu_mmap,
 	.stop = ga_emu_stop,
 	.destroy = ga_emu_destroy,
+	.group = &ga_emu_group,
 };
 
 /* ---- the firmware's clock ------------------------------------------------ */
@@ -707,18 +713,10 @@ static struct attribute *ga_emu_attrs[] = {
 	NULL,
 };
 
-/* Absent, not failing, on real cards. */
-static umode_t ga_emu_is_visible(struct kobject *kobj, struct attribute *attr, int n)
-{
-	struct ga_card *card = dev_get_drvdata(kobj_to_dev(kobj));
-
-	return card->emulated ? attr->mode : 0;
-}
-
-const struct attribute_group ga_emu_group = {
+static const struct attribute_group ga_emu_group = {
 	.attrs = ga_emu_attrs,
-	.is_visible = ga_emu_is_visible,
 };
+
 
 /* ---- creation ------------------------------------------------------------ */
 
@@ -826,10 +824,11 @@ int ga_emu_create_all(int n)
 		pr_err("gpuasync: emulate_upstream needs emulate_version 4 or 5\n");
 		return -EINVAL;
 	}
-	if (n && (emulate_version < 1 || emulate_version > 5 || emulate_buffers < 1 ||
-		  emulate_buffers > GA_MAX_BUFFERS ||
-		  (emulate_version < 4 && emulate_buffers > 16) || emulate_dma_data_bytes < 8 ||
-		  emulate_dma_data_bytes > 255)) {
+	/* Versions and buffer limits: GA_VERSIONS, ga_layout_max_buffers (regs.h). */
+	if (n && (!ga_version_find(emulate_version) || emulate_buffers < 1 ||
+		  emulate_buffers >
+			  ga_layout_max_buffers(ga_layout_for_version(emulate_version, false)) ||
+		  emulate_dma_data_bytes < 8 || emulate_dma_data_bytes > 255)) {
 		pr_err("gpuasync: emulate_* parameters out of range\n");
 		return -EINVAL;
 	}

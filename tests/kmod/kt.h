@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the kt suite's case files share (kt.c: environment, registers,
- * stub memory, cases; kt_dmabuf.c: buffers from dma-bufs).
+ * stub memory, cases; kt_dmabuf.c: buffers from dma-bufs; kt_drp.c: the
+ * upstream calls LCLS-II's DRP and rogue make besides the GPU ones).
  */
 #ifndef KT_H
 #define KT_H
@@ -66,6 +67,8 @@ int sys_write(const char *name, const char *val);
 /* Wait (bounded) until sysfs @name reaches at least @want. */
 long sys_wait(const char *name, long want);
 int write_file(const char *path, const char *val);
+/* Does the kernel log hold a line containing @text? */
+bool dmesg_has(const char *text);
 int stub_param(const char *name, const char *val);
 struct nvstub_stats stub_stats(void);
 
@@ -77,6 +80,8 @@ struct gmem {
 struct gmem galloc(int s, uint64_t size);
 void gfree(int s, struct gmem *g);
 
+/* GPU_Add_Nvidia_Memory. */
+int add_buf(int fd, int write, uint64_t va, uint32_t size);
 uint32_t reg_off(enum ga_reg_id id, unsigned int index);
 void wr_word(int fd, uint32_t core_off, uint32_t val);
 uint32_t field(int fd, enum ga_reg_id id, unsigned int index);
@@ -95,6 +100,10 @@ struct racer {
 	uint8_t *map[4];
 };
 void *rearm_loop(void *p);
+
+/* kt_drp.c */
+extern const struct kcase drp_cases[];
+extern const unsigned int n_drp_cases;
 
 /* kt_dmabuf.c */
 extern const struct kcase dmabuf_cases[];

@@ -77,6 +77,12 @@ def test_refusal_carries_the_errors_line(card):
     assert e.value.reason and "registers/version" in e.value.reason
     assert e.value.reason == card.errors()[-1]
     assert card.registers.version == int(cat(card, "registers/version"), 0)
+    before = card.registers.ar_cache
+    with pytest.raises(gpuasync.GpuAsyncError) as e:
+        card.registers.ar_cache = 99
+    assert e.value.errno == errno.ERANGE
+    assert "registers/ar_cache" in e.value.reason and "0..15" in e.value.reason
+    assert card.registers.ar_cache == before
 
 
 def test_bad_buffer_size_is_refused_and_nothing_made(card):

@@ -21,20 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/flavours.h"
+#include "common/run_suite.h"
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
 #include "common/gpu_probe.h"
 #include "internal.h" /* ga_crc32 */
 
-struct flavour {
-	unsigned int version;
-	const char *extra;
-};
-
-static const struct flavour FLAVOURS[] = {
-	{1, ""}, {2, ""}, {3, ""}, {4, ""}, {4, ",latency=legacy"}, {5, ""},
-};
-#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+/* Every firmware version, from the table (common/flavours.h). */
+static int NFLAV;
 
 #define NBUF	    4
 #define BUF_SIZE    65536u
@@ -72,7 +67,7 @@ static void open_flavour(int i, const char *more)
 	fl = &FLAVOURS[i];
 	o.use_gpu = use_gpu;
 	snprintf(spec, sizeof(spec), "sim:version=%u,max_buffers=8,dma_data_bytes=%u%s%s",
-		 fl->version, DDB, fl->extra, more ? more : "");
+		 fl->version, DDB, fl->legacy ? ",latency=legacy" : "", more ? more : "");
 	ck_assert_msg(ga_dev_open_opts(spec, &o, &dev) == 0, "%s: %s", spec, ga_last_error());
 	memset(wb, 0, sizeof(wb));
 	memset(rb, 0, sizeof(rb));
@@ -177,7 +172,7 @@ START_TEST(test_open_info)
 	ck_assert_uint_eq(info.max_buffers, 8);
 	ck_assert_uint_eq(info.dma_data_bytes, DDB);
 	ck_assert_uint_eq(info.clock_hz, 100000000);
-	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->extra[0] != 0));
+	ck_assert_int_eq(info.layout, ga_layout_for_version(fl->version, fl->legacy));
 	ck_assert(ga_dev_has(dev, GA_CAP_SIM));
 	ck_assert(ga_dev_has(dev, GA_CAP_SUPPORTED));
 	ck_assert(!ga_dev_has(dev, GA_CAP_GPU_MEMORY));
@@ -694,7 +689,7 @@ START_TEST(test_versions)
 	}
 	ck_assert(has(GA_REG_AXI_WRITE_TIMEOUT_COUNT) == (fl->version >= 2));
 	ck_assert(has(GA_REG_MIN_WRITE_BUFFERS) == (fl->version >= 3));
-	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->extra[0]));
+	ck_assert(has(GA_REG_TOTAL_LATENCY_MAX) == (v4() && !fl->legacy));
 	close_dev();
 }
 END_TEST
@@ -1061,6 +1056,44 @@ START_TEST(test_patterns)
 }
 END_TEST
 
+/* The timing pattern: an LCLS-II TimingHeader-shaped record, then counter
+ * words; a check ignores the time stamp and nothing else. */
+START_TEST(test_timing_pattern)
+{
+	struct ga_timing_header th;
+	uint8_t a[100];
+	enum ga_pattern p;
+	uint32_t w;
+	time_t now = time(NULL);
+
+	ck_assert_int_eq(ga_pattern_parse("timing", &p), 0);
+	ck_assert_int_eq(p, GA_PATTERN_TIMING);
+	ck_assert_str_eq(ga_pattern_name(GA_PATTERN_TIMING), "timing");
+	ga_pattern_fill(GA_PATTERN_TIMING, 7, a, sizeof(a));
+	memcpy(&th, a, sizeof(th));
+	ck_assert_uint_eq(th.pulse_ctl & GA_TIMING_PULSE_MASK, GA_TIMING_PULSE0 + 7);
+	ck_assert_uint_eq(th.pulse_ctl >> 56, GA_TIMING_CONTROL);
+	ck_assert_uint_eq(th.evt_counter, 7);
+	ck_assert_uint_eq(th.env, GA_TIMING_ENV);
+	ck_assert_uint_lt(th.time_ns, 1000000000u);
+	ck_assert_int_le(llabs((long long)th.time_s - (long long)now), 5);
+	memcpy(&w, a + GA_TIMING_HDR_BYTES, 4);
+	ck_assert_uint_eq(w, 7 + GA_TIMING_HDR_BYTES / 4); /* counter words go on */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), -1);
+	ck_assert_int_ne(ga_pattern_check(GA_PATTERN_TIMING, 8, a, sizeof(a)), -1);
+	a[GA_TIMING_TIME_OFF + 7] ^= 0x40; /* another clock: still this frame */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), -1);
+	a[20] ^= 1; /* evtCounter */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), 20);
+	a[20] ^= 1;
+	a[6] ^= 1; /* pulse ID */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), 6);
+	a[6] ^= 1;
+	a[16] ^= 1; /* env */
+	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, 17), 16);
+}
+END_TEST
+
 /* Header of a frame as the card would write it into write buffer @b. */
 static void put_header(struct ga_buf *b, uint32_t size, uint8_t result)
 {
@@ -1220,6 +1253,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(one, test_bad_specs);
 	tcase_add_test(one, test_not_sim);
 	tcase_add_test(one, test_patterns);
+	tcase_add_test(one, test_timing_pattern);
 	tcase_add_test(one, test_stall_sleeps);
 	suite_add_tcase(s, one);
 	return s;
@@ -1244,8 +1278,6 @@ static Suite *sim_gpu_suite(void)
 int main(int argc, char **argv)
 {
 	bool gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
-	SRunner *sr;
-	int failed;
 
 	if (gpu) {
 		struct ga_open_opts o = GA_OPEN_OPTS_DEFAULT;
@@ -1268,9 +1300,6 @@ int main(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	sr = srunner_create(gpu ? sim_gpu_suite() : sim_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	NFLAV = flavours_init();
+	return run_suite(gpu ? sim_gpu_suite() : sim_suite());
 }

@@ -42,7 +42,19 @@ typedef uint64_t ga_u64;
 #define DMA_Write_Register 0x100A /* arg: struct DmaRegisterData * */
 #define DMA_Read_Register 0x100B  /* arg: struct DmaRegisterData *, fills data */
 
+#define DMA_Set_MaskBytes 0x1008  /* arg: ga_u8[DMA_MASK_SIZE] *, destinations */
+/* Receive (FPGA->CPU) DMA buffers by where they are: held by user space,
+ * in the hardware's free list, queued for it, queued for user space. */
+#define DMA_Get_RxBuffinUser_Count 0x1014
+#define DMA_Get_RxBuffinHW_Count 0x1015
+#define DMA_Get_RxBuffinPreHWQ_Count 0x1016
+#define DMA_Get_RxBuffinSWQ_Count 0x1017
+
 #define DMA_VERSION 0x06
+
+/* DMA_Set_MaskBytes: destination d is bit (d % 8) of byte d / 8. */
+#define DMA_MASK_SIZE 512
+#define DMA_MAX_DEST (8 * DMA_MASK_SIZE)
 
 /* Register ioctls accept only this window of BAR0 (upstream check). */
 #define DMA_REG_WINDOW_START 0x10000u
@@ -120,9 +132,11 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
  * answers an unknown code with -1 (EPERM), which the library reads as "no
  * extensions".  Version 2 moved the extensions from bare 0x8100-0x8104 to
  * _IOC-encoded numbers (same low 16 bits); a version-1 driver answers the
- * new numbers with ENOTTY, which reads the same.
+ * new numbers with ENOTTY, which reads the same.  Version 3 answers
+ * upstream's DMA_Set_MaskBytes and DMA_Get_RxBuffin*_Count (the DRP calls
+ * them); an older gpuasync.ko answers them with ENOTTY.
  */
-#define GA_ABI_VERSION 2
+#define GA_ABI_VERSION 3
 #define GA_FEAT_REM_BUFFER (1u << 0)
 #define GA_FEAT_ARM_MANY (1u << 1)
 #define GA_FEAT_BUFFER_TABLE (1u << 2)
@@ -246,12 +260,22 @@ enum ga_abi_dir {
 	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
 	X(DMA_Get_Buff_Size, "-: returns one CPU buffer's bytes", 0, 0, GA_DIR_NONE, GA_ABI_GENERIC, 1, \
 	  "7.4")                                                                                        \
+	X(DMA_Set_MaskBytes, "ga_u8[DMA_MASK_SIZE] (destination bitmap)", DMA_MASK_SIZE,               \
+	  DMA_MASK_SIZE, GA_DIR_IN, GA_ABI_GENERIC, 3, "7.4")                                           \
 	X(DMA_Get_Version, "-: returns the API version (DMA_VERSION)", 0, 0, GA_DIR_NONE,              \
 	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
 	X(DMA_Write_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                 \
 	  sizeof(struct DmaRegisterData), GA_DIR_IN, GA_ABI_GENERIC, 1, "7.4")                          \
 	X(DMA_Read_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                  \
 	  sizeof(struct DmaRegisterData), GA_DIR_INOUT, GA_ABI_GENERIC, 1, "7.4")                       \
+	X(DMA_Get_RxBuffinUser_Count, "-: returns CPU receive buffers user space holds (0 here)", 0,   \
+	  0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                     \
+	X(DMA_Get_RxBuffinHW_Count, "-: returns CPU receive buffers the card holds (0 here)", 0, 0,    \
+	  GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                        \
+	X(DMA_Get_RxBuffinPreHWQ_Count, "-: returns CPU receive buffers queued for the card (0 here)", \
+	  0, 0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                  \
+	X(DMA_Get_RxBuffinSWQ_Count, "-: returns CPU receive buffers queued for reading (0 here)", 0,  \
+	  0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                     \
 	X(GPU_Add_Nvidia_Memory, "struct GpuNvidiaData", sizeof(struct GpuNvidiaData),                  \
 	  sizeof(struct GpuNvidiaData), GA_DIR_IN, GA_ABI_GPU, 1, "7.4")                                \
 	X(GPU_Rem_Nvidia_Memory, "-: removes every buffer", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1, "7.4")   \

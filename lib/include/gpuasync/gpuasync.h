@@ -6,6 +6,7 @@
 #include "gpuasync/config.h"
 #include "gpuasync/device.h"
 #include "gpuasync/parse.h"
+#include "gpuasync/platform.h"
 #include "gpuasync/regs.h"
 #include "gpuasync/sim.h"
 

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * device/platform/: the platform doctor (gpuasync/platform.h) under the
+ * mount, one file per check holding its verdict line, exactly what
+ * `gpuasyncfs --check DEVICE --no-open` prints for it.  Rows are generated
+ * from the library's table, so a new check is a new file here too.  Read
+ * at open (each read from offset 0 runs the checks again: links retrain,
+ * drivers reload).  The card is not opened a second time (the mount has
+ * it), so the stale check says so.  Absent on the simulated card, which
+ * has no bus to look at.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpuasync/platform.h>
+
+#include "fs.h"
+
+static int show_platform(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+	static struct ga_check_result res[GA_CHECK_COUNT]; /* under the library's run lock */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char line[2048];
+	int rc = -ENOENT;
+
+	o.card = c->fs->device_spec;
+	o.open_device = 0;
+	pthread_mutex_lock(&lock);
+	if (ga_platform_run(&o, res) >= 0)
+		for (int i = 0; i < GA_CHECK_COUNT; i++)
+			if (!strcmp(ga_check_info(i)->name, c->node->name)) {
+				ga_check_format(&res[i], line, sizeof(line));
+				rc = sb_puts(sb, line);
+			}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int fs_platform_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
+{
+	unsigned int n = 0;
+
+	if (fs->sim)
+		return 0;
+	if (max < GA_CHECK_COUNT + 1)
+		return -ENOSPC;
+	rows[n++] = (struct fs_node){.name = "platform",
+				     .parent = FS_D_DEVICE,
+				     .dir = FS_D_PLATFORM,
+				     .mode = 0555,
+				     .reg = -1,
+				     .doc = "will GPUDirect work here: one verdict line per check "
+					    "(gpuasyncfs --check; docs/platform.md)"};
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		struct fs_node *r = &rows[n++];
+
+		*r = (struct fs_node){.parent = FS_D_PLATFORM,
+				      .dir = FS_D_NONE,
+				      .mode = 0444,
+				      .show = show_platform,
+				      .reg = -1,
+				      .doc = ga_check_info(i)->title};
+		snprintf(r->name_store, sizeof(r->name_store), "%s", ga_check_info(i)->name);
+	}
+	return (int)n;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Inside the platform doctor: the state one run shares between its checks
+ * (the card and GPUs found, results so far) and the small readers of
+ * sysfs/procfs files under the run's root.  sysfs.c has the readers,
+ * checks_pci.c the topology checks, checks_sw.c the driver ones, and
+ * platform.c the table and the run.
+ */
+#ifndef GA_PLATFORM_PF_H
+#define GA_PLATFORM_PF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuasync/platform.h"
+
+struct pf_dev {
+	char bdf[16];	     /* 0000:01:00.0 */
+	char path[PATH_MAX]; /* real path of its sysfs directory */
+	unsigned int vendor, device, class;
+};
+
+/* How the card is driven. */
+enum pf_drv { PF_DRV_NONE, PF_DRV_GPUASYNC, PF_DRV_DATADEV, PF_DRV_OTHER };
+
+struct pf {
+	const struct ga_platform_opts *o;
+	char root[PATH_MAX]; /* "" for the running system; no trailing '/' */
+	struct ga_check_result *res;
+
+	bool have_card;
+	struct pf_dev card;
+	enum pf_drv drv;
+	char drv_name[64];   /* the PCI driver bound, "" when none */
+	char node[PATH_MAX]; /* device node of the card (for the stale check), "" */
+	char cls[64];	     /* gpuasync_0 (class name) or datadev_0 (proc name), "" */
+
+	unsigned int ngpu;
+	struct pf_dev gpu[GA_PLATFORM_MAX_DEVS];
+	int gi;		     /* the GPU nearest the card (index into gpu[]), -1 none */
+	unsigned int ncards; /* every card seen, for pairing */
+	struct pf_dev cards[GA_PLATFORM_MAX_DEVS];
+};
+
+/* ---- readers (sysfs.c): 0 or a negative errno ---------------------------- */
+
+/* root + the formatted path into @buf (PATH_MAX). */
+void pf_path(const struct pf *pf, char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A text file's first @len - 1 bytes, trailing newline removed. */
+int pf_read(const struct pf *pf, char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A number file (0x... or decimal). */
+int pf_read_ull(const struct pf *pf, unsigned long long *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The last component of a symlink's target ("gpuasync" for .../driver). */
+int pf_link_name(const struct pf *pf, char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+bool pf_exists(const struct pf *pf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "0000:01:00.0"-shaped? */
+bool pf_is_bdf(const char *s);
+/* Fill @d for PCI device @bdf from /sys/bus/pci/devices/@bdf. */
+int pf_dev_load(const struct pf *pf, const char *bdf, struct pf_dev *d);
+/* The chain from the root complex down to @d: rc gets "pci0000:00", bdfs
+ * the PCI devices from the top bridge to @d itself.  Returns how many. */
+int pf_chain(const struct pf_dev *d, char *rc, size_t rclen, char (*bdfs)[16], int cap);
+/* Config space of @bdf: up to @len bytes, returns how many were read
+ * (only 64 without CAP_SYS_ADMIN) or a negative errno. */
+int pf_config(const struct pf *pf, const char *bdf, uint8_t *buf, size_t len);
+/* Offset of PCIe extended capability @id in @cfg of @n bytes; 0 when
+ * absent, -ENODATA when the extended space was not readable. */
+int pf_ext_cap(const uint8_t *cfg, int n, unsigned int id);
+/* Parse a CPU/node list "0-3,8" into a bitmap of @nbits. */
+int pf_parse_list(const char *s, uint64_t *bits, unsigned int nbits);
+
+/* printf into a result's found / todo (appends). */
+void pf_found(struct ga_check_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pf_todo(struct ga_check_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Raise @r's verdict to at least @v. */
+void pf_at_least(struct ga_check_result *r, enum ga_verdict v);
+
+/* ---- the checks ----------------------------------------------------------- */
+
+void pf_check_card(struct pf *pf, struct ga_check_result *r);
+void pf_check_gpu(struct pf *pf, struct ga_check_result *r);
+void pf_check_pcie_path(struct pf *pf, struct ga_check_result *r);
+void pf_check_acs(struct pf *pf, struct ga_check_result *r);
+void pf_check_iommu(struct pf *pf, struct ga_check_result *r);
+void pf_check_link_card(struct pf *pf, struct ga_check_result *r);
+void pf_check_link_gpu(struct pf *pf, struct ga_check_result *r);
+void pf_check_numa(struct pf *pf, struct ga_check_result *r);
+void pf_check_bar1(struct pf *pf, struct ga_check_result *r);
+void pf_check_nvidia(struct pf *pf, struct ga_check_result *r);
+void pf_check_stream_memops(struct pf *pf, struct ga_check_result *r);
+void pf_check_dmabuf(struct pf *pf, struct ga_check_result *r);
+void pf_check_pin_path(struct pf *pf, struct ga_check_result *r);
+void pf_check_card_driver(struct pf *pf, struct ga_check_result *r);
+void pf_check_stale(struct pf *pf, struct ga_check_result *r);
+void pf_check_pairing(struct pf *pf, struct ga_check_result *r);
+
+/* Hops between two devices and where their paths meet (checks_pci.c):
+ * returns the distance, or -1 for different root complexes; @via gets
+ * the meeting point ("switch 0000:02:00.0", "root port ...", "root complex pci0000:00"). */
+int pf_distance(const struct pf_dev *a, const struct pf_dev *b, char *via, size_t len,
+		char *meet_bdf, size_t mlen);
+
+#endif

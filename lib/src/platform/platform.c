@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The platform doctor's table: one row per check (name, title, why it
+ * matters, what the verdicts mean), run in order into one result each.
+ * Later checks read what earlier ones found (struct pf): the card and GPU
+ * rows come first.  docs/platform.md is written from these rows; adding a
+ * check is adding a row and its function.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pf.h"
+
+struct pf_row {
+	struct ga_check_info info;
+	void (*run)(struct pf *pf, struct ga_check_result *r);
+};
+
+static const struct pf_row rows[GA_CHECK_COUNT] = {
+	[GA_CHECK_CARD] = {{"card", "The card",
+			    "everything else is judged for this PCI function: the card whose "
+			    "firmware writes into GPU memory",
+			    "FAIL when no card or no driver is found"},
+			   pf_check_card},
+	[GA_CHECK_GPU] = {{"gpu", "The GPUs",
+			   "the card writes into a GPU's BAR1 window; without a GPU on the bus "
+			   "there is nothing to write into",
+			   "FAIL when no NVIDIA display/3D controller is on the bus"},
+			  pf_check_gpu},
+	[GA_CHECK_PCIE_PATH] = {{"pcie_path", "PCIe path between card and GPU",
+				 "peer-to-peer writes travel from the card to the GPU through "
+				 "the bridges both hang under; under one switch they stay there, "
+				 "through the root complex they depend on the CPU forwarding them, "
+				 "and between root complexes (sockets) most platforms drop or "
+				 "crawl them",
+				 "OK under a common switch or root port; WARN when they meet only "
+				 "at the root complex; FAIL across root complexes"},
+				pf_check_pcie_path},
+	[GA_CHECK_ACS] = {{"acs", "ACS on the bridges of that path",
+			   "Access Control Services P2P redirect makes a switch port send peer "
+			   "requests up to the root complex instead of across, which slows them "
+			   "or, with an IOMMU, gets them blocked",
+			   "FAIL when a port below a common switch redirects; WARN when the path "
+			   "already goes through the root complex, or the config space could not "
+			   "be read (needs root)"},
+			  pf_check_acs},
+	[GA_CHECK_IOMMU] = {{"iommu", "IOMMU mode and the card's group",
+			     "with the IOMMU translating (DMA mode) the addresses the driver "
+			     "programs into the card are not the GPU's bus addresses, and peer "
+			     "traffic is translated or refused; NVIDIA documents GPUDirect RDMA "
+			     "with the IOMMU off or in passthrough",
+			     "OK with no IOMMU or an identity (passthrough) group; FAIL for DMA, "
+			     "DMA-FQ, blocked or unmanaged (vfio) groups"},
+			    pf_check_iommu},
+	[GA_CHECK_LINK_CARD] =
+		{{"link_card", "The card's PCIe link",
+		  "a link trained below its maximum (Gen1 instead of Gen3, x1 "
+		  "instead of x8) caps the frame rate the card can deliver",
+		  "WARN when current speed or width is below the maximum (and "
+		  "names the port when that is the limit); FAIL when the link is down"},
+		 pf_check_link_card},
+	[GA_CHECK_LINK_GPU] = {{"link_gpu", "The GPU's PCIe link",
+				"the GPU's link carries the same bytes; an idle GPU lowers its "
+				"speed on purpose, so read it under load",
+				"as link_card"},
+			       pf_check_link_gpu},
+	[GA_CHECK_NUMA] = {{"numa", "NUMA nodes of card, GPU and daemon",
+			    "the daemon polls the card's registers and completion words; from "
+			    "another socket every access crosses the CPU interconnect, and card "
+			    "and GPU on different sockets rarely do peer-to-peer at all",
+			    "WARN when card and GPU differ, when the process may run off the "
+			    "card's node, or when the firmware gave no node"},
+			   pf_check_numa},
+	[GA_CHECK_BAR1] = {{"bar1", "GPU BAR1 size",
+			    "every buffer the card writes into is mapped through the GPU's BAR1 "
+			    "window; a 256 MiB window (consumer cards without Resizable BAR) "
+			    "holds few buffers, and CUDA uses part of it",
+			    "FAIL when the buffers wanted exceed it (--buffers); WARN at 256 MiB "
+			    "or less"},
+			   pf_check_bar1},
+	[GA_CHECK_NVIDIA] = {{"nvidia", "NVIDIA kernel module",
+			      "the driver pins GPU memory through NVIDIA's module "
+			      "(nvidia_p2p_get_pages), and only the Open Kernel Module exports "
+			      "GPU memory as a dma-buf",
+			      "FAIL when no NVIDIA driver is loaded; WARN for the proprietary "
+			      "flavour (p2p only)"},
+			     pf_check_nvidia},
+	[GA_CHECK_STREAM_MEMOPS] = {{"stream_memops", "NVreg_EnableStreamMemOPs",
+				     "a GPU stream waits on the card's size doorbell with "
+				     "cuStreamWaitValue32 (examples/cuda/consumer.c), which the "
+				     "driver refuses unless this parameter is 1",
+				     "WARN when 0 or unreadable: data still lands, but the GPU "
+				     "cannot wait for it without the CPU"},
+				    pf_check_stream_memops},
+	[GA_CHECK_DMABUF] = {{"dmabuf", "Kernel dma-buf support",
+			      "the dmabuf pin path hands GPU memory to gpuasync.ko as a dma-buf "
+			      "(CONFIG_DMA_SHARED_BUFFER); host memory buffers use /dev/udmabuf",
+			      "WARN when absent or not telling: the p2p path remains"},
+			     pf_check_dmabuf},
+	[GA_CHECK_PIN_PATH] = {{"pin_path", "Which pin path will be used",
+				"dmabuf when gpuasync.ko fronts the card and the open NVIDIA "
+				"module exports GPU memory; otherwise p2p, which needs a driver "
+				"built against NVIDIA's nvidia_p2p interface",
+				"FAIL when neither path can work"},
+			       pf_check_pin_path},
+	[GA_CHECK_CARD_DRIVER] = {{"card_driver", "Driver in front of the card and firmware",
+				   "upstream's datadev pins GPU memory only when built with GPU "
+				   "support; the firmware must have GPU async enabled and a "
+				   "GpuAsyncCore version this library knows",
+				   "FAIL without a driver, with GPU support compiled out, GPU "
+				   "async off or an unknown core version"},
+				  pf_check_card_driver},
+	[GA_CHECK_STALE] = {{"stale", "Buffer address registers left behind",
+			     "a process that died without removing its buffers leaves their "
+			     "addresses in the card; an idle core may still write headers there, "
+			     "into memory that now belongs to someone else",
+			     "WARN for addresses no live process holds, or when the card could "
+			     "not be opened"},
+			    pf_check_stale},
+	[GA_CHECK_PAIRING] = {{"pairing", "Card-GPU pairing",
+			       "with several cards and GPUs each card should feed the GPU "
+			       "nearest to it; the mount's gpu option picks it",
+			       "OK when each card shares a switch or root port with its GPU; "
+			       "WARN through a root complex; FAIL when a card has no GPU on its "
+			       "root complex"},
+			      pf_check_pairing},
+};
+
+const char *ga_verdict_name(enum ga_verdict v)
+{
+	static const char *const n[] = {"OK", "WARN", "FAIL"};
+
+	return (unsigned int)v < 3 ? n[v] : "?";
+}
+
+const struct ga_check_info *ga_check_info(enum ga_check_id id)
+{
+	return (unsigned int)id < GA_CHECK_COUNT ? &rows[id].info : NULL;
+}
+
+int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result *out)
+{
+	static struct pf pf; /* large (paths); one run at a time per process */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int worst = GA_VERDICT_OK;
+	size_t n;
+
+	if (!opts || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	memset(&pf, 0, sizeof(pf));
+	pf.o = opts;
+	pf.gi = -1;
+	pf.res = out;
+	snprintf(pf.root, sizeof(pf.root), "%s", opts->root ? opts->root : "");
+	n = strlen(pf.root);
+	while (n && pf.root[n - 1] == '/')
+		pf.root[--n] = 0;
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = (enum ga_check_id)i;
+		rows[i].run(&pf, &out[i]);
+		/* Checks append "...; " per device: no separator at the end. */
+		n = strlen(out[i].found);
+		while (n && (out[i].found[n - 1] == ' ' || out[i].found[n - 1] == ';'))
+			out[i].found[--n] = 0;
+		n = strlen(out[i].todo);
+		while (n && (out[i].todo[n - 1] == ' ' || out[i].todo[n - 1] == ';'))
+			out[i].todo[--n] = 0;
+		if ((int)out[i].verdict > worst)
+			worst = (int)out[i].verdict;
+	}
+	pthread_mutex_unlock(&lock);
+	return worst;
+}
+
+int ga_check_format(const struct ga_check_result *r, char *buf, size_t len)
+{
+	const struct ga_check_info *i = ga_check_info(r->id);
+
+	if (!i)
+		return snprintf(buf, len, "FAIL ?: unknown check %d\n", (int)r->id);
+	return snprintf(buf, len, "%-4s %s: %s. Why: %s.%s%s\n", ga_verdict_name(r->verdict),
+			i->name, r->found, i->why, r->todo[0] ? " Do: " : "", r->todo);
+}

@@ -1,0 +1,186 @@
+#!/bin/sh
+# /init of the platform guest (tests/platform/run.sh builds the machine and
+# says which boot this is in ga_platform= on the kernel command line):
+# gpuasyncfs --check against the guest's real /sys, each verdict compared
+# with what run.sh built.  One "KTEST ok|FAIL <step>" line per expectation.
+. /t/guest.sh
+guest_up
+mode=$(sed -n 's/.*ga_platform=\([a-z]*\).*/\1/p' /proc/cmdline)
+echo "KTEST guest up: $(uname -r), mode $mode"
+PREFIX="$mode/"
+
+# The machine (run.sh): cards and GPU stand-ins by where they were put.
+CARD_A=0000:03:00.0 GPU_A=0000:04:00.0 # under one switch (01:00.0), GPU A 512M BAR
+CARD_B=0000:05:00.0 GPU_B=0000:06:00.0 # own root ports 00:03.0 / 00:04.0, GPU B 64M BAR
+CARD_C=0000:07:00.0 RP_C=0000:00:05.0  # root port forced to Gen1 x1
+RP_B=0000:00:03.0                      # x32 Gen4 port, trained x1 Gen1 (e1000e is x1)
+GPU_C=0000:81:00.0 CARD_D=0000:82:00.0 # second root complex pci0000:80, NUMA node 1
+for d in $CARD_A $GPU_A $CARD_B $GPU_B $CARD_C $GPU_C $CARD_D; do
+	[ -e /sys/bus/pci/devices/$d ] || { bad "machine: $d missing"; ls /sys/bus/pci/devices; }
+done
+
+OUTF=/tmp/check.out
+# One whole report on the console (docs/platform.md quotes the dma boot's).
+/t/gpuasyncfs --check --no-open $CARD_A --gpu $GPU_A,$GPU_B --buffers 1G | sed 's/^/REPORT /'
+
+# expect NAME VERDICT NEEDLE -- ARGS...: the NAME line of gpuasyncfs --check
+# ARGS has VERDICT and contains NEEDLE.
+expect() {
+	name=$1 v=$2 needle=$3
+	shift 4
+	/t/gpuasyncfs --check --no-open "$@" >$OUTF 2>&1
+	line=$(grep -E "^$v +$name: " $OUTF)
+	if [ -n "$line" ] && printf '%s\n' "$line" | grep -qF -- "$needle"; then
+		ok "$name=$v ($*)"
+	else
+		bad "$name=$v ($*): want '$needle', got:"
+		grep -E "^[A-Z]+ +$name: " $OUTF | cut -c1-600
+	fi
+}
+
+# ---- the PCIe path and ACS -----------------------------------------------------------
+expect pcie_path OK "4 hops, via switch port 0000:01:00.0" -- $CARD_A --gpu $GPU_A
+expect acs OK "0000:02:00.0: no ACS; 0000:02:01.0: no ACS" -- $CARD_A --gpu $GPU_A
+expect pcie_path WARN "$GPU_B: 4 hops, via root complex pci0000:00 (different root ports)" -- $CARD_B --gpu $GPU_B
+expect pcie_path FAIL "different root complexes (pci0000:00, pci0000:80)" -- $CARD_A --gpu $GPU_C
+expect pcie_path WARN "via root complex pci0000:80" -- $CARD_D --gpu $GPU_C
+# The nearest of several GPUs is the one the other checks judge.
+expect pcie_path OK "nearest: $GPU_A" -- $CARD_A --gpu $GPU_C,$GPU_B,$GPU_A
+expect bar1 OK "GPU $GPU_A BAR2: 512 MiB" -- $CARD_A --gpu $GPU_C,$GPU_B,$GPU_A
+if [ "$mode" = off ]; then
+	# No IOMMU: Linux leaves ACS off on the root ports.
+	expect acs OK "0000:00:03.0: ACS ctrl 0x0000, no redirect; 0000:00:04.0: ACS ctrl 0x0000, no redirect" -- $CARD_B --gpu $GPU_B
+else
+	# An IOMMU asks for ACS: the root ports redirect peer traffic.
+	expect acs WARN "0000:00:03.0: ACS ctrl 0x001d, P2P redirect ON; 0000:00:04.0: ACS ctrl 0x001d, P2P redirect ON" -- $CARD_B --gpu $GPU_B
+fi
+
+# ---- IOMMU ----------------------------------------------------------------------------
+case $mode in
+off) expect iommu OK "0 IOMMU units, 0 groups: no IOMMU in use" -- $CARD_A --gpu $GPU_A ;;
+dma) expect iommu FAIL ", type DMA" -- $CARD_A --gpu $GPU_A
+     grp=$(readlink /sys/bus/pci/devices/$CARD_A/iommu_group); grp=${grp##*/}
+     expect iommu FAIL "card $CARD_A in group $grp (" -- $CARD_A --gpu $GPU_A ;;
+pt) expect iommu OK "type identity" -- $CARD_A --gpu $GPU_A ;;
+esac
+
+# ---- links -----------------------------------------------------------------------------
+# QEMU endpoints advertise Gen1 x1 whatever the port: the forced port shows in
+# its own maximum, and an x32 Gen4 port trained to x1 Gen1 is "below maximum".
+expect link_card OK "card $CARD_C: Gen1 x1 (2.5 GT/s PCIe), can do Gen1 x1" -- $CARD_C --gpu $GPU_A
+expect link_card OK "card $RP_C: Gen1 x1 (2.5 GT/s PCIe), can do Gen1 x1" -- $RP_C --gpu $GPU_A
+expect link_card WARN "card $RP_B: Gen1 x1 (2.5 GT/s PCIe), can do Gen4 x32: trained below its maximum" -- $RP_B --gpu $GPU_A
+# ivshmem is conventional PCI: no link files.
+expect link_gpu WARN "GPU $GPU_A: could not tell (No such file or directory)" -- $CARD_A --gpu $GPU_A
+
+# ---- NUMA ------------------------------------------------------------------------------
+expect numa OK "2 nodes; card on node 1, GPU on node 1, this process may run on node 1" -- $CARD_D --gpu $GPU_C --cpus 1
+expect numa WARN "this process may run on node 0" -- $CARD_D --gpu $GPU_C --cpus 0
+expect numa WARN "may run on nodes 0,1" -- $CARD_D --gpu $GPU_C
+expect numa WARN "card on node -1, GPU on node -1" -- $CARD_A --gpu $GPU_A --cpus 0
+expect numa WARN "card on node 1, GPU on node -1" -- $CARD_D --gpu $GPU_B --cpus 1
+
+# ---- BAR1 ------------------------------------------------------------------------------
+expect bar1 OK "GPU $GPU_A BAR2: 512 MiB (not NVIDIA: its largest BAR)" -- $CARD_A --gpu $GPU_A
+expect bar1 WARN "GPU $GPU_B BAR2: 64 MiB" -- $CARD_B --gpu $GPU_B
+expect bar1 FAIL "512 MiB (not NVIDIA: its largest BAR), buffers want 1 GiB" -- $CARD_A --gpu $GPU_A --buffers 1G
+
+# ---- pairing ---------------------------------------------------------------------------
+expect pairing WARN "card $CARD_A -> GPU $GPU_A (4 hops, via switch port 0000:01:00.0); card $CARD_B -> GPU $GPU_B (4 hops, via root complex pci0000:00 (different root ports)); card $CARD_D -> GPU $GPU_C (4 hops, via root complex pci0000:80 (different root ports))" -- $CARD_A,$CARD_B,$CARD_D --gpu $GPU_C,$GPU_B,$GPU_A
+expect pairing FAIL "card $CARD_D -> no GPU on its root complex" -- $CARD_A,$CARD_D --gpu $GPU_A
+
+# ---- what this guest has and lacks -------------------------------------------------------
+expect card FAIL "$CARD_A (8086:10d3), no driver bound" -- $CARD_A --gpu $GPU_A
+expect gpu OK "1 GPU: $GPU_A (1af4:1110)" -- $CARD_A --gpu $GPU_A
+expect gpu FAIL "no NVIDIA GPU on the PCI bus" -- $CARD_A
+expect nvidia FAIL "no NVIDIA driver loaded" -- $CARD_A --gpu $GPU_A
+expect stream_memops WARN "could not tell" -- $CARD_A --gpu $GPU_A
+expect dmabuf OK "dma-buf supported" -- $CARD_A --gpu $GPU_A
+expect pin_path FAIL "none: no driver in front of the card" -- $CARD_A --gpu $GPU_A
+expect card_driver FAIL "no driver bound to the card" -- $CARD_A --gpu $GPU_A
+
+# ---- exit status -------------------------------------------------------------------------
+/t/gpuasyncfs --check --no-open $CARD_A --gpu $GPU_A >/dev/null; rc1=$?
+/t/gpuasyncfs --check --bogus >/dev/null 2>&1; rc2=$?
+/t/gpuasyncfs --check --help >/dev/null; rc3=$?
+[ "$rc1 $rc2 $rc3" = "1 2 0" ] && ok "exit status (FAIL 1, bad argument 2, help 0)" ||
+	bad "exit status: $rc1 $rc2 $rc3, want 1 2 0"
+grep -q "^GPUDirect: not expected to work" $OUTF && ok "summary line" || bad "summary line"
+
+# ---- bad input on the real tree -----------------------------------------------------------
+expect gpu FAIL "GPU 0000:0f:00.0: could not tell: No such file or directory" -- $CARD_A --gpu 0000:0f:00.0
+expect card FAIL "could not tell which PCI device /dev/nothing_0 is" -- /dev/nothing_0 --gpu $GPU_A
+# Without CAP_SYS_ADMIN, config space reads stop at 64 bytes: ACS is unknown.
+mkdir -p /etc && echo "nobody:x:65534:65534::/:/bin/sh" >/etc/passwd
+su nobody -s /bin/sh -c "/t/gpuasyncfs --check --no-open $CARD_B --gpu $GPU_B" >$OUTF 2>&1
+grep -q "^WARN acs: .*0000:00:03.0: could not tell (extended config space unreadable: needs root)" $OUTF &&
+	ok "acs=WARN as nobody" || { bad "acs=WARN as nobody"; grep "acs:" $OUTF; }
+# A device that goes away: the kernel removes the function, --check names it.
+echo 1 >/sys/bus/pci/devices/$GPU_B/remove
+expect gpu FAIL "GPU $GPU_B: could not tell: No such file or directory" -- $CARD_B --gpu $GPU_B
+expect bar1 WARN "could not tell: no GPU" -- $CARD_B --gpu $GPU_B
+# The stale check opens the card through the library: this card is no GpuAsyncCore.
+/t/gpuasyncfs --check $CARD_A --gpu $GPU_A >$OUTF 2>&1
+grep -q "^WARN stale: could not tell: no device node for the card" $OUTF && ok "stale=WARN (no node)" ||
+	{ bad "stale=WARN (no node)"; grep "stale:" $OUTF; }
+
+# ---- a GpuAsyncCore behind gpuasync.ko (its emulated card), once ----------------------------
+if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
+	E=/dev/gpuasync_emu0
+	insmod /t/nv_p2p_stub.ko && insmod /t/gpuasync.ko emulate=1 || bad "insmod gpuasync.ko"
+	expect card FAIL "$E is gpuasync.ko's emulated card: no PCI device behind it" -- $E --gpu $GPU_A
+	expect card_driver OK "GpuAsyncCore version 4, GPU async on" -- $E --gpu $GPU_A
+	# The stale check reads the address registers through the library.
+	/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+	grep -q "^OK   stale: $E: no address left behind (0 held by live processes)" $OUTF &&
+		ok "stale=OK (clean card)" || { bad "stale=OK (clean card)"; grep "stale:" $OUTF; }
+	rm -f /tmp/hold.out
+	/t/kt hold >/tmp/hold.out 2>&1 &
+	hp=$!
+	if wait_for /tmp/hold.out HOLDING; then
+		/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+		grep -qE "^OK   stale: $E: no address left behind \([1-9][0-9]* held by live processes\)" $OUTF &&
+			ok "stale=OK (buffers of a live process)" ||
+			{ bad "stale=OK (buffers of a live process)"; grep "stale:" $OUTF; }
+	else
+		bad "kt hold"; cat /tmp/hold.out
+	fi
+	kill -9 $hp; wait $hp 2>/dev/null
+	# An address no process holds, as a dead process's buffer leaves it.
+	if /t/poke $E 5 0x12345670000; then
+		/t/gpuasyncfs --check $E --gpu $GPU_A >$OUTF 2>&1
+		grep -q "^WARN stale: write 5: 0x0000012345670000, 1 address register set with no live process holding that buffer" $OUTF &&
+			ok "stale=WARN (address left behind)" ||
+			{ bad "stale=WARN (address left behind)"; grep "stale:" $OUTF; }
+		/t/poke $E 5 0
+	else
+		bad "poke"
+	fi
+	# The same verdicts under a mount: device/platform/<check>.
+	mkdir -p /tmp/m
+	/t/gpuasyncfs -f $E /tmp/m >/tmp/fs.out 2>&1 &
+	dp=$!
+	if wait_file /tmp/m/device/platform/card_driver; then
+		n=$(ls /tmp/m/device/platform | wc -l)
+		/t/gpuasyncfs --check --no-open $E >$OUTF 2>&1
+		same=1
+		for f in /tmp/m/device/platform/*; do
+			grep -qxF "$(cat $f)" $OUTF || { same=0; echo "differs: $f: $(cat $f)"; }
+		done
+		[ "$n" = 16 ] && [ $same = 1 ] && grep -q "^OK   card_driver: gpuasync.ko" /tmp/m/device/platform/card_driver &&
+			ok "device/platform/ under a mount ($n files, as --check prints)" ||
+			bad "device/platform/ under a mount ($n files)"
+		umount /tmp/m
+	else
+		bad "mount on $E"; cat /tmp/fs.out; kill $dp
+	fi
+	wait $dp
+	rmmod gpuasync
+	insmod /t/gpuasync.ko emulate=1 emulate_gpu_en=0 || bad "insmod gpu_en=0"
+	expect card_driver FAIL "GPU async off" -- $E --gpu $GPU_A
+	rmmod gpuasync && rmmod nv_p2p_stub || bad "rmmod"
+elif [ "$mode" = off ]; then
+	echo "KTEST skip gpuasync.ko: not built (no linux-headers)"
+fi
+
+guest_down

@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The platform doctor (lib/src/platform) on fixture trees: a temporary
+ * directory laid out like /sys, /proc, /dev and /boot holding the files
+ * each check reads, built per test.  The base tree is a machine where
+ * everything is right (card and GPU under one switch, no ACS redirect, no
+ * IOMMU, full links, one NUMA node, 32 GiB BAR1, the open NVIDIA module,
+ * stream memops on, dma-buf, gpuasync.ko with GPU async on); each test
+ * breaks one thing and checks that exactly the expected verdict moves,
+ * with what it found.  Bad input (missing, unreadable, vanished files) must
+ * give "could not tell", never a crash and never OK.  The QEMU suite
+ * (tests/platform/run.sh) checks the PCI facts on a real kernel; this file
+ * is the only place the NVIDIA, NUMA-node and datadev facts are exercised.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+
+#include "common/doc_file.h"
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpuasync/platform.h"
+#include "common/run_suite.h"
+
+static char root[64];
+static struct ga_check_result res[GA_CHECK_COUNT];
+
+/* ---- building the tree ------------------------------------------------------------ */
+
+static void mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	mkdir(tmp, 0755);
+}
+
+static void put(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(const char *rel, const char *fmt, ...)
+{
+	char p[PATH_MAX], *slash;
+	va_list ap;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	slash = strrchr(p, '/');
+	*slash = 0;
+	mkdirs(p);
+	*slash = '/';
+	f = fopen(p, "w");
+	ck_assert_msg(f != NULL, "%s: %s", p, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void link_to(const char *target, const char *rel)
+{
+	char p[PATH_MAX], *slash;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	slash = strrchr(p, '/');
+	*slash = 0;
+	mkdirs(p);
+	*slash = '/';
+	unlink(p);
+	ck_assert_int_eq(symlink(target, p), 0);
+}
+
+static void rm(const char *rel)
+{
+	char p[PATH_MAX], cmd[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Config space: a PCIe capability list with ACS (control @acs) at 0x100,
+ * or only the first @len bytes (64: what a non-root reader gets). */
+static void config(const char *dev, int acs, size_t len)
+{
+	unsigned char c[4096] = {0};
+	char p[PATH_MAX];
+	FILE *f;
+
+	c[0] = 0x86;
+	c[1] = 0x80;
+	if (acs >= 0) {
+		c[0x100] = 0x0d; /* ACS, version 1, no next capability */
+		c[0x102] = 0x01;
+		c[0x104] = 0x1f; /* capability: SV TB RR CR UF */
+		c[0x106] = (unsigned char)acs;
+		c[0x107] = (unsigned char)(acs >> 8);
+	}
+	snprintf(p, sizeof(p), "%s/sys/devices/%s/config", root, dev);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fwrite(c, 1, len, f);
+	fclose(f);
+}
+
+/* A PCI function at /sys/devices/@path (its last component is its address). */
+static void pci(const char *path, unsigned int vendor, unsigned int device, unsigned int class,
+		const char *speed, int width, int numa)
+{
+	const char *bdf = strrchr(path, '/') + 1;
+	char d[PATH_MAX], t[PATH_MAX];
+
+	snprintf(d, sizeof(d), "/sys/devices/%s", path);
+	put(strcat(strcpy(t, d), "/vendor"), "0x%04x\n", vendor);
+	put(strcat(strcpy(t, d), "/device"), "0x%04x\n", device);
+	put(strcat(strcpy(t, d), "/class"), "0x%06x\n", class);
+	put(strcat(strcpy(t, d), "/numa_node"), "%d\n", numa);
+	put(strcat(strcpy(t, d), "/current_link_speed"), "%s PCIe\n", speed);
+	put(strcat(strcpy(t, d), "/max_link_speed"), "%s PCIe\n", speed);
+	put(strcat(strcpy(t, d), "/current_link_width"), "%d\n", width);
+	put(strcat(strcpy(t, d), "/max_link_width"), "%d\n", width);
+	put(strcat(strcpy(t, d), "/resource"),
+	    "0x00000000f0000000 0x00000000f0ffffff 0x0000000000040200\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n");
+	config(path, -1, 256);
+	snprintf(t, sizeof(t), "../../../devices/%s", path);
+	snprintf(d, sizeof(d), "/sys/bus/pci/devices/%s", bdf);
+	link_to(t, d);
+}
+
+static void bind(const char *bdf, const char *drv)
+{
+	char rel[128], t[128];
+
+	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/driver", bdf);
+	snprintf(t, sizeof(t), "../../../bus/pci/drivers/%s", drv);
+	link_to(t, rel);
+}
+
+#define RP    "pci0000:00/0000:00:01.0"
+#define USP   RP "/0000:01:00.0"
+#define DSP_C USP "/0000:02:01.0"
+#define DSP_G USP "/0000:02:02.0"
+#define CARD  DSP_C "/0000:03:00.0"
+#define GPU   DSP_G "/0000:04:00.0"
+
+/* The good machine. */
+static void base(void)
+{
+	snprintf(root, sizeof(root), "/tmp/ga-platform-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	pci(RP, 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 0);
+	pci(USP, 0x10b5, 0x8747, 0x060400, "16.0 GT/s", 16, 0);
+	pci(DSP_C, 0x10b5, 0x8747, 0x060400, "16.0 GT/s", 16, 0);
+	pci(DSP_G, 0x10b5, 0x8747, 0x060400, "16.0 GT/s", 16, 0);
+	config(DSP_C, 0x0011, 4096); /* SV + UF: no redirect */
+	config(DSP_G, 0x0011, 4096);
+	pci(CARD, 0x1a4a, 0x2030, 0xff0000, "8.0 GT/s", 8, 0);
+	pci(GPU, 0x10de, 0x2330, 0x030200, "16.0 GT/s", 16, 0);
+	put("/sys/devices/" GPU "/resource",
+	    "0x00000000f0000000 0x00000000f0ffffff 0x0000000000040200\n"
+	    "0x0000038000000000 0x00000387ffffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n");
+	bind("0000:03:00.0", "gpuasync");
+	bind("0000:04:00.0", "nvidia");
+	link_to("../../devices/" CARD, "/sys/class/gpuasync/gpuasync_0/device");
+	put("/sys/class/gpuasync/gpuasync_0/version", "4\n");
+	put("/sys/class/gpuasync/gpuasync_0/gpu_enabled", "1\n");
+	put("/sys/module/gpuasync/version", "0.1.0\n");
+	put("/sys/devices/system/node/node0/cpulist", "0-4095\n");
+	put("/proc/driver/nvidia/version",
+	    "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
+	    "(dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024\n"
+	    "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
+	put("/proc/driver/nvidia/params", "ResmanDebugLevel: 4294967295\nEnableStreamMemOPs: 1\n");
+	put("/sys/module/nvidia/version", "550.54.15\n");
+	mkdirs(strcat(strcpy((char[PATH_MAX]){0}, root), "/sys/kernel/dmabuf/buffers"));
+}
+
+static int run(struct ga_platform_opts *o)
+{
+	o->root = root;
+	return ga_platform_run(o, res);
+}
+
+static int run_default(void)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	o.open_device = 0;
+	return run(&o);
+}
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void teardown(void)
+{
+	if (root[0])
+		nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	root[0] = 0;
+}
+
+/* Check @id's verdict and that its found text holds @needle. */
+#define EXPECT(id, v, needle)                                                                      \
+	do {                                                                                       \
+		char line_[2048];                                                                  \
+		ga_check_format(&res[id], line_, sizeof(line_));                                   \
+		ck_assert_msg(res[id].verdict == (v), "%s: want %s, got: %s",                      \
+			      ga_check_info(id)->name, ga_verdict_name(v), line_);                 \
+		ck_assert_msg(strstr(res[id].found, needle), "%s: '%s' not in: %s",                \
+			      ga_check_info(id)->name, needle, res[id].found);                     \
+	} while (0)
+
+/* ---- the good machine --------------------------------------------------------------- */
+
+START_TEST(test_good)
+{
+	base();
+	ck_assert_int_eq(run_default(), GA_VERDICT_WARN); /* stale: not opened */
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_OK,
+	       "0000:03:00.0 (1a4a:2030), driver gpuasync as gpuasync_0");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_OK, "0000:04:00.0 (10de:2330)");
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_OK, "4 hops, via switch port 0000:01:00.0");
+	EXPECT(GA_CHECK_ACS, GA_VERDICT_OK, "0000:02:01.0: ACS ctrl 0x0011, no redirect");
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_OK, "no IOMMU in use");
+	EXPECT(GA_CHECK_LINK_CARD, GA_VERDICT_OK, "Gen3 x8");
+	EXPECT(GA_CHECK_LINK_GPU, GA_VERDICT_OK, "Gen4 x16");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "1 node; card on node 0, GPU on node 0");
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_OK, "BAR1: 32 GiB");
+	EXPECT(GA_CHECK_NVIDIA, GA_VERDICT_OK, "Open kernel module, version 550.54.15");
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK, "EnableStreamMemOPs: 1");
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_OK, "/sys/kernel/dmabuf exists");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK, "dmabuf");
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_OK, "GpuAsyncCore version 4, GPU async on");
+	EXPECT(GA_CHECK_STALE, GA_VERDICT_WARN, "not checked");
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_OK, "nothing to pair");
+	teardown();
+}
+END_TEST
+
+/* ---- one thing wrong at a time -------------------------------------------------------- */
+
+START_TEST(test_acs_redirect)
+{
+	base();
+	config(DSP_G, 0x001d, 4096); /* SV RR CR UF */
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_ACS, GA_VERDICT_FAIL, "0000:02:02.0: ACS ctrl 0x001d, P2P redirect ON");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_acs_unreadable)
+{
+	base();
+	config(DSP_G, 0x001d, 64); /* what a user without CAP_SYS_ADMIN reads */
+	run_default();
+	EXPECT(GA_CHECK_ACS, GA_VERDICT_WARN, "could not tell (extended config space unreadable");
+	rm("/sys/devices/" DSP_C "/config");
+	run_default();
+	EXPECT(GA_CHECK_ACS, GA_VERDICT_WARN, "0000:02:01.0: could not tell (No such file");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_root_complex)
+{
+	base();
+	/* The GPU moves under its own root port. */
+	pci("pci0000:00/0000:00:02.0", 0x8086, 0x1235, 0x060400, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:02.0/0000:05:00.0", 0x10de, 0x2330, 0x030200, "16.0 GT/s", 16, 0);
+	rm("/sys/bus/pci/devices/0000:04:00.0");
+	run_default();
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_WARN,
+	       "via root complex pci0000:00 (different root ports)");
+	/* ACS redirect at a root port costs less there: WARN, not FAIL. */
+	config("pci0000:00/0000:00:02.0", 0x001d, 4096);
+	run_default();
+	EXPECT(GA_CHECK_ACS, GA_VERDICT_WARN, "0000:00:02.0: ACS ctrl 0x001d, P2P redirect ON");
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_OK, "nothing to pair");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_two_root_complexes)
+{
+	base();
+	rm("/sys/bus/pci/devices/0000:04:00.0");
+	pci("pci0000:40/0000:40:01.0", 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 1);
+	pci("pci0000:40/0000:40:01.0/0000:41:00.0", 0x10de, 0x2330, 0x030200, "16.0 GT/s", 16, 1);
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_FAIL,
+	       "different root complexes (pci0000:00, pci0000:40)");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_pairing)
+{
+	base();
+	/* A second card and GPU under a second switch: each card keeps its own. */
+	pci("pci0000:00/0000:00:03.0", 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:03.0/0000:81:00.0", 0x10de, 0x2330, 0x030200, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:04.0", 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:04.0/0000:82:00.0", 0x1a4a, 0x2030, 0xff0000, "8.0 GT/s", 8, 0);
+	pci("pci0000:00/0000:00:03.0/0000:81:00.1", 0x1a4a, 0x2030, 0xff0000, "8.0 GT/s", 8, 0);
+	run_default();
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_WARN, "card 0000:03:00.0 -> GPU 0000:04:00.0 (4 hops");
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_WARN, "card 0000:81:00.1 -> GPU 0000:81:00.0 (2 hops");
+	/* The third card only reaches a GPU through the root complex. */
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_WARN, "card 0000:82:00.0 -> GPU");
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_WARN, "via root complex pci0000:00");
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_OK, "one of 3 cards");
+	rm("/sys/bus/pci/devices/0000:82:00.0");
+	run_default();
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_OK, "card 0000:81:00.1 -> GPU 0000:81:00.0");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_iommu)
+{
+	base();
+	put("/sys/class/iommu/dmar0/x", "\n");
+	put("/sys/kernel/iommu_groups/7/type", "DMA-FQ\n");
+	put("/sys/kernel/iommu_groups/7/devices/0000:03:00.0", "\n");
+	link_to("../../../../kernel/iommu_groups/7", "/sys/devices/" CARD "/iommu_group");
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_FAIL,
+	       "card 0000:03:00.0 in group 7 (1 device), type DMA-FQ");
+	ck_assert_ptr_nonnull(strstr(res[GA_CHECK_IOMMU].todo, "iommu=pt"));
+	put("/sys/kernel/iommu_groups/7/type", "identity\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_OK, "type identity");
+	rm("/sys/kernel/iommu_groups/7/type");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN, "type could not tell");
+	rm("/sys/devices/" CARD "/iommu_group");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN,
+	       "could not tell: card 0000:03:00.0 has no iommu_group");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_links)
+{
+	base();
+	put("/sys/devices/" CARD "/current_link_speed", "2.5 GT/s PCIe\n");
+	put("/sys/devices/" CARD "/current_link_width", "1\n");
+	put("/sys/devices/" DSP_C "/max_link_width", "4\n");
+	run_default();
+	EXPECT(GA_CHECK_LINK_CARD, GA_VERDICT_WARN,
+	       "Gen1 x1 (2.5 GT/s PCIe), can do Gen3 x8: trained below");
+	EXPECT(GA_CHECK_LINK_CARD, GA_VERDICT_WARN, "its port 0000:02:01.0 can do only Gen4 x4");
+	put("/sys/devices/" CARD "/current_link_width", "0\n");
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_LINK_CARD, GA_VERDICT_FAIL, "link down");
+	put("/sys/devices/" GPU "/current_link_speed", "Unknown\n");
+	run_default();
+	EXPECT(GA_CHECK_LINK_GPU, GA_VERDICT_WARN, "could not tell: speed or width unknown");
+	rm("/sys/devices/" GPU "/max_link_width");
+	run_default();
+	EXPECT(GA_CHECK_LINK_GPU, GA_VERDICT_WARN,
+	       "GPU 0000:04:00.0: could not tell (No such file");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_numa)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	base();
+	put("/sys/devices/system/node/node0/cpulist", "0-3\n");
+	put("/sys/devices/system/node/node1/cpulist", "4-7\n");
+	o.open_device = 0;
+	o.cpus = "0-3";
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK,
+	       "2 nodes; card on node 0, GPU on node 0, this process may run on node 0");
+	o.cpus = "2-5";
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "may run on nodes 0,1");
+	ck_assert_ptr_nonnull(strstr(res[GA_CHECK_NUMA].todo, "numactl --cpunodebind=0"));
+	o.cpus = "0-3";
+	put("/sys/devices/" GPU "/numa_node", "1\n");
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "card and GPU on different nodes");
+	put("/sys/devices/" CARD "/numa_node", "-1\n");
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "the firmware gave no node");
+	o.cpus = "zero";
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: CPU list 'zero'");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_bar1)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	base();
+	o.open_device = 0;
+	o.buffer_bytes = 64ull << 30;
+	ck_assert_int_eq(run(&o), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_FAIL, "BAR1: 32 GiB, buffers want 64 GiB");
+	put("/sys/devices/" GPU "/resource",
+	    "0x00000000f0000000 0x00000000f0ffffff 0x0000000000040200\n"
+	    "0x00000000e0000000 0x00000000efffffff 0x000000000014220c\n");
+	o.buffer_bytes = 0;
+	run(&o);
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "BAR1: 256 MiB: a small window");
+	put("/sys/devices/" GPU "/resource", "garbage\n");
+	run(&o);
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "could not tell: no memory BAR1");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_nvidia)
+{
+	base();
+	put("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+					   "535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
+	run_default();
+	EXPECT(GA_CHECK_NVIDIA, GA_VERDICT_WARN, "proprietary kernel module, version 535.104.05");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK,
+	       "p2p (the driver pins GPU memory with nvidia_p2p_get_pages): dma-buf needs the open "
+	       "NVIDIA module");
+	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "EnableStreamMemOPs: 0");
+	/* Only the module parameter file left. */
+	rm("/proc/driver/nvidia/params");
+	put("/sys/module/nvidia/parameters/NVreg_EnableStreamMemOPs", "1\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK, "NVreg_EnableStreamMemOPs=1");
+	/* Unreadable: a directory where the file should be. */
+	rm("/proc/driver/nvidia/version");
+	rm("/sys/module/nvidia/version");
+	put("/proc/driver/nvidia/version/x", "\n");
+	run_default();
+	EXPECT(GA_CHECK_NVIDIA, GA_VERDICT_WARN,
+	       "could not tell: /proc/driver/nvidia/version: Is a directory");
+	/* No driver at all. */
+	rm("/proc/driver/nvidia");
+	rm("/sys/module/nvidia");
+	put("/sys/module/nv_p2p_stub/refcnt", "0\n");
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_NVIDIA, GA_VERDICT_FAIL, "no NVIDIA driver loaded");
+	EXPECT(GA_CHECK_NVIDIA, GA_VERDICT_FAIL, "nv_p2p_stub");
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "could not tell");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_FAIL, "no NVIDIA driver to pin with");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_dmabuf)
+{
+	base();
+	rm("/sys/kernel/dmabuf");
+	run_default();
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
+	       "could not tell (no dma-buf files and no /proc/sys/kernel/osrelease)");
+	put("/proc/sys/kernel/osrelease", "6.1.0-99-amd64\n");
+	put("/boot/config-6.1.0-99-amd64", "CONFIG_X=y\n# CONFIG_DMA_SHARED_BUFFER is not set\n");
+	run_default();
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
+	       "no dma-buf (/boot/config-6.1.0-99-amd64: CONFIG_DMA_SHARED_BUFFER off)");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK, "p2p");
+	put("/boot/config-6.1.0-99-amd64", "CONFIG_DMA_SHARED_BUFFER=y\n");
+	run_default();
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_OK, "CONFIG_DMA_SHARED_BUFFER on");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK, "dmabuf");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_datadev)
+{
+	base();
+	rm("/sys/class/gpuasync");
+	bind("0000:03:00.0", "datadev");
+	put("/proc/datadev_0", "PCIe[BUS:NUM:SLOT.FUNC] : 0000:03:00.0\n"
+			       "---------- Firmware Axi Version -----------\n"
+			       "     Firmware Version : 0x3010000\n"
+			       "         GPU Async En : 1\n"
+			       "---------------- DataGPU State ----------------\n"
+			       " GpuAsyncCore Version : 4\n"
+			       "-------- DMA Kernel Driver General --------\n"
+			       "     GPUAsync Support : Enabled\n");
+	run_default();
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_OK, "driver datadev as datadev_0");
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_OK,
+	       "firmware 0x3010000, GPU Async En 1, GpuAsyncCore version 4, driver GPUAsync "
+	       "Support Enabled");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK,
+	       "p2p (the driver pins GPU memory with nvidia_p2p_get_pages): datadev has no "
+	       "dma-buf");
+	put("/proc/datadev_0", "PCIe[BUS:NUM:SLOT.FUNC] : 0000:03:00.0\n"
+			       "     Firmware Version : 0x3010000\n"
+			       "         GPU Async En : 0\n"
+			       "     GPUAsync Support : Disabled\n");
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_FAIL, "GPU Async En 0");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_FAIL, "built without GPU support");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_card_driver)
+{
+	base();
+	put("/sys/class/gpuasync/gpuasync_0/gpu_enabled", "0\n");
+	ck_assert_int_eq(run_default(), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_FAIL, "GPU async off");
+	put("/sys/class/gpuasync/gpuasync_0/gpu_enabled", "1\n");
+	put("/sys/class/gpuasync/gpuasync_0/version", "9\n");
+	run_default();
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_FAIL, "GpuAsyncCore version 9");
+	rm("/sys/class/gpuasync/gpuasync_0/version");
+	run_default();
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_WARN, "gpuasync_0: could not tell");
+	rm("/sys/devices/" CARD "/driver");
+	run_default();
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "no driver bound");
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_FAIL, "no driver bound to the card");
+	teardown();
+}
+END_TEST
+
+/* ---- bad input: nothing crashes, nothing guesses OK -------------------------------- */
+
+START_TEST(test_vanished)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	base();
+	o.open_device = 0;
+	o.card = "0000:09:00.0"; /* named, but not on the bus */
+	o.gpus = "0000:04:00.0,0000:0a:00.0,nonsense";
+	ck_assert_int_eq(run(&o), GA_VERDICT_FAIL);
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "card 0000:09:00.0: could not tell");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU 0000:0a:00.0: could not tell: No such file");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU nonsense: could not tell: not a PCI address");
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_FAIL, "could not tell: no card");
+	o.card = "/dev/nothing_0";
+	run(&o);
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "could not tell which PCI device /dev/nothing_0 is");
+	/* A device node that is not a card: the stale check cannot open it. */
+	o.card = "/dev/gpuasync_0";
+	o.open_device = 1;
+	put("/dev/gpuasync_0", "not a device\n");
+	run(&o);
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_OK, "driver gpuasync as gpuasync_0");
+	EXPECT(GA_CHECK_STALE, GA_VERDICT_WARN, "could not tell: opening /dev/gpuasync_0");
+	teardown();
+}
+END_TEST
+
+START_TEST(test_empty_root)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+	char line[2048];
+
+	snprintf(root, sizeof(root), "/tmp/ga-platform-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(run(&o), GA_VERDICT_FAIL);
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		/* Without a machine to look at, only "no IOMMU" and "no NUMA" are facts. */
+		if (i != GA_CHECK_IOMMU && i != GA_CHECK_NUMA)
+			ck_assert_msg(res[i].verdict != GA_VERDICT_OK, "%s said OK on nothing",
+				      ga_check_info(i)->name);
+		ck_assert_int_gt(ga_check_format(&res[i], line, sizeof(line)), 10);
+		ck_assert_ptr_nonnull(strstr(line, ga_check_info(i)->name));
+	}
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "no card");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "could not tell");
+	ck_assert_int_eq(ga_platform_run(NULL, res), -EINVAL);
+	ck_assert_int_eq(ga_platform_run(&o, NULL), -EINVAL);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_table)
+{
+	/* Every row named, explained, and named once. */
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		const struct ga_check_info *a = ga_check_info(i);
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert(a->name && a->title && a->why && a->fixes);
+		ck_assert_int_gt(strlen(a->why), 20);
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(a->name, ga_check_info(j)->name);
+	}
+	ck_assert_ptr_null(ga_check_info(GA_CHECK_COUNT));
+	ck_assert_str_eq(ga_verdict_name(GA_VERDICT_FAIL), "FAIL");
+}
+END_TEST
+
+/* docs/platform.md lists every check with the table's texts (regenerated by
+ * gpuasyncfs --check --list); the source tree is found from this file's path. */
+START_TEST(test_docs)
+{
+	const char *path = doc_file_path("GA_PLATFORM_DOC", __FILE__, "docs/platform.md");
+	char *doc = doc_file_read(path);
+
+	ck_assert_msg(doc != NULL, "cannot read %s", path);
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		const struct ga_check_info *a = ga_check_info(i);
+		char head[256];
+
+		snprintf(head, sizeof(head), "### `%s`: %s\n", a->name, a->title);
+		ck_assert_msg(strstr(doc, head),
+			      "docs/platform.md lacks '%s' (gpuasyncfs --check --list)", head);
+		ck_assert_msg(strstr(doc, a->why + 1), "docs/platform.md: %s's why differs",
+			      a->name);
+		ck_assert_msg(strstr(doc, a->fixes), "docs/platform.md: %s's verdicts differ",
+			      a->name);
+	}
+	free(doc);
+}
+END_TEST
+
+static Suite *platform_suite(void)
+{
+	Suite *s = suite_create("platform");
+	TCase *t = tcase_create("platform");
+
+	tcase_add_test(t, test_table);
+	tcase_add_test(t, test_docs);
+	tcase_add_test(t, test_good);
+	tcase_add_test(t, test_acs_redirect);
+	tcase_add_test(t, test_acs_unreadable);
+	tcase_add_test(t, test_root_complex);
+	tcase_add_test(t, test_two_root_complexes);
+	tcase_add_test(t, test_pairing);
+	tcase_add_test(t, test_iommu);
+	tcase_add_test(t, test_links);
+	tcase_add_test(t, test_numa);
+	tcase_add_test(t, test_bar1);
+	tcase_add_test(t, test_nvidia);
+	tcase_add_test(t, test_dmabuf);
+	tcase_add_test(t, test_datadev);
+	tcase_add_test(t, test_card_driver);
+	tcase_add_test(t, test_vanished);
+	tcase_add_test(t, test_empty_root);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(platform_suite());
+}
