@@ -182,7 +182,7 @@ END_TEST
  * (all ones is not ar_cache = 0xf) and none are applied. */
 START_TEST(link_down)
 {
-	char *saved;
+	char *saved, *again;
 
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache"), 0);
@@ -199,7 +199,9 @@ START_TEST(link_down)
 	ck_assert_int_eq(writef("settings", "bogus = 1\n"), -EINVAL);
 	ck_assert_int_eq(writef("sim/link", "up"), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
-	ck_assert_str_eq(readf("settings"), saved);
+	again = readf("settings");
+	ck_assert_str_eq(again, saved);
+	free(again);
 	free(saved);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
