@@ -598,7 +598,8 @@ static int fs_state_init(struct fs *fs)
 	if (ga_fw_read(fs->dev, GA_FW_DNA, fs->dna, sizeof(fs->dna)) < 0)
 		fs->dna[0] = '\0'; /* no AxiVersion block: no dna label */
 	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL) ||
-	    pthread_mutex_init(&fs->open_lock, NULL))
+	    pthread_mutex_init(&fs->open_lock, NULL) ||
+	    pthread_mutex_init(&fs->reg_store_lock, NULL))
 		return -ENOMEM;
 	ret = fs_errors_init(fs);
 	if (ret < 0)
@@ -625,6 +626,7 @@ static void fs_state_fini(struct fs *fs)
 {
 	fs_opens_free_all(fs);
 	fs_errors_fini(fs);
+	pthread_mutex_destroy(&fs->reg_store_lock);
 	pthread_mutex_destroy(&fs->open_lock);
 	pthread_mutex_destroy(&fs->poll_lock);
 	pthread_rwlock_destroy(&fs->bufs_lock);

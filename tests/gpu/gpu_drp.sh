@@ -22,7 +22,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 D=$B/examples/cuda/gpuasync-drp-consumer
 [ -x "$D" ] || skip "no gpuasync-drp-consumer (built without nvcc)"
-"$H" name >/dev/null 2>&1 || skip "no GPU"
+OUT=$("$H" name 2>&1) || fail "gpu-helper name: $OUT"
 
 # The card writes with the copy engines only, as a real card's DMA does:
 # patterns made on the CPU, no copy kernels.  A kernel of the daemon's own

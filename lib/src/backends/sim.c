@@ -386,6 +386,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 		rc = ga_err(rc, "sim: the model has no firmware version %u", c.version);
 		goto out_free;
 	}
+	s->arm_poll_ns = SIM_ARM_POLL_MIN_NS;
 
 	rc = pthread_create(&s->thread, NULL, ga_simdev_thread, s);
 	if (rc) {
@@ -477,11 +478,9 @@ static int sim_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *of
 	return 0;
 }
 
-/* Write the counts into 0x08 with both engines off (pre-release driver). */
+/* Write the counts into 0x08, the engine enables left as they are. */
 static void program_counts(struct sim *s)
 {
-	field_write(s, GA_REG_WRITE_ENABLE, 0, 0);
-	field_write(s, GA_REG_READ_ENABLE, 0, 0);
 	field_write(s, GA_REG_WRITE_COUNT, 0,
 		    s->nbuf[GA_DIR_WRITE] ? s->nbuf[GA_DIR_WRITE] - 1 : 0);
 	field_write(s, GA_REG_READ_COUNT, 0, s->nbuf[GA_DIR_READ] ? s->nbuf[GA_DIR_READ] - 1 : 0);
@@ -592,6 +591,11 @@ static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_m
 	bus = sim_bus_encode(dir, i, b->gen);
 	s->nbuf[dir]++;
 
+	/* The count gates which slots the engine uses (docs/firmware.md
+	 * §3.1), so the new slot is programmed first and the count raised
+	 * last, with the engines running: no frame is dropped or cut short
+	 * for an add (issue 24 item 10).  Upstream's drivers stop or
+	 * restart the engine here (docs/sim.md). */
 	program_address(s, dir, i, bus);
 	if (dir == GA_DIR_WRITE) {
 		/* The payload starts at +dma_data_bytes: that much less fits. */
@@ -624,6 +628,8 @@ static int sim_remove_all(struct ga_dev *dev)
 	 * The model is idle whenever we hold its lock, so V5's active bits
 	 * are already 0 and there is nothing in flight to wait for. */
 	s->nbuf[0] = s->nbuf[1] = 0;
+	field_write(s, GA_REG_WRITE_ENABLE, 0, 0);
+	field_write(s, GA_REG_READ_ENABLE, 0, 0);
 	program_counts(s);
 	for (d = 0; d < 2; d++)
 		for (i = 0; i < GA_MAX_BUFFERS; i++)
@@ -778,7 +784,7 @@ static bool sim_claims(const char *spec)
 
 const struct ga_backend_ops ga_backend_sim = {
 	.name = "sim",
-	.flags = GA_BE_SIM,
+	.flags = GA_BE_SIM | GA_BE_ADD_LIVE,
 	.claims = sim_claims,
 	.open = sim_open,
 	.close = sim_close,

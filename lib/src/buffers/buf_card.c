@@ -8,10 +8,14 @@
  * drivers that can only remove all) are built on these.
  *
  * Upstream main's add ioctl sets the engine enable bits as a side effect
- * (so we put them back), and each write buffer gets a payload limit of
- * size - dma_data_bytes: the payload starts at +dma_data_bytes, and
- * upstream's add would let a frame run past the end of the registered
- * memory.  Everything here runs under dev->lock.
+ * (so we put them back), upstream pre-release's clears them (frames that
+ * arrive until we put them back are dropped), and each write buffer gets a
+ * payload limit of size - dma_data_bytes: the payload starts at
+ * +dma_data_bytes, and upstream's add would let a frame run past the end
+ * of the registered memory.  Upstream main refuses an add while the limit
+ * is another size, so it is cleared for the add (frames meanwhile are cut
+ * to 1 byte).  A backend whose add runs live (GA_BE_ADD_LIVE: the simulated
+ * card) needs neither.  Everything here runs under dev->lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,7 +110,7 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 {
 	enum ga_dir dir = b->dir;
 	uint32_t wr = 0, rd = 0, old_max = 0;
-	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE;
+	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE && !(dev->be->flags & GA_BE_ADD_LIVE);
 	int rc, rc2;
 
 	rc = buf_read_enables(dev, &wr, &rd);
