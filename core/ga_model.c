@@ -98,14 +98,28 @@ static uint32_t reg_get(const struct ga_model *m, enum ga_reg_id id, unsigned in
 	return field_get(m, id, m->regs[off / 4]);
 }
 
+/* A field the firmware sets itself; the model never makes a value wider
+ * than its field (counters wrap or saturate at field_max, latencies clamp),
+ * and one that were would be dropped, as every writer of a field does. */
 static void reg_set(struct ga_model *m, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
 	const struct ga_model_loc *c = &m->loc[id];
-	uint32_t off;
+	uint32_t off, word;
 
 	if (!reg_loc(m, id, index, &off) || !c->mask)
 		return;
-	m->regs[off / 4] = (m->regs[off / 4] & ~c->mask) | ((val << c->lsb) & c->mask);
+	word = m->regs[off / 4];
+	if (ga_field_insert(&word, c->mask, c->lsb, val) == 0)
+		m->regs[off / 4] = word;
+}
+
+/* Every instance of @id: @val, or the field's max when @val is ~0u. */
+static void reg_fill(struct ga_model *m, enum ga_reg_id id, uint32_t val)
+{
+	unsigned int i, n = m->loc[id].stride ? m->buf_limit : 1;
+
+	for (i = 0; i < n; i++)
+		reg_set(m, id, i, val == ~0u ? field_max(m, id) : val);
 }
 
 /* V4 counters saturate at their maximum; V1 ones wrap (docs/firmware.md §3.1 step 6). */
@@ -441,34 +455,21 @@ static void sync_control(struct ga_model *m)
 	reg_set(m, GA_REG_READ_ACTIVE, 0, re);
 }
 
+/* What count_reset does to each row is in the row's flags (gpuasync/regs.h):
+ * cleared fields to 0, running minimums to all ones, watermarks from the
+ * present state (the part that is model state, below). */
 static void count_reset(struct ga_model *m)
 {
-	static const enum ga_reg_id cleared[] = {
-		GA_REG_RX_FRAME_COUNT,		GA_REG_TX_FRAME_COUNT,
-		GA_REG_AXI_WRITE_ERROR_COUNT,	GA_REG_AXI_READ_ERROR_COUNT,
-		GA_REG_AXI_WRITE_ERROR_VALUE,	GA_REG_AXI_READ_ERROR_VALUE,
-		GA_REG_AXI_WRITE_TIMEOUT_COUNT,
-	};
-	static const enum ga_reg_id maxes[] = {
-		GA_REG_TOTAL_LATENCY_MAX,
-		GA_REG_GPU_LATENCY_MAX,
-		GA_REG_WRITE_LATENCY_MAX,
-		GA_REG_READ_LATENCY_MAX,
-	};
-	static const enum ga_reg_id mins[] = {
-		GA_REG_TOTAL_LATENCY_MIN,
-		GA_REG_GPU_LATENCY_MIN,
-		GA_REG_WRITE_LATENCY_MIN,
-		GA_REG_READ_LATENCY_MIN,
-	};
-	unsigned int i;
+	unsigned int id;
 
-	for (i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++)
-		reg_set(m, cleared[i], 0, 0);
-	for (i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++)
-		reg_set(m, maxes[i], 0, 0);
-	for (i = 0; i < sizeof(mins) / sizeof(mins[0]); i++)
-		reg_set(m, mins[i], 0, field_max(m, mins[i]));
+	for (id = 0; id < GA_REG_COUNT; id++) {
+		if (!reg_has(m, id))
+			continue;
+		if (ga_regs[id].flags & GA_F_COUNT_CLEARED)
+			reg_fill(m, id, 0);
+		if (ga_regs[id].flags & GA_F_RUNNING_MIN)
+			reg_fill(m, id, ~0u);
+	}
 	/* Watermarks restart from the present state. */
 	reg_set(m, GA_REG_MIN_WRITE_BUFFERS, 0, m->free_count);
 	reg_set(m, GA_REG_MIN_READ_QUEUE, 0, m->read_queue);
@@ -751,13 +752,15 @@ bool ga_model_reads_pending(const struct ga_model *m)
 
 /* ---- registers ----------------------------------------------------------- */
 
-void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
-		   const struct ga_model_env *env)
+int ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
+		  const struct ga_model_env *env)
 {
 	unsigned char *raw = (unsigned char *)m;
-	unsigned int i;
+	unsigned int i, id;
 	uint32_t off;
 
+	if (ga_layout_for_version(p->version, p->latency_legacy) == GA_LAYOUT_COUNT)
+		return -EINVAL;
 	for (i = 0; i < sizeof(*m); i++)
 		raw[i] = 0;
 	m->regs = regs;
@@ -776,12 +779,12 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 	reg_set(m, GA_REG_VERSION, 0, p->version);
 	reg_set(m, GA_REG_MAX_BUFFERS, 0, m->p.max_buffers);
 	reg_set(m, GA_REG_DMA_DATA_BYTES, 0, p->dma_data_bytes);
-	reg_set(m, GA_REG_DEMUX_SELECT, 0, 1);
-	reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
-	reg_set(m, GA_REG_TOTAL_LATENCY_MIN, 0, field_max(m, GA_REG_TOTAL_LATENCY_MIN));
-	reg_set(m, GA_REG_GPU_LATENCY_MIN, 0, field_max(m, GA_REG_GPU_LATENCY_MIN));
-	reg_set(m, GA_REG_WRITE_LATENCY_MIN, 0, field_max(m, GA_REG_WRITE_LATENCY_MIN));
-	reg_set(m, GA_REG_READ_LATENCY_MIN, 0, field_max(m, GA_REG_READ_LATENCY_MIN));
+	for (id = 0; id < GA_REG_COUNT; id++) {
+		if (ga_regs[id].flags & GA_F_RESET_ONE)
+			reg_fill(m, id, 1);
+		if (ga_regs[id].flags & GA_F_RUNNING_MIN)
+			reg_fill(m, id, ~0u);
+	}
 
 	/* Where poll() looks for writes it cannot see. */
 	reg_loc(m, GA_REG_FREE_LIST, 0, &m->free_base);
@@ -796,6 +799,7 @@ void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_
 	}
 	m->mon[0].t0 = m->mon[1].t0 = now(m);
 	sync_control(m);
+	return 0;
 }
 
 uint32_t ga_model_reg_read(struct ga_model *m, uint32_t offset)

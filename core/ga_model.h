@@ -45,8 +45,8 @@
 #include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
 
-/* Largest firmware ring (V4: 10-bit index). */
-#define GA_MODEL_MAX_BUFFERS 1024
+/* Largest firmware ring: per-buffer state is sized for it. */
+#define GA_MODEL_MAX_BUFFERS GA_MAX_BUFFERS
 
 struct ga_model_env {
 	void *ctx;
@@ -80,9 +80,9 @@ struct ga_model_env {
 };
 
 struct ga_model_params {
-	unsigned int version;	     /* 1..5 */
-	bool latency_legacy;	     /* V4/V5: 0x48/0x50/0x58 latency block */
-	unsigned int max_buffers;    /* 1..16 (V1) or 1..1024 (V4+) */
+	unsigned int version;	     /* a row of GA_VERSIONS */
+	bool latency_legacy;	     /* the version's legacy layout (V4: 0x48/0x50/0x58) */
+	unsigned int max_buffers;    /* 1..ga_layout_max_buffers() */
 	unsigned int dma_data_bytes; /* payload offset, e.g. 32 */
 	uint64_t clock_hz;	     /* axiClk for latency counters */
 	/* Free-list and read-size words as upstream's emulator keeps them:
@@ -174,9 +174,11 @@ struct ga_model {
 	struct ga_model_mon mon[2];
 };
 
-/* Reset the register block and state to power-on values. */
-void ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
-		   const struct ga_model_env *env);
+/* Reset the register block and state to power-on values (the register
+ * table's reset flags): 0, or -EINVAL for a version GA_VERSIONS does not
+ * have, which leaves @m unusable. */
+int ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
+		  const struct ga_model_env *env);
 /* A register write the host saw (API, ioctl): stores it, acts on it.
  * Writes to read-only fields and unmapped words are ignored, as the
  * firmware ignores them. */

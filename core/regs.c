@@ -51,50 +51,60 @@ static_assert(sizeof(ga_regs) / sizeof(ga_regs[0]) == GA_REG_COUNT,
 /* Every layout slot of every row is a struct ga_reg_loc initializer. */
 static_assert(GA_LAYOUT_COUNT == 3, "GA_REG_ROW fills exactly three layouts");
 
+/* Row v at index v - 1: a gap or a repeat in GA_VERSIONS does not build. */
+#define GA_VERSION_ROW(v_, layout_, legacy_, wait_, poll_, doc_)                                   \
+	[(v_)-1] = {v_, layout_, legacy_, wait_, poll_, doc_},
+
+const struct ga_version ga_versions[GA_VERSION_MAX] = {GA_VERSIONS(GA_VERSION_ROW)};
+
+#undef GA_VERSION_ROW
+
 /*
- * Instances per direction the address map can hold in a layout.  V1 has
- * 16-byte strides in 0x100-byte windows (the 5-bit MaxBuffers field could
- * say more, but the addresses would run into the next window); V4 indices
- * are 10 bits wide.
+ * Each layout's name and how many buffers per direction its address map
+ * holds: V1 has 16-byte strides in 0x100-byte windows (the 5-bit MaxBuffers
+ * field could say more, but the addresses would run into the next window);
+ * V4 indices are 10 bits wide (docs/firmware.md §2.3, §2.4).  GA_MAX_BUFFERS
+ * (gpuasync/abi.h), which sizes every array of buffers, is the largest
+ * (test_regs checks it).
  */
+static const struct {
+	const char *name;
+	unsigned int max_buffers;
+} ga_layouts[GA_LAYOUT_COUNT] = {
+	[GA_LAYOUT_V1] = {"v1", 16},
+	[GA_LAYOUT_V4] = {"v4", 1024},
+	[GA_LAYOUT_V4_LEGACY] = {"v4-legacy", 1024},
+};
+
 unsigned int ga_layout_max_buffers(enum ga_layout layout)
 {
-	switch (layout) {
-	case GA_LAYOUT_V1:
-		return 16;
-	case GA_LAYOUT_V4:
-	case GA_LAYOUT_V4_LEGACY:
-		return 1024;
-	default:
-		return 0;
-	}
+	return (unsigned int)layout < GA_LAYOUT_COUNT ? ga_layouts[layout].max_buffers : 0;
+}
+
+const struct ga_version *ga_version_find(unsigned int version)
+{
+	if (version < 1 || version > GA_VERSION_MAX)
+		return NULL;
+	return &ga_versions[version - 1];
 }
 
 /*
- * Version 0 is what a core without a version register reads as: those
- * early cores used the V1 map.  Versions above 5 are newer than anything
- * we know; V5 kept the V4 map, so assume the next one does too.  Presence
- * is still gated by each row's min_version (ga_reg_present).
+ * Version 0 is what a core without a version register would read as, and
+ * a version above the last row is newer than anything we know: neither has
+ * a layout, so nothing is located or written on such a card.
  */
 enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy)
 {
-	if (version <= 3)
-		return GA_LAYOUT_V1;
-	return latency_legacy ? GA_LAYOUT_V4_LEGACY : GA_LAYOUT_V4;
+	const struct ga_version *v = ga_version_find(version);
+
+	if (!v)
+		return GA_LAYOUT_COUNT;
+	return latency_legacy ? v->layout_legacy : v->layout;
 }
 
 const char *ga_layout_name(enum ga_layout layout)
 {
-	switch (layout) {
-	case GA_LAYOUT_V1:
-		return "v1";
-	case GA_LAYOUT_V4:
-		return "v4";
-	case GA_LAYOUT_V4_LEGACY:
-		return "v4-legacy";
-	default:
-		return "unknown";
-	}
+	return (unsigned int)layout < GA_LAYOUT_COUNT ? ga_layouts[layout].name : "unknown";
 }
 
 static const struct ga_reg_loc *ga_loc(enum ga_reg_id id, enum ga_layout layout)
@@ -108,7 +118,8 @@ bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout, unsigned int versi
 {
 	const struct ga_reg_loc *loc = ga_loc(id, layout);
 
-	return loc && loc->present && version >= ga_regs[id].min_version;
+	return loc && loc->present && version >= ga_regs[id].min_version &&
+	       version <= GA_VERSION_MAX;
 }
 
 int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version,
@@ -192,4 +203,42 @@ int ga_reg_find(const char *name)
 		if (ga_regs[i].name && strcmp(ga_regs[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
+}
+
+int ga_field_write(const struct ga_reg_io *io, enum ga_reg_id id, enum ga_layout layout,
+		   uint32_t offset, uint32_t value)
+{
+	uint32_t mask = ga_reg_field_mask(id, layout), word = 0;
+	int rc;
+
+	if (!mask)
+		return -ENOENT;
+	/* Checked before the read: a refused value touches nothing. */
+	rc = ga_field_insert(&word, mask, ga_regs[id].loc[layout].lsb, value);
+	if (rc)
+		return rc;
+	/* A strobe or a whole-word field is one store: reading first would be
+	 * pointless, and for a strobe the read has no meaning. */
+	if (ga_regs[id].access == GA_WO || mask == 0xFFFFFFFFu)
+		return io->write(io->ctx, offset, word);
+	rc = io->read(io->ctx, offset, &word);
+	if (rc)
+		return rc;
+	ga_field_insert(&word, mask, ga_regs[id].loc[layout].lsb, value);
+	return io->write(io->ctx, offset, word);
+}
+
+int ga_field_read(const struct ga_reg_io *io, enum ga_reg_id id, enum ga_layout layout,
+		  uint32_t offset, uint32_t *value)
+{
+	uint32_t word;
+	int rc;
+
+	if (!ga_reg_field_mask(id, layout))
+		return -ENOENT;
+	rc = io->read(io->ctx, offset, &word);
+	if (rc)
+		return rc;
+	*value = ga_reg_field_get(id, layout, word);
+	return 0;
 }

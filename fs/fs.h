@@ -147,6 +147,13 @@ struct fs {
 	 * reading.  Taken before any library lock. */
 	pthread_rwlock_t bufs_lock;
 	struct fs_slot slots[2][GA_MAX_BUFFERS];
+	/* Register stores: every write of a register through the mount
+	 * (registers/<name>, registers/raw, settings) holds it, so a settings
+	 * write's read-before, apply, read-back and roll-back are one
+	 * transaction that no other client's write lands in the middle of.
+	 * Taken after bufs_lock, before any library lock.  Other programs
+	 * writing the card directly are not held off (docs/fs.md). */
+	pthread_mutex_t reg_store_lock;
 	/* Size the next mkdir allocates, per direction (buffers/alloc_size). */
 	_Atomic uint64_t alloc_size[2];
 	/* sim/fault_code: code used by the next injected fault. */

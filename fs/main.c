@@ -109,7 +109,7 @@ static void usage(const char *prog)
 	       "    -o allow_other         let other users in (default: only the mounting user)\n"
 	       "    -o uid=USER,gid=GROUP  owner of the files\n"
 	       "    -o mode=0664           permissions of writable files (default 0644)\n"
-	       "    -o version=1..5        simulated firmware version (sim.version)\n"
+	       "    -o version=1..%u        simulated firmware version (sim.version)\n"
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
@@ -124,7 +124,7 @@ static void usage(const char *prog)
 	       "    -h, --help             this help     -V, --version   versions\n"
 	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
-	       prog, GA_DEFAULT_CONFIG_PATH);
+	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX);
 	printf("FUSE options:\n");
 	fflush(stdout);
 	fuse_cmdline_help();
@@ -598,7 +598,8 @@ static int fs_state_init(struct fs *fs)
 	if (ga_fw_read(fs->dev, GA_FW_DNA, fs->dna, sizeof(fs->dna)) < 0)
 		fs->dna[0] = '\0'; /* no AxiVersion block: no dna label */
 	if (pthread_rwlock_init(&fs->bufs_lock, NULL) || pthread_mutex_init(&fs->poll_lock, NULL) ||
-	    pthread_mutex_init(&fs->open_lock, NULL))
+	    pthread_mutex_init(&fs->open_lock, NULL) ||
+	    pthread_mutex_init(&fs->reg_store_lock, NULL))
 		return -ENOMEM;
 	ret = fs_errors_init(fs);
 	if (ret < 0)
@@ -625,6 +626,7 @@ static void fs_state_fini(struct fs *fs)
 {
 	fs_opens_free_all(fs);
 	fs_errors_fini(fs);
+	pthread_mutex_destroy(&fs->reg_store_lock);
 	pthread_mutex_destroy(&fs->open_lock);
 	pthread_mutex_destroy(&fs->poll_lock);
 	pthread_rwlock_destroy(&fs->bufs_lock);

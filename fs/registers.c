@@ -28,7 +28,8 @@
  * write_count + 1, beside the raw write_count).
  *
  * Read-modify-write of shared words happens in the library, under the
- * device lock (ga_reg_write).
+ * device lock (ga_reg_write).  Stores hold fs->reg_store_lock, which a
+ * settings write holds throughout (settings.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -64,13 +65,17 @@ static int store_reg(struct fs_ctx *c, const char *buf, size_t len)
 			   r->flags & GA_F_BYTES, &v);
 	if (ret < 0)
 		return ret;
+	pthread_mutex_lock(&c->fs->reg_store_lock); /* not inside a settings write */
 	/* Engine enables may be ioctls (pre-release drivers): the library
 	 * picks the mechanism. */
 	if (r->flags & GA_F_ENGINE_WRITE)
-		return ga_dev_enable(c->fs->dev, GA_DIR_WRITE, v != 0);
-	if (r->flags & GA_F_ENGINE_READ)
-		return ga_dev_enable(c->fs->dev, GA_DIR_READ, v != 0);
-	return ga_reg_write(c->fs->dev, id, c->idx, (uint32_t)v);
+		ret = ga_dev_enable(c->fs->dev, GA_DIR_WRITE, v != 0);
+	else if (r->flags & GA_F_ENGINE_READ)
+		ret = ga_dev_enable(c->fs->dev, GA_DIR_READ, v != 0);
+	else
+		ret = ga_reg_write(c->fs->dev, id, c->idx, (uint32_t)v);
+	pthread_mutex_unlock(&c->fs->reg_store_lock);
+	return ret;
 }
 
 /* registers/raw: pread/pwrite of 32-bit words at 4-byte aligned offsets. */
@@ -106,15 +111,19 @@ static ssize_t raw_write(struct fs_ctx *c, const char *src, size_t len, off_t of
 		return fs_err(-ERANGE,
 			      "raw: %zu bytes at 0x%llx pass the end of the 0x%x-byte block", len,
 			      (unsigned long long)off, GA_CORE_SIZE);
+	pthread_mutex_lock(&c->fs->reg_store_lock); /* not inside a settings write */
 	for (size_t done = 0; done < len; done += 4) {
 		uint32_t v;
 		int ret;
 
 		memcpy(&v, src + done, 4);
 		ret = ga_reg_write_raw(c->fs->dev, (uint32_t)(off + done), v);
-		if (ret < 0)
+		if (ret < 0) {
+			pthread_mutex_unlock(&c->fs->reg_store_lock);
 			return done ? (ssize_t)done : ret;
+		}
 	}
+	pthread_mutex_unlock(&c->fs->reg_store_lock);
 	return (ssize_t)len;
 }
 

@@ -20,6 +20,11 @@
  *  2. write the given settings in table order (the order of docs/registers.md);
  *  3. read every one back; if one does not hold what was written, or a write
  *     failed, write back what every applied setting held before (EIO).
+ * Steps 2 and 3 (with the reads of the values held before) hold
+ * fs->reg_store_lock, which every register store through the mount takes:
+ * another client's echo into a register waits for the whole write instead
+ * of landing between apply and read-back, where it made the write fail
+ * and be rolled back over the echo (issue 24 item 4).
  * A file saved from another firmware version is applied setting by
  * setting: fields keep their meaning across versions under the same name
  * (the table maps a name to each layout's location), so a name the running
@@ -176,30 +181,16 @@ static int by_id(const void *a, const void *b)
 	return (int)((const struct staged *)a)->id - (int)((const struct staged *)b)->id;
 }
 
-static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
+/* Steps 2 and 3 of a settings write, under fs->reg_store_lock: no other
+ * register store through the mount lands between reading the old values
+ * and the last read-back (or roll-back). */
+static int apply_locked(struct fs *fs, struct staged *st, unsigned int n)
 {
-	struct staged st[GA_REG_COUNT];
-	struct fs *fs = c->fs;
-	unsigned int n = 0, line = 1, applied = 0;
-	const char *p = buf, *end = buf + len;
-	int ret = 0;
+	unsigned int applied = 0;
+	int ret = link_check(fs);
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		if (memchr(p, '\0', l))
-			return fs_err(-EINVAL, "settings line %u: contains a NUL byte", line);
-		ret = parse_line(fs, p, l, line, st, &n);
-		if (ret < 0)
-			return ret;
-		p += l + (nl ? 1 : 0);
-		line++;
-	}
-	ret = link_check(fs);
 	if (ret < 0)
 		return ret;
-	qsort(st, n, sizeof(st[0]), by_id);
 	for (unsigned int i = 0; i < n; i++) {
 		ret = ga_reg_read(fs->dev, st[i].id, 0, &st[i].old);
 		if (ret < 0)
@@ -231,6 +222,33 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 	if (ret < 0) /* roll back what was applied, newest first */
 		while (applied--)
 			ga_reg_write(fs->dev, st[applied].id, 0, st[applied].old);
+	return ret;
+}
+
+static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
+{
+	struct staged st[GA_REG_COUNT];
+	struct fs *fs = c->fs;
+	unsigned int n = 0, line = 1;
+	const char *p = buf, *end = buf + len;
+	int ret = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (memchr(p, '\0', l))
+			return fs_err(-EINVAL, "settings line %u: contains a NUL byte", line);
+		ret = parse_line(fs, p, l, line, st, &n);
+		if (ret < 0)
+			return ret;
+		p += l + (nl ? 1 : 0);
+		line++;
+	}
+	qsort(st, n, sizeof(st[0]), by_id);
+	pthread_mutex_lock(&fs->reg_store_lock);
+	ret = apply_locked(fs, st, n);
+	pthread_mutex_unlock(&fs->reg_store_lock);
 	return ret;
 }
 

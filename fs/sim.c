@@ -92,12 +92,14 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 		size_t n;
 
 		if (ga_parse_value(buf, len, &p, &n) < 0 || n >= sizeof(word))
-			return fs_err(-EINVAL, "pattern: one value, one of prbs, counter, zero");
+			return fs_err(-EINVAL,
+				      "pattern: one value, one of prbs, counter, zero, timing");
 		memcpy(word, p, n);
 		word[n] = '\0';
 		ret = ga_pattern_parse(word, &pat);
 		if (ret < 0)
-			return fs_err(-EINVAL, "pattern '%s': one of prbs, counter, zero", word);
+			return fs_err(-EINVAL, "pattern '%s': one of prbs, counter, zero, timing",
+				      word);
 		break;
 	}
 	case GEN_SIZE:
@@ -336,7 +338,7 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_RW(running, "frame generator on (1) or off (0)"),
 	SIM_RW(rate, "frames per second; 0 = as fast as buffers allow"),
 	SIM_RW(size, "payload bytes per generated frame (size suffixes accepted)"),
-	SIM_RW(pattern, "payload pattern: prbs, counter or zero"),
+	SIM_RW(pattern, "payload pattern: prbs, counter, zero or timing"),
 	SIM_RW(remaining, "frames left to generate; 0 = unlimited"),
 	SIM_RW(first_user, "TUSER of a frame's first beat (0x02 = start of frame)"),
 	SIM_RW(last_user, "TUSER of a frame's last beat"),

@@ -67,14 +67,16 @@
 
 /* ---- module parameters --------------------------------------------------- */
 
-static unsigned int quiesce_ms = 50;
+/* 0: the firmware version's quiesce rule (GA_VERSIONS in gpuasync/regs.h). */
+static unsigned int quiesce_ms;
 module_param(quiesce_ms, uint, 0644);
 MODULE_PARM_DESC(quiesce_ms,
-		 "firmware before V5: wait this long after stopping DMA before unpinning (ms)");
+		 "firmware without active bits: wait this long after stopping DMA before unpinning (ms; 0: the version's figure, 50)");
 
-static unsigned int quiesce_timeout_ms = 1000;
+static unsigned int quiesce_timeout_ms;
 module_param(quiesce_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(quiesce_timeout_ms, "V5: longest wait for the engine active bits to clear (ms)");
+MODULE_PARM_DESC(quiesce_timeout_ms,
+		 "firmware with active bits (V5): longest wait for them to clear (ms; 0: the version's figure, 1000)");
 
 /*
  * Who may do what (kmod/README.md "Permissions"): the node's mode and group
@@ -121,36 +123,45 @@ static void ga_core_wr(struct ga_card *card, u32 off, u32 val)
 	card->ops->write32(card, card->core_offset + off, val);
 }
 
+/* The core block's words, for core's field accessor (gpuasync/regs.h). */
+static int ga_io_rd(void *ctx, u32 off, u32 *word)
+{
+	*word = ga_core_rd(ctx, off);
+	return 0;
+}
+
+static int ga_io_wr(void *ctx, u32 off, u32 word)
+{
+	ga_core_wr(ctx, off, word);
+	return 0;
+}
+
 static int ga_field_rd(struct ga_card *card, enum ga_reg_id id, u32 index, u32 *val)
 {
+	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
 	u32 off;
 	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
 
 	if (ret)
 		return ret;
-	*val = ga_reg_field_get(id, card->layout, ga_core_rd(card, off));
-	return 0;
+	return ga_field_read(&io, id, card->layout, off, val);
 }
 
 /*
- * Write one field; read-modify-write when it shares its word.
+ * Write one field with core's accessor: a value wider than the field is
+ * -ERANGE and nothing is written.
  * Locking: card->reg_lock held (it is the only writer of shared words).
  */
 static int ga_field_wr(struct ga_card *card, enum ga_reg_id id, u32 index, u32 val)
 {
-	u32 off, mask, word;
+	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
+	u32 off;
 	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
 
 	lockdep_assert_held(&card->reg_lock);
 	if (ret)
 		return ret;
-	mask = ga_reg_field_mask(id, card->layout);
-	if (mask == 0xffffffffu || ga_regs[id].access == GA_WO)
-		word = val;
-	else
-		word = ga_reg_field_set(id, card->layout, ga_core_rd(card, off), val);
-	ga_core_wr(card, off, word);
-	return 0;
+	return ga_field_write(&io, id, card->layout, off, val);
 }
 
 static enum ga_reg_id ga_enable_id(bool write)
@@ -226,11 +237,18 @@ static void ga_program_counts(struct ga_card *card)
  */
 void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 {
+	const struct ga_version *v = ga_version_find(card->version);
+	unsigned int poll_ms, wait_ms;
 	unsigned long deadline;
 	int d;
 
-	if (card->version >= 5) {
-		deadline = jiffies + msecs_to_jiffies(quiesce_timeout_ms);
+	if (!v)
+		return;
+	/* The version's quiesce rule, unless a module parameter overrides it. */
+	poll_ms = quiesce_timeout_ms ?: v->quiesce_poll_ms;
+	wait_ms = quiesce_ms ?: v->quiesce_wait_ms;
+	if (v->quiesce_poll_ms) {
+		deadline = jiffies + msecs_to_jiffies(poll_ms);
 		for (d = 0; d < 2; d++) {
 			enum ga_reg_id id = d ? GA_REG_WRITE_ACTIVE : GA_REG_READ_ACTIVE;
 			u32 active = 0;
@@ -241,7 +259,7 @@ void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 				if (time_after(jiffies, deadline)) {
 					atomic_inc(&card->quiesce_timeouts);
 					dev_warn(card->dev, "%s engine still active after %u ms\n",
-						 d ? "write" : "read", quiesce_timeout_ms);
+						 d ? "write" : "read", poll_ms);
 					break;
 				}
 				/* Short steps: the wait ends within 50 us of the bits clearing. */
@@ -253,7 +271,7 @@ void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 	if (card->ops->dma_barrier)
 		card->ops->dma_barrier(card);
 	else /* usleep_range: msleep would add up to two jiffies */
-		usleep_range(quiesce_ms * 1000, quiesce_ms * 1000 + 200);
+		usleep_range(wait_ms * 1000, wait_ms * 1000 + 200);
 }
 
 /* ---- stopping DMA ---------------------------------------------------------- */
@@ -1250,9 +1268,9 @@ static void ga_card_identify(struct ga_card *card)
 	card->layout = ga_layout_for_version(card->version, false);
 	ga_field_rd(card, GA_REG_MAX_BUFFERS, 0, &card->max_buffers);
 	ga_field_rd(card, GA_REG_DMA_DATA_BYTES, 0, &card->dma_data_bytes);
-	layout_max = card->layout == GA_LAYOUT_V1 ? 16 : GA_MAX_BUFFERS;
-	card->gpu_en = en && card->version >= 1 && card->version <= 5 && card->max_buffers >= 1 &&
-		       card->max_buffers <= layout_max;
+	/* An unknown version has no layout (GA_LAYOUT_COUNT, limit 0). */
+	layout_max = ga_layout_max_buffers(card->layout);
+	card->gpu_en = en && card->max_buffers >= 1 && card->max_buffers <= layout_max;
 	if (!card->gpu_en)
 		return;
 	/* Engines off, no stale addresses (a disabled core still writes). */

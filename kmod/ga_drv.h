@@ -52,7 +52,8 @@ struct ga_card_ops {
 	/*
 	 * Optional: return once no DMA started before the call can still be
 	 * in flight (the emulated card's DMA is synchronous).  Without it,
-	 * versions before 5 get a fixed wait (module parameter quiesce_ms).
+	 * versions without active bits get a fixed wait (GA_VERSIONS, or the
+	 * module parameter quiesce_ms).
 	 */
 	void (*dma_barrier)(struct ga_card *card);
 	/* Stop background work (emulated card thread); buffers are gone. */

@@ -902,10 +902,11 @@ int ga_emu_create_all(int n)
 		pr_err("gpuasync: emulate_upstream needs emulate_version 4 or 5\n");
 		return -EINVAL;
 	}
-	if (n && (emulate_version < 1 || emulate_version > 5 || emulate_buffers < 1 ||
-		  emulate_buffers > GA_MAX_BUFFERS ||
-		  (emulate_version < 4 && emulate_buffers > 16) || emulate_dma_data_bytes < 8 ||
-		  emulate_dma_data_bytes > 255)) {
+	/* Versions and buffer limits: GA_VERSIONS, ga_layout_max_buffers (regs.h). */
+	if (n && (!ga_version_find(emulate_version) || emulate_buffers < 1 ||
+		  emulate_buffers >
+			  ga_layout_max_buffers(ga_layout_for_version(emulate_version, false)) ||
+		  emulate_dma_data_bytes < 8 || emulate_dma_data_bytes > 255)) {
 		pr_err("gpuasync: emulate_* parameters out of range\n");
 		return -EINVAL;
 	}

@@ -48,58 +48,13 @@
 #include <gpuasync/gpuasync.h>
 
 #include "cuda_check.h"
+#include "mount_files.h"
 
 #define MAX_BUFS 1024
 
-
-static const char *mnt;
 static int verbose;
 
-
 /* ---- the filesystem side ------------------------------------------------ */
-
-/* Read <mnt>/<rel> into @buf (trailing newline removed); -errno if absent. */
-static int fs_read(const char *rel, char *buf, size_t len)
-{
-	char path[4096];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static uint64_t fs_u64(const char *rel)
-{
-	char buf[256];
-	int rc = fs_read(rel, buf, sizeof(buf));
-
-	if (rc)
-		die("cannot read %s/%s: %s", mnt, rel, strerror(-rc));
-	return strtoull(buf, NULL, 0);
-}
-
-static void fs_write(const char *rel, const char *val)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		die("cannot write '%s' to %s: %s", val, path, strerror(errno));
-	close(fd);
-}
 
 /* Buffers present in buffers/ or read_buffers/: 0..n-1 must all exist. */
 static unsigned int count_buffers(const char *dir)
@@ -117,24 +72,12 @@ static unsigned int count_buffers(const char *dir)
 
 static CUdeviceptr open_ipc(const char *dir, unsigned int i)
 {
-	char rel[64], hex[256];
+	char rel[64];
 	CUipcMemHandle h;
 	CUdeviceptr d;
-	int rc;
 
 	snprintf(rel, sizeof(rel), "%s/%u/ipc_handle", dir, i);
-	rc = fs_read(rel, hex, sizeof(hex));
-	if (rc)
-		die("%s/%s: %s (is the daemon using GPU memory? see device/gpu)", mnt, rel,
-		    strerror(-rc));
-	if (strlen(hex) != 2 * sizeof(h.reserved))
-		die("%s/%s: not a %zu-byte handle", mnt, rel, sizeof(h.reserved));
-	for (size_t k = 0; k < sizeof(h.reserved); k++) {
-		unsigned int v;
-
-		sscanf(hex + 2 * k, "%2x", &v);
-		h.reserved[k] = (char)v;
-	}
+	fs_ipc_handle(rel, h.reserved, sizeof(h.reserved));
 	CK(cuIpcOpenMemHandle(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
 	return d;
 }
@@ -150,14 +93,6 @@ static uint32_t crc32_ieee(const uint8_t *p, size_t n)
 			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
 	}
 	return ~c;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void usage(void)

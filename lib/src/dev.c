@@ -37,9 +37,9 @@ bool ga_dev_has(struct ga_dev *dev, enum ga_cap cap)
 		return false;
 	switch (cap) {
 	case GA_CAP_SIM:
-		return dev->kind == &ga_backend_sim;
+		return dev->kind->flags & GA_BE_SIM;
 	case GA_CAP_GPU_MEMORY:
-		return strcmp(dev->info.memory, "gpu") == 0;
+		return ga_mem_is_gpu(dev);
 	case GA_CAP_FIRMWARE_ID:
 		return dev->be->fw_read != NULL;
 	default:
@@ -211,13 +211,9 @@ static int field_read64_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned i
 	return 0;
 }
 
-int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+/* Row @id's value @v as 32 bits, or -EOVERFLOW saying how to read it. */
+static int value32(enum ga_reg_id id, uint64_t v, uint32_t *val)
 {
-	uint64_t v;
-	int rc = field_read64_locked(dev, id, index, &v);
-
-	if (rc)
-		return rc;
 	if (v > 0xffffffffu)
 		return ga_err(-EOVERFLOW,
 			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
@@ -226,26 +222,45 @@ int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int ind
 	return 0;
 }
 
+int ga_field_read_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
+{
+	uint64_t v;
+	int rc = field_read64_locked(dev, id, index, &v);
+
+	return rc ? rc : value32(id, v, val);
+}
+
+static int be_word_read(void *ctx, uint32_t off, uint32_t *word)
+{
+	struct ga_dev *dev = ctx;
+
+	return dev->be->reg_read(dev, off, word);
+}
+
+static int be_word_write(void *ctx, uint32_t off, uint32_t word)
+{
+	struct ga_dev *dev = ctx;
+
+	return dev->be->reg_write(dev, off, word);
+}
+
+/* core's field accessor (ga_field_write) on the backend; dev->lock makes
+ * its read-modify-write of a shared word safe. */
 int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
+	const struct ga_reg_io io = {dev, be_word_read, be_word_write};
 	enum ga_layout l = dev->info.layout;
-	uint32_t off, word;
+	uint32_t off;
 	int rc;
 
 	rc = reg_locate(dev, id, index, &off);
 	if (rc)
 		return rc;
-	if (val > ga_reg_field_max(id, l))
+	rc = ga_field_write(&io, id, l, off, val);
+	if (rc == -ERANGE)
 		return ga_err(-ERANGE, "%s: value %u does not fit (max %u)", ga_regs[id].name, val,
 			      ga_reg_field_max(id, l));
-	/* A strobe or a whole-word field is one store: reading first would be
-	 * pointless, and for trigger registers the read has no meaning. */
-	if (ga_regs[id].access == GA_WO || ga_reg_field_mask(id, l) == 0xffffffffu)
-		return dev->be->reg_write(dev, off, val);
-	rc = dev->be->reg_read(dev, off, &word);
-	if (rc)
-		return rc;
-	return dev->be->reg_write(dev, off, ga_reg_field_set(id, l, word, val));
+	return rc;
 }
 
 int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint64_t *val)
@@ -269,19 +284,10 @@ int ga_reg_read64(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uin
 int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *val)
 {
 	uint64_t v;
-	int rc;
+	int rc = val ? ga_reg_read64(dev, id, index, &v)
+		     : ga_err(-EINVAL, "ga_reg_read: NULL argument");
 
-	if (!dev || !val)
-		return ga_err(-EINVAL, "ga_reg_read: NULL argument");
-	rc = ga_reg_read64(dev, id, index, &v);
-	if (rc)
-		return rc;
-	if (v > 0xffffffffu)
-		return ga_err(-EOVERFLOW,
-			      "%s is %llu, more than 32 bits: read it with ga_reg_read64",
-			      ga_regs[id].name, (unsigned long long)v);
-	*val = (uint32_t)v;
-	return 0;
+	return rc ? rc : value32(id, v, val);
 }
 
 /* count_reset also clears the stream monitors (GA_F_WITH_COUNT_RESET rows

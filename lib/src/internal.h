@@ -56,7 +56,7 @@ struct ga_mem_block {
 };
 
 struct ga_mem_ops {
-	const char *name; /* "cuda" or "host" */
+	const char *name; /* "cuda", "host", "stub", "udmabuf" */
 	/* 0, or negative errno with ga_err() set.  Memory is zeroed. */
 	int (*alloc)(void *ctx, size_t size, struct ga_mem_block *blk);
 	void (*free)(void *ctx, struct ga_mem_block *blk);
@@ -133,6 +133,32 @@ struct ga_mem_ops {
 	int (*dmabuf_export)(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset);
 };
 
+/*
+ * A memory provider: where buffers come from, chosen once at open.  Each
+ * is defined in its own file (memory/) and listed once, in order of
+ * preference, in ga_mem_providers (open.c): the first whose conditions
+ * hold and whose open succeeds serves the device.
+ */
+#define GA_MEMP_GPU	0x1 /* GPU memory: only when asked for (use_gpu) */
+#define GA_MEMP_DRIVER	0x2 /* only in front of a kernel driver (GA_BE_DRIVER) */
+#define GA_MEMP_UDMABUF 0x4 /* no exporter of its own: the dmabuf pin path swaps in udmabuf */
+struct ga_mem_provider {
+	const char *memory; /* ga_dev_info.memory when chosen: "gpu", "stub", "host" */
+	unsigned int flags;
+	/* 0 with the ops and context (and, for GPU memory, the GPU's name in
+	 * @gpu); else a negative errno and why in @why. */
+	int (*open)(const struct ga_dev *dev, const struct ga_mem_ops **ops, void **ctx, char *gpu,
+		    size_t gpu_len, char *why, size_t why_len);
+	const char *gpu; /* ga_dev_info.gpu when chosen; NULL: open's @gpu */
+	/* ga_dev_info.memory_note when chosen after earlier providers said
+	 * why not (the %s); note_driver instead in front of a driver. */
+	const char *note, *note_driver;
+};
+extern const struct ga_mem_provider ga_mem_cuda, ga_mem_stub, ga_mem_host;
+extern const struct ga_mem_provider *const ga_mem_providers[];
+/* Is the device's memory GPU memory? */
+bool ga_mem_is_gpu(const struct ga_dev *dev);
+
 extern const struct ga_mem_ops ga_mem_host_ops;
 /* Copies in and out of any block with a host mapping (blk->host), range
  * checked (mem_host.c; the stub layer uses them too). */
@@ -179,8 +205,23 @@ struct ga_dmabuf_ref {
 	uint64_t offset;
 };
 
+/* What a backend is (struct ga_backend_ops.flags). */
+#define GA_BE_DRIVER 0x1 /* a kernel driver pins the memory (memory providers' GA_MEMP_DRIVER) */
+#define GA_BE_SIM    0x2 /* the simulated card (GA_CAP_SIM) */
+/* add_buffer programs the new slot while the engines run (address, size,
+ * then the count that lets the engine use it), leaves the enables as they
+ * are and accepts any existing write_max_size: the library then neither
+ * clears the payload limit nor puts enables back around an add
+ * (buffers/buf_card.c; issue 24 item 10). */
+#define GA_BE_ADD_LIVE 0x4
+
+/* A backend: its descriptor and ops in one, defined in its own file and
+ * listed once in ga_backends (open.c), which is all that adding one takes. */
 struct ga_backend_ops {
 	const char *name; /* "datadev", "sim" */
+	unsigned int flags;
+	/* Is @spec one of ours?  NULL: every spec (the list's last entry). */
+	bool (*claims)(const char *spec);
 	/* Fill dev->info identity fields (version, max_buffers,
 	 * dma_data_bytes, clock_hz) and dev->priv; @spec is the full string.
 	 * dev->opts is set before.  open may set dev->info.layout (the sim's
@@ -226,6 +267,8 @@ struct ga_backend_ops {
 };
 
 extern const struct ga_backend_ops ga_backend_datadev;
+/* Every backend, the catch-all last (open.c). */
+extern const struct ga_backend_ops *const ga_backends[];
 /* datadev.c: the one mapping of an ioctl's errno (@err > 0) to a negative
  * errno with an explanation, per command; exposed for unit tests. */
 int ga_datadev_error(unsigned int cmd, int err);
@@ -275,6 +318,7 @@ struct ga_dev {
 	void *priv; /* backend state */
 	const struct ga_mem_ops *mem;
 	void *mem_ctx;
+	const struct ga_mem_provider *memp; /* which provider mem came from; NULL: none */
 	struct ga_dev_info info;
 	struct ga_open_opts opts;
 	/* Buffers go to the driver as dma-bufs (info.pin "dmabuf"), set once

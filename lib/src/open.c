@@ -3,10 +3,12 @@
  * Opening and closing a device (gpuasync/device.h): what ties the parts
  * together, so it sits above them (dev.c, buffers/, backends/, memory/).
  *
- * Opening picks two ops tables once: the backend from the spec string
- * ("sim..." -> the simulated card, anything else is a device path) and the
- * memory layer (CUDA when asked for and available, host memory otherwise,
- * with the reason kept in info.memory_note).  Everything after that goes
+ * Opening picks two ops tables once, each from its list below: the first
+ * backend that claims the spec (the simulated card claims "sim...", the
+ * datadev backend every device path) and the first memory provider that
+ * can serve (CUDA when asked for and available, p2p stub memory in front
+ * of a driver, host memory otherwise, with the reason kept in
+ * info.memory_note).  Everything after that goes
  * through the tables, never through per-backend branches.  Closing takes
  * the buffers down first, then the backend, then the memory layer.
  *
@@ -24,70 +26,81 @@
 #include "gpuasync/parse.h"
 #include "internal.h"
 
-/* ---- open / close -------------------------------------------------------- */
+/* ---- the lists ------------------------------------------------------------ */
 
-static bool spec_is_sim(const char *spec)
+/* Backends in the order they are asked whether a spec is theirs; the one
+ * that claims every spec last. */
+const struct ga_backend_ops *const ga_backends[] = {
+	&ga_backend_sim,
+	&ga_backend_datadev,
+	NULL,
+};
+
+/* Memory providers in order of preference; host memory, always there, last. */
+const struct ga_mem_provider *const ga_mem_providers[] = {
+	&ga_mem_cuda,
+	&ga_mem_stub,
+	&ga_mem_host,
+	NULL,
+};
+
+static const struct ga_backend_ops *backend_for(const char *spec)
 {
-	return strcmp(spec, "sim") == 0 || strncmp(spec, "sim:", 4) == 0;
+	const struct ga_backend_ops *const *b;
+
+	for (b = ga_backends; (*b)->claims && !(*b)->claims(spec); b++)
+		;
+	return *b;
 }
 
+bool ga_mem_is_gpu(const struct ga_dev *dev)
+{
+	return dev->memp && (dev->memp->flags & GA_MEMP_GPU);
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+/* The first provider whose conditions hold and whose open succeeds; the
+ * first reason another was passed over goes into info.memory_note. */
 static void dev_mem_open(struct ga_dev *dev)
 {
 	char why[sizeof(dev->info.memory_note)] = "";
-	char name[sizeof(dev->info.gpu)] = "";
-	const struct ga_mem_ops *ops = NULL;
-	void *ctx = NULL;
-	int rc;
+	char pwhy[sizeof(why)], gpu[sizeof(dev->info.gpu)];
+	const struct ga_mem_provider *const *p;
+	bool driver = dev->kind->flags & GA_BE_DRIVER;
 
-	if (!dev->opts.use_gpu || dev->opts.gpu_index < 0) {
-		snprintf(why, sizeof(why), "GPU memory not requested");
-	} else {
-		/* mem_cuda.c always defines it; built without cuda.h it only
-		 * says so in @why. */
-		rc = ga_mem_cuda_open(dev->opts.gpu_index, &ops, &ctx, name, sizeof(name), why,
-				      sizeof(why));
-		if (rc == 0 && ops) {
-			dev->mem = ops;
-			dev->mem_ctx = ctx;
-			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s",
-				 name[0] ? name : "CUDA device");
-			snprintf(dev->info.memory, sizeof(dev->info.memory), "gpu");
-			dev->info.memory_note[0] = '\0';
-			return;
-		}
-		if (!why[0])
-			snprintf(why, sizeof(why), "CUDA unavailable: %s",
-				 strerror(rc < 0 ? -rc : EIO));
-	}
-	snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
-	/* No GPU in front of a driver: upstream's emulator pins only memory of
-	 * its p2p stub, a real NVIDIA driver only CUDA memory. */
-	if (dev->kind == &ga_backend_datadev) {
-		char swhy[96];
+	for (p = ga_mem_providers; *p; p++) {
+		const struct ga_mem_provider *m = *p;
+		const struct ga_mem_ops *ops = NULL;
+		const char *note;
+		void *ctx = NULL;
 
-		if (ga_mem_stub_open(&ops, &ctx, swhy, sizeof(swhy)) == 0) {
-			dev->mem = ops;
-			dev->mem_ctx = ctx;
-			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (p2p stub memory)");
-			snprintf(dev->info.memory, sizeof(dev->info.memory), "stub");
-			snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
-				 "%s; %s present: buffers are upstream p2p stub memory "
-				 "(emulator testing only)",
-				 why, GA_STUB_MEM_PATH);
-			ga_log("p2p stub memory: %s", why);
-			return;
+		if ((m->flags & GA_MEMP_GPU) && (!dev->opts.use_gpu || dev->opts.gpu_index < 0)) {
+			snprintf(why, sizeof(why), "GPU memory not requested");
+			continue;
 		}
-		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note),
-			 "%s; host memory on a driver: only gpuasync.ko's stub pins it (a real "
-			 "NVIDIA driver refuses it, upstream's emulator never sees it)",
-			 why);
-	} else {
-		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), "%s", why);
+		if ((m->flags & GA_MEMP_DRIVER) && !driver)
+			continue;
+		pwhy[0] = gpu[0] = '\0';
+		if (m->open(dev, &ops, &ctx, gpu, sizeof(gpu), pwhy, sizeof(pwhy))) {
+			if (!why[0])
+				snprintf(why, sizeof(why), "%s", pwhy);
+			continue;
+		}
+		dev->mem = ops;
+		dev->mem_ctx = ctx;
+		dev->memp = m;
+		snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s", m->gpu ? m->gpu : gpu);
+		snprintf(dev->info.memory, sizeof(dev->info.memory), "%s", m->memory);
+		note = driver && m->note_driver ? m->note_driver : m->note;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		snprintf(dev->info.memory_note, sizeof(dev->info.memory_note), note, why);
+#pragma GCC diagnostic pop
+		if (dev->info.memory_note[0])
+			ga_log("%s memory: %s", m->memory, dev->info.memory_note);
+		return;
 	}
-	dev->mem = &ga_mem_host_ops;
-	dev->mem_ctx = NULL;
-	snprintf(dev->info.memory, sizeof(dev->info.memory), "host");
-	ga_log("host memory: %s", dev->info.memory_note);
 }
 
 /* ---- the pin path -------------------------------------------------------- */
@@ -124,9 +137,9 @@ int ga_pin_parse(const char *s, enum ga_pin *out)
 		      (int)strcspn(s, "\n"), s);
 }
 
-/* Can the memory export dma-bufs?  0, or a negative errno and why.  Plain
- * host memory cannot: it is replaced by the udmabuf layer when that works
- * (nothing is allocated yet). */
+/* Can the memory export dma-bufs?  0, or a negative errno and why.  Memory
+ * without an exporter of its own (GA_MEMP_UDMABUF) is replaced by the
+ * udmabuf layer when that works (nothing is allocated yet). */
 static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
 {
 	const struct ga_mem_ops *ops;
@@ -136,11 +149,11 @@ static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
 	/* Host memory, and upstream's p2p stub memory (which has no exporter;
 	 * on gpuasync.ko, the one driver with GA_Add_Dmabuf, host memory works
 	 * as well), become udmabuf memory when that works. */
-	if (dev->mem == &ga_mem_host_ops || dev->mem == &ga_mem_stub_ops) {
+	if (dev->memp->flags & GA_MEMP_UDMABUF) {
 		rc = ga_mem_udmabuf_open(dev->opts.pin == GA_PIN_DMABUF, &ops, &ctx, why, len);
 		if (rc)
 			return rc;
-		if (dev->mem != &ga_mem_host_ops) {
+		if (dev->memp != &ga_mem_host) {
 			if (dev->mem->close)
 				dev->mem->close(dev->mem_ctx);
 			snprintf(dev->info.gpu, sizeof(dev->info.gpu), "none (host memory)");
@@ -149,6 +162,7 @@ static int dev_mem_dmabuf(struct ga_dev *dev, char *why, size_t len)
 				 "GPU memory not requested; host memory in udmabuf dma-bufs "
 				 "instead of p2p stub memory, which has no exporter");
 		}
+		dev->memp = &ga_mem_host;
 		dev->mem = ops;
 		dev->mem_ctx = ctx;
 		return 0;
@@ -223,7 +237,7 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 		return ga_err(-rc, "pthread_mutex_init failed");
 	}
 	dev->opts = opts ? *opts : defaults;
-	dev->be = spec_is_sim(spec) ? &ga_backend_sim : &ga_backend_datadev;
+	dev->be = backend_for(spec);
 	dev->kind = dev->be;
 	dev->info.layout = GA_LAYOUT_COUNT;
 	snprintf(dev->info.backend, sizeof(dev->info.backend), "%s", dev->be->name);
@@ -245,6 +259,13 @@ int ga_dev_open_opts(const char *spec, const struct ga_open_opts *opts, struct g
 	if (dev->info.layout >= GA_LAYOUT_COUNT)
 		dev->info.layout =
 			ga_layout_for_version(dev->info.version, dev->opts.latency_legacy);
+	if (dev->info.layout >= GA_LAYOUT_COUNT) {
+		rc = ga_err(-ENOTSUP,
+			    "%s: firmware version %u is not one this library knows (1-%u)", spec,
+			    dev->info.version, GA_VERSION_MAX);
+		dev->be->close(dev);
+		goto out_free;
+	}
 	/* A card whose link is down answers all-ones: its "identity" above is
 	 * noise, so say what is wrong instead of building on it. */
 	rc = ga_link_check_locked(dev);

@@ -35,6 +35,13 @@ PHASES = [
     ('link_down', {'GpuAsyncLinkDown': {}}),
 ]
 
+# Alerts a simulated card's own recording cannot raise: they watch the scrape
+# (series gone, node_exporter's textfile errors and times; test_fs_alerts runs
+# Prometheus for them) or a wedged DMA the simulated card does not model
+# (alerts_wedged.yml).  Here they must stay silent through every phase.
+NOT_RECORDED = {'GpuAsyncMetricsGone', 'GpuAsyncTextfileUnreadable', 'GpuAsyncTextfileStale',
+                'GpuAsyncCardWedged'}
+
 
 def put(mnt, rel, value):
     with open(os.path.join(mnt, rel), 'wb', buffering=0) as f:
@@ -116,9 +123,9 @@ def main():
         rules = {r['alert']: r for g in yaml.safe_load(f)['groups'] for r in g['rules']
                  if 'alert' in r}
     expected_names = {a for _, exp in PHASES for a in exp}
-    assert expected_names == set(rules), \
+    assert expected_names | NOT_RECORDED == set(rules), \
         'alerts in %s: %s; exercised here: %s' % (rules_path, sorted(rules),
-                                                  sorted(expected_names))
+                                                  sorted(expected_names | NOT_RECORDED))
 
     samples, ends = [], {}
     for phase, _ in PHASES:

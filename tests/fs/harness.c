@@ -221,6 +221,11 @@ char *sh_out(const char *fmt, ...)
 
 pid_t node_exporter_start(const char *dir, int *port, const char *log)
 {
+	return node_exporter_start_as("", dir, port, log);
+}
+
+pid_t node_exporter_start_as(const char *as, const char *dir, int *port, const char *log)
+{
 	char *out, *cmd;
 	pid_t pid;
 
@@ -230,12 +235,13 @@ pid_t node_exporter_start(const char *dir, int *port, const char *log)
 	*port = atoi(out);
 	free(out);
 	ck_assert_int_gt(*port, 0);
-	ck_assert_int_ge(asprintf(&cmd,
-				  "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
-				  "--collector.disable-defaults --collector.textfile "
-				  "--collector.textfile.directory=%s >%s 2>&1",
-				  *port, dir, log ? log : "/dev/null"),
-			 0);
+	ck_assert_int_ge(
+		asprintf(&cmd,
+			 "exec %s prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
+			 "--collector.disable-defaults --collector.textfile "
+			 "--collector.textfile.directory=%s >%s 2>&1",
+			 as, *port, dir, log ? log : "/dev/null"),
+		0);
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -323,8 +329,9 @@ const char *umount_cmd(bool lazy)
 
 const char *P(const char *rel)
 {
-	static char bufs[4][512];
-	static int i;
+	/* Per thread: a test's own threads write files beside the main one. */
+	static _Thread_local char bufs[4][512];
+	static _Thread_local int i;
 
 	i = (i + 1) % 4;
 	snprintf(bufs[i], sizeof(bufs[i]), "%s/%s", M.dir, rel);

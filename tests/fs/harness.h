@@ -67,6 +67,8 @@ const char *umount_cmd(bool lazy);
  * both hold only in its log ("error gathering metrics: ... collected
  * before with the same name and label values"), and serves the first. */
 pid_t node_exporter_start(const char *dir, int *port, const char *log);
+/* The same, run through the command prefix @as ("setpriv --reuid=..."). */
+pid_t node_exporter_start_as(const char *as, const char *dir, int *port, const char *log);
 void node_exporter_stop(pid_t pid);
 /* GET http://127.0.0.1:@port/metrics, retried for up to 10 s while the
  * server comes up: the body (malloc'd), or "" when it never answered. */

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,73 @@
 #include <unistd.h>
 
 #include "harness.h"
+
+/*
+ * Issue 24 item 10: adding a buffer while frames flow drops none and cuts
+ * none short.  The generator runs flat out into four write buffers that a
+ * second thread keeps re-arming (every buffer there is, as a consumer
+ * would), while the main thread makes more write and read buffers.  The
+ * simulated driver programs a new slot (address, size) before the count
+ * that lets the engine use it, with the engines left running, and the
+ * library no longer clears the payload limit around such an add: before,
+ * each mkdir turned the engines off (frames dropped) and set the limit to
+ * 1 byte (frames cut short).
+ */
+static const char *const ADD_FLAVOURS[] = {"-o version=4", "-o version=1"};
+static atomic_bool rearm_stop;
+
+static void *rearm_all(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&rearm_stop))
+		for (unsigned int i = 0; i < 64 && !atomic_load(&rearm_stop); i++) {
+			char rel[48];
+
+			snprintf(rel, sizeof(rel), "buffers/%u/write_enable", i);
+			if (writef(rel, "1") == -ENOENT)
+				break; /* past the last buffer: from 0 again */
+		}
+	return NULL;
+}
+
+START_TEST(mkdir_while_flowing)
+{
+	unsigned int nw = _i == 0 ? 40 : 8, nr = _i == 0 ? 8 : 4; /* V1: 16 buffers at most */
+	unsigned long long d0, d1, dropped, overflowed;
+	pthread_t t;
+
+	mnt_start(ADD_FLAVOURS[_i]);
+	ck_assert_int_eq(sh("cd $M && for i in 0 1 2 3; do mkdir buffers/$i && "
+			    "echo 1 > buffers/$i/write_enable || exit 1; done && "
+			    "echo 1 > registers/write_enable && echo 1 > registers/read_enable && "
+			    "echo 0 > sim/rate && echo 256 > sim/size && echo 1 > sim/running"),
+			 0);
+	atomic_store(&rearm_stop, false);
+	ck_assert_int_eq(pthread_create(&t, NULL, rearm_all, NULL), 0);
+	wait_num("sim/stats/delivered", 1000);
+	d0 = readnum("sim/stats/delivered");
+	for (unsigned int k = 0; k < nw || k < nr; k++) {
+		if (k < nw)
+			ck_assert_int_eq(sh("mkdir $M/buffers/%u", 4 + k), 0);
+		if (k < nr)
+			ck_assert_int_eq(sh("mkdir $M/read_buffers/%u", k), 0);
+	}
+	d1 = readnum("sim/stats/delivered");
+	atomic_store(&rearm_stop, true);
+	pthread_join(t, NULL);
+	dropped = readnum("sim/stats/dropped");
+	overflowed = readnum("sim/stats/overflowed");
+	printf("mkdir_while_flowing %s: %u+%u mkdirs, %llu frames delivered meanwhile, %llu "
+	       "dropped, %llu cut short\n",
+	       ADD_FLAVOURS[_i], nw, nr, d1 - d0, dropped, overflowed);
+	ck_assert_msg(d1 > d0, "no frame flowed during the mkdirs");
+	ck_assert_msg(dropped == 0, "%llu frames dropped", dropped);
+	ck_assert_msg(overflowed == 0, "%llu frames cut short", overflowed);
+	ck_assert_uint_eq(readnum("registers/write_enable"), 1);
+	ck_assert_uint_eq(readnum("registers/read_enable"), 1);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
 
 START_TEST(generator)
 {
@@ -184,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, fault_injection);
 	tcase_add_test(tc, push_without_buffer);
 	tcase_add_test(tc, push_one_write_one_frame);
+	tcase_add_loop_test(tc, mkdir_while_flowing, 0, 2);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

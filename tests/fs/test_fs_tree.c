@@ -222,14 +222,44 @@ static const struct {
 	{"write_active", 0444},	  {"min_write_buffers", 0444},
 };
 
-/* Every scalar register present in the running layout is a file, those of
- * mode_facts with that mode, every readable one reads as one line; nothing
- * else is in registers/ but raw. */
+/*
+ * The scalar registers each version has, typed from docs/firmware.md
+ * (§2.2 versions, §2.3 V1 map, §2.4 V4 map with its two stream monitors),
+ * not taken from the table the daemon builds registers/ from.
+ */
+#define FILES_EVERY                                                                                \
+	" max_buffers ar_cache aw_cache dma_data_bytes write_count write_buffers write_enable"     \
+	" read_count read_buffers read_enable rx_frame_count tx_frame_count"                       \
+	" axi_write_error_count axi_read_error_count count_reset axi_write_error_value"            \
+	" axi_read_error_value version "
+#define FILES_MON(d)                                                                               \
+	" " d "_monitor_reset " d "_frames " d "_frame_rate " d "_frame_rate_max " d               \
+	"_frame_rate_min " d "_bandwidth " d "_bandwidth_max " d "_bandwidth_min " d               \
+	"_frame_size " d "_frame_size_max " d "_frame_size_min "
+#define FILES_V4                                                                                   \
+	FILES_EVERY "axi_write_timeout_count demux_select min_write_buffers max_read_queue "       \
+		    "write_max_size" FILES_MON("inbound") FILES_MON("outbound")
+
+static const char *const version_files[] = {
+	[1] = FILES_EVERY "route_mask0 route_dest0 route_mask1 route_dest1 ",
+	[4] = FILES_V4,
+	[5] = FILES_V4 "write_active read_active ",
+};
+
+static bool in_list(const char *list, const char *name)
+{
+	char word[64];
+
+	snprintf(word, sizeof(word), " %s ", name);
+	return strstr(list, word) != NULL;
+}
+
+/* registers/ holds exactly the version's files (and raw), those of
+ * mode_facts with that mode, every readable one reads as one line. */
 static void check_registers(unsigned int version)
 {
-	enum ga_layout layout = ga_layout_for_version(version, false);
-	char opt[32], *ls;
-	unsigned int nfiles = 0, want = 0;
+	const char *facts = version_files[version];
+	char opt[32], *ls, *want;
 
 	snprintf(opt, sizeof(opt), "-o version=%u", version);
 	mnt_start(opt);
@@ -237,7 +267,7 @@ static void check_registers(unsigned int version)
 		const struct ga_reg *r = &ga_regs[id];
 		char rel[96];
 		struct stat st;
-		bool present = ga_reg_present((enum ga_reg_id)id, layout, version);
+		bool present = in_list(facts, r->name);
 		unsigned int mode;
 
 		if (r->array != GA_ARRAY_NONE)
@@ -248,7 +278,6 @@ static void check_registers(unsigned int version)
 				      "%s is absent from version %u but exists", rel, version);
 			continue;
 		}
-		want++;
 		ck_assert_msg(stat(P(rel), &st) == 0, "%s missing on version %u", rel, version);
 		mode = st.st_mode & 07777;
 		for (size_t k = 0; k < sizeof(mode_facts) / sizeof(mode_facts[0]); k++)
@@ -265,30 +294,29 @@ static void check_registers(unsigned int version)
 			free(v);
 		}
 	}
-	ls = sh_out("ls $M/registers");
-	for (char *p = ls; *p; p++)
-		nfiles += *p == '\n';
-	ck_assert_msg(nfiles == want + 1, "registers/ has %u files, table says %u + raw", nfiles,
-		      want);
-	ck_assert_ptr_nonnull(strstr(ls, "raw\n"));
+	/* Every fact is a row of the table, and nothing else is a file. */
+	ls = sh_out("ls $M/registers | LC_ALL=C sort");
+	want = sh_out("printf '%%s\\n' %s raw | LC_ALL=C sort", facts);
+	ck_assert_str_eq(ls, want);
 	free(ls);
+	free(want);
 	ck_assert_uint_eq(readnum("registers/version"), version);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 
-START_TEST(registers_from_table_v1)
+START_TEST(registers_by_version_v1)
 {
 	check_registers(1);
 }
 END_TEST
 
-START_TEST(registers_from_table_v4)
+START_TEST(registers_by_version_v4)
 {
 	check_registers(4);
 }
 END_TEST
 
-START_TEST(registers_from_table_v5)
+START_TEST(registers_by_version_v5)
 {
 	check_registers(5);
 }
@@ -559,9 +587,9 @@ int main(void)
 	tcase_add_test(tc, device_pinned);
 	tcase_add_loop_test(tc, registers_path_maps, 0, sizeof(PLACES) / sizeof(PLACES[0]));
 	tcase_add_test(tc, core_offset_refused);
-	tcase_add_test(tc, registers_from_table_v1);
-	tcase_add_test(tc, registers_from_table_v4);
-	tcase_add_test(tc, registers_from_table_v5);
+	tcase_add_test(tc, registers_by_version_v1);
+	tcase_add_test(tc, registers_by_version_v4);
+	tcase_add_test(tc, registers_by_version_v5);
 	tcase_add_test(tc, register_read_write);
 	tcase_add_test(tc, register_raw_window);
 	tcase_add_test(tc, config_file_and_options);

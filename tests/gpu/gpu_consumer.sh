@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 C=$B/examples/cuda/gpuasync-consumer
 [ -x "$C" ] || skip "no gpuasync-consumer (built without CUDA)"
-"$H" name >/dev/null 2>&1 || skip "no GPU"
+OUT=$("$H" name 2>&1) || fail "gpu-helper name: $OUT"
 
 mount_dir gpuasync-cons
 

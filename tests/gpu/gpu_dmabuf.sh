@@ -22,7 +22,7 @@ set -u
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
 [ -x "$H" ] || skip "no gpu-helper (built without CUDA)"
-GPU=$("$H" name 2>/dev/null) || skip "no GPU: $("$H" name 2>&1)"
+GPU=$("$H" name 2>&1) || fail "gpu-helper name: $GPU"
 echo "GPU: $GPU"
 
 mount_dir gpuasync-dmabuf

@@ -6,7 +6,10 @@
 # (its own admin directory: the machine's packages are not touched), and
 # use what was installed: the daemon mounts the simulated card, the man
 # pages render, the systemd units and the library's pkg-config file are
-# there.  Exit 77 when a tool is missing (CI=true: failure).
+# there, and the installed units pass systemd-analyze verify with the
+# programs they name where the package put them (issue 24 item 9: they
+# named /usr/local/bin while the package installs /usr/bin).  Exit 77 when
+# a tool is missing (CI=true: failure).
 set -u
 BUILD=$1
 skip() {
@@ -14,7 +17,7 @@ skip() {
 	[ "${CI:-}" = true ] && exit 1
 	exit 77
 }
-for t in cpack dpkg dpkg-deb lintian man fusermount3; do
+for t in cpack dpkg dpkg-deb lintian man fusermount3 systemd-analyze; do
 	command -v "$t" >/dev/null || skip "no $t"
 done
 [ -c /dev/fuse ] || skip "no /dev/fuse"
@@ -37,6 +40,14 @@ deb=$(ls "$T"/pkg/gpuasyncfs_*_*.deb 2>/dev/null | head -1)
 info=$(dpkg-deb -f "$deb" Package Depends Section)
 grep -q '^Package: gpuasyncfs$' <<<"$info" || fail "package name: $info"
 grep -q 'fuse3' <<<"$info" || fail "no dependency on fuse3: $info"
+# gpuasync-consumer (when built, with CUDA) needs the NVIDIA driver's libcuda.so.1.
+dpkg-deb -c "$deb" >"$T/contents" || fail "dpkg-deb -c failed"
+if grep -q '/usr/bin/gpuasync-consumer$' "$T/contents"; then
+	dpkg-deb -f "$deb" Suggests | grep -q 'libcuda1' ||
+		fail "gpuasync-consumer is packaged but libcuda1 is not suggested"
+	dpkg-deb -f "$deb" Description | grep -q 'libcuda.so.1' ||
+		fail "the description does not say gpuasync-consumer needs libcuda.so.1"
+fi
 lintian --fail-on error "$deb" >"$T/log" 2>&1 || fail "lintian reports errors"
 
 mkdir -p "$T/root" "$T/admin/updates" "$T/admin/info" "$T/mnt"
@@ -58,6 +69,24 @@ for page in man8/gpuasyncfs.8.gz man5/gpuasyncfs.conf.5.gz man3/libgpuasync.3.gz
 done
 LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$R/share/man/man8/gpuasyncfs.8.gz" 2>/dev/null |
 	grep -q 'gpuasyncfs' || fail "gpuasyncfs(8) renders empty"
+
+# The installed units, as systemd would read them once the package is
+# installed at /: what they run must be a program the package installed
+# (looked up in the private root) or one the system has.  Nothing else is
+# changed, so a unit naming any other path fails verify.
+U=$T/units
+mkdir -p "$U"
+for u in gpuasyncfs.service gpuasyncfs@.service; do
+	sed -E "s#^(Exec[A-Za-z]*=[-@:+!]*)(/usr/bin/gpuasyncfs)( |\$)#\1$T/root\2\3#" \
+		"$R/share/doc/gpuasyncfs/examples/$u" >"$U/$u"
+	grep -q "^ExecStart=/usr/bin/gpuasyncfs " "$R/share/doc/gpuasyncfs/examples/$u" ||
+		fail "$u: ExecStart is not the packaged /usr/bin/gpuasyncfs: $(grep '^ExecStart=' \
+			"$R/share/doc/gpuasyncfs/examples/$u")"
+done
+ln -s gpuasyncfs@.service "$U/gpuasyncfs@datadev_0.service"
+out=$(systemd-analyze verify --man=no "$U/gpuasyncfs.service" "$U/gpuasyncfs@datadev_0.service" 2>&1) ||
+	fail "systemd-analyze verify on the installed units: $out"
+[ -z "$out" ] || fail "systemd-analyze verify complains about the installed units: $out"
 
 # The installed daemon mounts the simulated card.
 "$R/bin/gpuasyncfs" --sim "$T/mnt" >"$T/log" 2>&1 || fail "the installed daemon failed"

@@ -6,6 +6,36 @@
 # libgpuasync programs and of gpuasyncfs, and one boot judged from the
 # serial console.  The caller sets ROOT, OUT, TIMEOUT and defines log().
 
+# qemu_out GIVEN PREFIX: OUT=GIVEN when set (kept), else a new temp dir
+# /tmp/PREFIX.XXXXXX that a passing run removes (KEEP=0) and a failing one
+# keeps.
+qemu_out() {
+	OUT=$1
+	KEEP=1
+	if [ -z "$OUT" ]; then
+		OUT=$(mktemp -d "/tmp/$2.XXXXXX")
+		KEEP=0
+	fi
+	mkdir -p "$OUT"
+}
+
+# qemu_packages PKG...: install the missing ones (tools/install-deps.sh);
+# not root with some missing: SKIP (exit 77); an install that fails: exit 1.
+qemu_packages() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	if [ "$(id -u)" != 0 ]; then
+		log "SKIP: need root to install ${missing[*]}"
+		exit 77
+	fi
+	log "installing ${missing[*]}"
+	"$ROOT/tools/install-deps.sh" <(printf '%s\n' "${missing[@]}") >"$OUT/apt.log" 2>&1 ||
+		{ tail -20 "$OUT/apt.log"; exit 1; }
+}
+
 # The newest Debian kernel that has both its image and its headers (never
 # uname -r: the host kernel is not the one we boot).
 guest_kver() {
@@ -39,6 +69,14 @@ build_modules() {
 mapfile -t LIB_SRCS < <(find "$ROOT/lib/src" "$ROOT/core" -name '*.c' | sort)
 mapfile -t LIB_INCS < <(find "$ROOT/lib/src" -type d | sed 's/^/-I/')
 LIB_INCS=(-I"$ROOT/core/include" -I"$ROOT/core" -I"$ROOT/lib/include" "${LIB_INCS[@]}")
+
+# guest_kt OUT: tests/kmod's kt (every kt_*.c), static, warnings fatal.
+guest_kt() {
+	gcc -static -O2 -Wall -Wextra -Werror -I"$ROOT/core/include" -I"$ROOT/core" \
+		-I"$ROOT/lib/include" -I"$ROOT/kmod/nv_p2p_stub" -o "$1" "$ROOT"/tests/kmod/kt.c \
+		"$ROOT"/tests/kmod/kt_*.c "$ROOT/core/regs.c" "$ROOT/core/prbs.c" \
+		"$ROOT/core/axiversion.c" -lpthread
+}
 
 # guest_lib_program OUT SRC [CFLAGS...]: a static program on libgpuasync.
 guest_lib_program() {

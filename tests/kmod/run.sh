@@ -12,7 +12,7 @@
 # Modes (environment):
 #   (default, =1)             stock Debian kernel, then the same suite on the
 #                             debug kernel (KASAN + lockdep + sleep-in-atomic),
-#                             built first if not cached (~11 min on 2 idle
+#                             built first if not cached (~18 min on 2 idle
 #                             cores; cached in $GA_KMOD_CACHE, default
 #                             /var/cache/gpuasync-kmod, keyed by its version)
 #   GA_KMOD_DEBUG_KERNEL=auto debug pass only if the kernel is already cached
@@ -24,46 +24,26 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/kmod
-OUT=${GA_KMOD_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-kmod.XXXXXX)
-	KEEP=0 # a temp dir of a passing run is removed; a failing one is kept
-fi
-mkdir -p "$OUT"
+# shellcheck source=tests/kmod/qemu.sh
+. "$HERE/qemu.sh"
+qemu_out "${GA_KMOD_OUT:-}" gpuasync-kmod
 TIMEOUT=${GA_KMOD_TIMEOUT:-900}
 DEBUG=${GA_KMOD_DEBUG_KERNEL:-1}
 CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
-# shellcheck source=tests/kmod/qemu.sh
-. "$HERE/qemu.sh"
 # shellcheck source=tests/drp/host.sh
 . "$ROOT/tests/drp/host.sh"
 
 # ---- packages -----------------------------------------------------------------
-PKGS="linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils"
-missing=()
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" != 0 ]; then
-		log "SKIP: need root to install ${missing[*]}"
-		exit 77
-	fi
-	log "installing ${missing[*]}"
-	"$ROOT/tools/install-deps.sh" <(printf '%s\n' "${missing[@]}") >"$OUT/apt.log" 2>&1 ||
-		{ tail -20 "$OUT/apt.log"; exit 1; }
-fi
+qemu_packages linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod \
+	xz-utils
 
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
 
 # ---- build ----------------------------------------------------------------------
-CFLAGS_T="-static -O2 -Wall -Wextra -Werror -I$ROOT/core/include -I$ROOT/core -I$ROOT/lib/include -I$ROOT/kmod/nv_p2p_stub"
 build_tests() {
 	mkdir -p "$OUT/t"
-	gcc $CFLAGS_T -o "$OUT/t/kt" "$HERE/kt.c" "$HERE/kt_dmabuf.c" "$HERE/kt_drp.c" "$ROOT/core/regs.c" "$ROOT/core/prbs.c" \
-		"$ROOT/core/axiversion.c" -lpthread
+	guest_kt "$OUT/t/kt" || { log "FAIL: kt does not build"; return 1; }
 	# libgpuasync, built for the guest: plain C11 + pthread + inih, static.
 	if guest_lib_program "$OUT/t/t_lib" "$HERE/t_lib.c" -I"$ROOT/kmod/nv_p2p_stub" \
 		>"$OUT/t_lib.log" 2>&1; then

@@ -27,32 +27,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tests/platform
-OUT=${GA_PLATFORM_OUT:-}
-KEEP=1
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/gpuasync-platform.XXXXXX)
-	KEEP=0
-fi
-mkdir -p "$OUT"
+# shellcheck source=tests/kmod/qemu.sh
+. "$ROOT/tests/kmod/qemu.sh"
+qemu_out "${GA_PLATFORM_OUT:-}" gpuasync-platform
 TIMEOUT=${GA_PLATFORM_TIMEOUT:-600}
 BOOTS=${GA_PLATFORM_BOOTS:-off dma pt}
 log() { echo "platform: $*"; }
-# shellcheck source=tests/kmod/qemu.sh
-. "$ROOT/tests/kmod/qemu.sh"
 
-PKGS="linux-image-amd64 qemu-system-x86 busybox-static cpio"
-missing=()
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" != 0 ]; then
-		log "SKIP: need root to install ${missing[*]}"
-		exit 77
-	fi
-	"$ROOT/tools/install-deps.sh" <(printf '%s\n' "${missing[@]}") >"$OUT/apt.log" 2>&1 ||
-		{ tail -20 "$OUT/apt.log"; exit 1; }
-fi
+qemu_packages linux-image-amd64 qemu-system-x86 busybox-static cpio
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel in /lib/modules"; exit 1; }
 
 # The checker, static, as installed: the daemon's --check.
@@ -70,11 +52,7 @@ if dpkg-query -W -f='${Status}' $PKGS_KMOD 2>/dev/null | grep -q 'ok installed' 
 	guest_lib_program "$OUT/poke" "$HERE/poke.c" >"$OUT/poke.log" 2>&1 ||
 		{ log "FAIL: poke does not build"; tail -20 "$OUT/poke.log"; exit 1; }
 	# kt hold: a live process with buffers registered (tests/kmod/kt.c).
-	K=$ROOT/tests/kmod
-	gcc -static -O2 -Wall -Wextra -Werror -I"$ROOT/core/include" -I"$ROOT/core" \
-		-I"$ROOT/lib/include" -I"$ROOT/kmod/nv_p2p_stub" -o "$OUT/kt" "$K/kt.c" \
-		"$K/kt_dmabuf.c" "$ROOT/core/regs.c" "$ROOT/core/prbs.c" "$ROOT/core/axiversion.c" \
-		-lpthread || { log "FAIL: kt does not build"; exit 1; }
+	guest_kt "$OUT/kt" || { log "FAIL: kt does not build"; exit 1; }
 elif [ "${CI:-}" = true ]; then
 	log "FAIL: gpuasync.ko does not build (under CI=true nothing may be skipped)"
 	exit 1

@@ -13,6 +13,7 @@
 
 #include "gpuasync/config.h"
 #include "gpuasync/device.h"
+#include "common/run_suite.h"
 
 static char path[64];
 
@@ -445,11 +446,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(config_suite());
 }

@@ -150,6 +150,7 @@ END_TEST
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "common/fd_count.h"
+#include "common/run_suite.h"
 
 #define FK_MAX	     8
 #define FK_DMA_COUNT 4
@@ -1106,11 +1107,5 @@ static Suite *datadev_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(datadev_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(datadev_suite());
 }

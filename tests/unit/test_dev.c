@@ -24,6 +24,7 @@
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
 #include "internal.h"
+#include "common/run_suite.h"
 
 #define K64 65536u
 
@@ -702,6 +703,33 @@ static void push_and_check(struct ga_dev *dev, struct ga_buf *expect, uint32_t l
 	ck_assert_mem_eq(back, payload, len);
 }
 
+/* The two lists open.c chooses from: every spec finds a backend (only the
+ * last claims them all), every device finds memory (the last provider has
+ * no condition), and "sim" is the simulated card's. */
+START_TEST(test_descriptor_lists)
+{
+	unsigned int n;
+
+	for (n = 0; ga_backends[n]; n++) {
+		ck_assert_msg(ga_backends[n]->name && ga_backends[n]->open, "backend %u", n);
+		if (!ga_backends[n]->claims)
+			ck_assert_ptr_null(ga_backends[n + 1]);
+	}
+	ck_assert_uint_ge(n, 2);
+	ck_assert_ptr_null(ga_backends[n - 1]->claims);
+	ck_assert(ga_backend_sim.claims("sim") && ga_backend_sim.claims("sim:version=4"));
+	ck_assert(!ga_backend_sim.claims("/dev/datadev_0") && !ga_backend_sim.claims("simx"));
+	ck_assert(ga_backend_sim.flags & GA_BE_SIM);
+	ck_assert(ga_backend_datadev.flags & GA_BE_DRIVER);
+	for (n = 0; ga_mem_providers[n]; n++)
+		ck_assert_msg(ga_mem_providers[n]->memory && ga_mem_providers[n]->open &&
+				      ga_mem_providers[n]->note,
+			      "provider %u", n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_eq(ga_mem_providers[n - 1]->flags & (GA_MEMP_GPU | GA_MEMP_DRIVER), 0);
+}
+END_TEST
+
 /* The upstream driver cannot remove one buffer: hide the sim's
  * remove_last and let the library remove all and re-register the rest. */
 START_TEST(test_emulated_remove)
@@ -712,6 +740,7 @@ START_TEST(test_emulated_remove)
 	struct ga_buf_info bi;
 
 	upstream_like.remove_last = NULL;
+	upstream_like.flags &= ~GA_BE_SIM;
 	for (unsigned int i = 0; i < 3; i++)
 		w[i] = mk(dev, GA_DIR_WRITE, i, K64);
 	r[0] = mk(dev, GA_DIR_READ, 0, K64);
@@ -944,12 +973,12 @@ static Suite *dev_suite(void)
 	TCase *tc = tcase_create("open");
 
 	tcase_add_test(tc, test_open_specs);
-	tcase_add_loop_test(tc, test_info_per_version, 0, 5);
+	tcase_add_loop_test(tc, test_info_per_version, 0, GA_VERSION_MAX);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("registers");
 	tcase_add_test(tc, test_reg_errors);
-	tcase_add_loop_test(tc, test_rmw_neighbours, 0, 5);
+	tcase_add_loop_test(tc, test_rmw_neighbours, 0, GA_VERSION_MAX);
 	tcase_add_test(tc, test_rmw_concurrent);
 	tcase_add_test(tc, test_monitor_counts);
 	tcase_add_test(tc, test_buffer_counts);
@@ -961,6 +990,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_buf_v1_sizes);
 	tcase_add_test(tc, test_buf_state_and_memory);
 	tcase_add_test(tc, test_header_roundtrip);
+	tcase_add_test(tc, test_descriptor_lists);
 	tcase_add_test(tc, test_emulated_remove);
 	tcase_add_test(tc, test_default_memory);
 	tcase_add_test(tc, test_pinned_sim);
@@ -971,11 +1001,5 @@ static Suite *dev_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(dev_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(dev_suite());
 }

@@ -15,6 +15,7 @@
 
 #include "gpuasync/device.h"
 #include "internal.h"
+#include "common/run_suite.h"
 
 START_TEST(test_err_basics)
 {
@@ -131,8 +132,6 @@ int main(void)
 {
 	Suite *s = suite_create("log");
 	TCase *t = tcase_create("log");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(t, test_err_basics);
 	tcase_add_test(t, test_err_keeps_errno);
@@ -141,9 +140,5 @@ int main(void)
 	tcase_add_test(t, test_log_quiet_by_default);
 	tcase_add_test(t, test_log_enabled);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gpu_probe.h"
 #include "internal.h"
 
 extern char **environ;
@@ -587,6 +588,9 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "--ipc-child") == 0)
 		return ipc_child(argv[2], strtoul(argv[3], NULL, 0));
 
+	/* A GPU that is there but fails is a failure, never a skip. */
+	if (gpu_probe() == 1)
+		return EXIT_FAILURE;
 	open_rc = ga_mem_cuda_open(0, &ops, &mctx, gpu_name, sizeof(gpu_name), why, sizeof(why));
 	sr = srunner_create(mem_cuda_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
@@ -598,6 +602,6 @@ int main(int argc, char **argv)
 	if (failed)
 		return EXIT_FAILURE;
 	/* Without a GPU only the reason was checked: that is a skip (ctest
-	 * SKIP_RETURN_CODE), never a pass. */
-	return open_rc ? 77 : EXIT_SUCCESS;
+	 * SKIP_RETURN_CODE), never a pass; gpu_probe has said there is none. */
+	return open_rc ? GPU_PROBE_SKIP : EXIT_SUCCESS;
 }

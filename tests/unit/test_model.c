@@ -13,19 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/flavours.h"
+#include "common/run_suite.h"
 #include "ga_model.h"
 #include "gpuasync/abi.h"
 #include "gpuasync/regs.h"
 
-struct flavour {
-	unsigned int version;
-	bool legacy;
-};
-
-static const struct flavour FLAVOURS[] = {
-	{1, false}, {2, false}, {3, false}, {4, false}, {4, true}, {5, false},
-};
-#define NFLAV ((int)(sizeof(FLAVOURS) / sizeof(FLAVOURS[0])))
+/* Every firmware version, from the table (common/flavours.h). */
+static int NFLAV;
 
 #define BUS_BASE    0x7000000000ull
 #define BUF_SIZE    4096u
@@ -123,12 +118,26 @@ static uint32_t rd(enum ga_reg_id id, unsigned int i)
 	return ga_reg_field_get(id, layout(), ga_model_reg_read(m, off(id, i)));
 }
 
-/* A register write as the driver does it: read-modify-write of the field. */
+static int io_read(void *ctx, uint32_t o, uint32_t *word)
+{
+	(void)ctx;
+	*word = ga_model_reg_read(m, o);
+	return 0;
+}
+
+static int io_write(void *ctx, uint32_t o, uint32_t word)
+{
+	(void)ctx;
+	ga_model_reg_write(m, o, word);
+	return 0;
+}
+
+/* A register write as the driver does it: core's field accessor. */
 static void wr(enum ga_reg_id id, unsigned int i, uint32_t v)
 {
-	uint32_t o = off(id, i);
+	const struct ga_reg_io io = {NULL, io_read, io_write};
 
-	ga_model_reg_write(m, o, ga_reg_field_set(id, layout(), regs[o / 4], v));
+	ck_assert_int_eq(ga_field_write(&io, id, layout(), off(id, i), v), 0);
 }
 
 /* A write the host does not see (a GPU writing the shared block). */
@@ -239,9 +248,35 @@ static enum ga_model_push push_n(uint32_t len, uint8_t seed)
 
 /* ---- tests --------------------------------------------------------------- */
 
+/* Power-on values, typed from docs/firmware.md (§2.3 0x38 demux select,
+ * §2.4 0x60 write max size, §3.4 latency minimums), not from the table. */
+static const struct {
+	const char *name;
+	uint32_t value;
+} power_on[] = {
+	{"demux_select", 1},
+	{"write_max_size", 1},
+	{"total_latency_min", 0xFFFFFFFFu},
+	{"gpu_latency_min", 0xFFFFFFFFu},
+	{"write_latency_min", 0xFFFFFFFFu},
+	{"read_latency_min", 0xFFFFFFFFu},
+};
+
 START_TEST(test_power_on)
 {
 	setup_flavour(_i);
+	/* Every field but the identity ones and those above powers on as 0. */
+	for (unsigned int id = 0; id < GA_REG_COUNT; id++) {
+		uint32_t expect = 0;
+
+		if (!has(id) || ga_regs[id].flags & (GA_F_WIDE_ID | GA_F_PLUS_ONE))
+			continue;
+		for (unsigned int k = 0; k < sizeof(power_on) / sizeof(power_on[0]); k++)
+			if (!strcmp(power_on[k].name, ga_regs[id].name))
+				expect = power_on[k].value;
+		ck_assert_msg(rd(id, 0) == expect, "%s powers on as %u, not %u", ga_regs[id].name,
+			      rd(id, 0), expect);
+	}
 	ck_assert_uint_eq(rd(GA_REG_VERSION, 0), fl->version);
 	ck_assert_uint_eq(rd(GA_REG_MAX_BUFFERS, 0), NBUF * 2);
 	ck_assert_uint_eq(rd(GA_REG_DMA_DATA_BYTES, 0), DDB);
@@ -549,13 +584,16 @@ START_TEST(test_count_reset)
 		ck_assert_uint_eq(rd(GA_REG_AXI_READ_ERROR_VALUE, 0), 0);
 		if (has(GA_REG_AXI_WRITE_TIMEOUT_COUNT))
 			ck_assert_uint_eq(rd(GA_REG_AXI_WRITE_TIMEOUT_COUNT, 0), 0);
+		/* docs/firmware.md §3.4: V4 max/min back to 0 / 0xFFFFFFFF. */
 		if (has(GA_REG_TOTAL_LATENCY_MAX)) {
 			ck_assert_uint_eq(rd(GA_REG_TOTAL_LATENCY_MAX, 0), 0);
+			ck_assert_uint_eq(rd(GA_REG_GPU_LATENCY_MAX, 0), 0);
 			ck_assert_uint_eq(rd(GA_REG_WRITE_LATENCY_MAX, 0), 0);
 			ck_assert_uint_eq(rd(GA_REG_READ_LATENCY_MAX, 0), 0);
 			ck_assert_uint_eq(rd(GA_REG_WRITE_LATENCY_MIN, 0), 0xFFFFFFFFu);
 			ck_assert_uint_eq(rd(GA_REG_TOTAL_LATENCY_MIN, 0), 0xFFFFFFFFu);
 			ck_assert_uint_eq(rd(GA_REG_GPU_LATENCY_MIN, 0), 0xFFFFFFFFu);
+			ck_assert_uint_eq(rd(GA_REG_READ_LATENCY_MIN, 0), 0xFFFFFFFFu);
 		}
 		/* Free list and engine state are not counters. */
 		ck_assert_uint_eq(m->free_count, NBUF - 1);
@@ -1168,11 +1206,6 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(model_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	NFLAV = flavours_init();
+	return run_suite(model_suite());
 }

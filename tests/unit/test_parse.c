@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/run_suite.h"
 #include "gpuasync/parse.h"
 
 struct pcase {
@@ -268,11 +269,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(parse_suite());
 }

@@ -17,6 +17,7 @@
 
 #include "gpuasync/sim.h"
 #include "internal.h"
+#include "common/run_suite.h"
 
 static uint32_t ref_word(enum ga_pattern p, uint32_t seq, uint32_t k, uint32_t *st)
 {
@@ -118,15 +119,9 @@ int main(void)
 {
 	Suite *s = suite_create("pattern_ref");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_patterns_match_reference);
 	tcase_add_test(tc, test_crc_matches_reference);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -23,6 +23,7 @@
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
 #include "common/fd_count.h"
+#include "common/gpu_probe.h"
 
 static bool gpu_mode;
 /* What the machine offers, found once in main(): "" when the memory
@@ -200,6 +201,10 @@ int main(int argc, char **argv)
 
 	gpu_mode = argc > 1 && strcmp(argv[1], "--gpu") == 0;
 	if (gpu_mode) {
+		int probe = gpu_probe();
+
+		if (probe)
+			return probe; /* 77 only where there is no GPU */
 		if (open_pin(GA_PIN_P2P, &dev) != 0) {
 			printf("cannot open the simulated card: %s\n", ga_last_error());
 			return EXIT_FAILURE;
@@ -207,8 +212,9 @@ int main(int argc, char **argv)
 		ga_dev_info(dev, &info);
 		ga_dev_close(dev);
 		if (strcmp(info.memory, "gpu") != 0) {
-			printf("SKIP: no GPU memory: %s\n", info.memory_note);
-			return 77;
+			printf("FAILED: a GPU is there but the card uses host memory: %s\n",
+			       info.memory_note);
+			return EXIT_FAILURE;
 		}
 	}
 	rc = open_pin(GA_PIN_DMABUF, &dev);
@@ -240,6 +246,13 @@ int main(int argc, char **argv)
 	    strcmp(ci, "true") == 0) {
 		printf("FAILED: CI=true and no free huge page: reserve some "
 		       "(echo 8 > /proc/sys/vm/nr_hugepages) so the dma-buf path runs\n");
+		return EXIT_FAILURE;
+	}
+	if (no_dmabuf[0] && gpu_mode && getenv("GA_REQUIRE_GPU") &&
+	    strcmp(getenv("GA_REQUIRE_GPU"), "1") == 0) {
+		printf("FAILED: GA_REQUIRE_GPU=1 and the dma-buf path of GPU memory did not run: "
+		       "%s\n",
+		       no_dmabuf);
 		return EXIT_FAILURE;
 	}
 	if (no_dmabuf[0]) {

@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+
+#include "common/doc_file.h"
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "gpuasync/platform.h"
+#include "common/run_suite.h"
 
 static char root[64];
 static struct ga_check_result res[GA_CHECK_COUNT];
@@ -426,6 +429,16 @@ START_TEST(test_bar1)
 	o.buffer_bytes = 0;
 	run(&o);
 	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "BAR1: 256 MiB: a small window");
+	/* A 64-bit BAR0 takes two lines: BAR1 is then the second memory region
+	 * on line 2 (the H200's resource file, 256 GiB). */
+	put("/sys/devices/" GPU "/resource",
+	    "0x0000104002000000 0x0000104002ffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	    "0x0000100000000000 0x0000103fffffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	    "0x0000104000000000 0x0000104001ffffff 0x000000000014220c\n");
+	run(&o);
+	EXPECT(GA_CHECK_BAR1, GA_VERDICT_OK, "BAR1: 256 GiB");
 	put("/sys/devices/" GPU "/resource", "garbage\n");
 	run(&o);
 	EXPECT(GA_CHECK_BAR1, GA_VERDICT_WARN, "could not tell: no memory BAR1");
@@ -443,7 +456,16 @@ START_TEST(test_nvidia)
 	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK,
 	       "p2p (the driver pins GPU memory with nvidia_p2p_get_pages): dma-buf needs the open "
 	       "NVIDIA module");
+	/* 0 on R535: only the legacy API needs it (seen on the H200 with 580,
+	 * where the stream-memop consumer runs with the parameter 0). */
 	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK,
+	       "EnableStreamMemOPs: 0 (/proc/driver/nvidia/params): only CUDA's legacy stream "
+	       "memory API needs it; driver 535.104.05 has the current one on by default");
+	/* 0 on a driver before R515: the doorbell wait is refused. */
+	put("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+					   "470.223.02  Sat Oct  7 15:35:11 UTC 2023\n");
 	run_default();
 	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "EnableStreamMemOPs: 0");
 	/* Only the module parameter file left. */
@@ -560,6 +582,12 @@ START_TEST(test_vanished)
 	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU 0000:0a:00.0: could not tell: No such file");
 	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU nonsense: could not tell: not a PCI address");
 	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_FAIL, "could not tell: no card");
+	/* Without a card the first GPU's own link and BAR1 are still judged
+	 * (the GPU machine once read "could not tell: no GPU" beside "1 GPU"). */
+	ck_assert_msg(!strstr(res[GA_CHECK_LINK_GPU].found, "no GPU"), "link_gpu: %s",
+		      res[GA_CHECK_LINK_GPU].found);
+	ck_assert_msg(strstr(res[GA_CHECK_BAR1].found, "BAR1"), "bar1: %s",
+		      res[GA_CHECK_BAR1].found);
 	o.card = "/dev/nothing_0";
 	run(&o);
 	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "could not tell which PCI device /dev/nothing_0 is");
@@ -619,18 +647,10 @@ END_TEST
  * gpuasyncfs --check --list); the source tree is found from this file's path. */
 START_TEST(test_docs)
 {
-	char path[PATH_MAX], *doc = calloc(1, 1 << 17), *slash;
-	FILE *f;
+	const char *path = doc_file_path("GA_PLATFORM_DOC", __FILE__, "docs/platform.md");
+	char *doc = doc_file_read(path);
 
-	snprintf(path, sizeof(path), "%s", __FILE__);
-	for (int i = 0; i < 3 && (slash = strrchr(path, '/')); i++)
-		*slash = 0;
-	strncat(path, "/docs/platform.md", sizeof(path) - strlen(path) - 1);
-	f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	ck_assert_ptr_nonnull(doc);
-	fread(doc, 1, (1 << 17) - 1, f);
-	fclose(f);
+	ck_assert_msg(doc != NULL, "cannot read %s", path);
 	for (int i = 0; i < GA_CHECK_COUNT; i++) {
 		const struct ga_check_info *a = ga_check_info(i);
 		char head[256];
@@ -676,11 +696,5 @@ static Suite *platform_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(platform_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(platform_suite());
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpuasync/prbs.h"
+#include "common/run_suite.h"
 
 static uint32_t w(const uint8_t *p, unsigned int k)
 {
@@ -73,16 +74,10 @@ int main(void)
 {
 	Suite *s = suite_create("prbs");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_words_by_hand);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_rejects);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

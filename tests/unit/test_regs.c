@@ -18,14 +18,21 @@
 #include "gpuasync/abi.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/regs.h"
+#include "common/run_suite.h"
 
 static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
 #define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
-/* A version that uses @l, and the newest one, so every row can be present. */
+/* The newest version that uses @l (from GA_VERSIONS), so every row can be
+ * present. */
 static unsigned int newest_version(enum ga_layout l)
 {
-	return l == GA_LAYOUT_V1 ? 3 : 5;
+	unsigned int v = 0;
+
+	for (unsigned int i = 0; i < GA_VERSION_MAX; i++)
+		if (ga_versions[i].layout == l || ga_versions[i].layout_legacy == l)
+			v = ga_versions[i].version;
+	return v;
 }
 
 /* ---- table invariants ---------------------------------------------------- */
@@ -103,7 +110,8 @@ START_TEST(test_every_row_somewhere)
 		for (unsigned int l = 0; l < NLAYOUTS; l++)
 			any |= ga_reg_present(i, layouts[l], newest_version(layouts[l]));
 		ck_assert_msg(any, "%s is in no layout", ga_regs[i].name);
-		ck_assert_msg(ga_regs[i].min_version >= 1 && ga_regs[i].min_version <= 5,
+		ck_assert_msg(ga_regs[i].min_version >= 1 &&
+				      ga_regs[i].min_version <= GA_VERSION_MAX,
 			      "%s: min_version %u", ga_regs[i].name, ga_regs[i].min_version);
 	}
 }
@@ -225,15 +233,143 @@ START_TEST(test_layout_for_version)
 		ck_assert_int_eq(ga_layout_for_version(v, false), GA_LAYOUT_V4);
 		ck_assert_int_eq(ga_layout_for_version(v, true), GA_LAYOUT_V4_LEGACY);
 	}
-	/* Unknown versions still get a layout (rows are gated by min_version). */
-	ck_assert_int_lt(ga_layout_for_version(0, false), GA_LAYOUT_COUNT);
-	ck_assert_int_lt(ga_layout_for_version(6, false), GA_LAYOUT_COUNT);
-	ck_assert_int_lt(ga_layout_for_version(255, true), GA_LAYOUT_COUNT);
+	/* Versions the table does not have get no layout at all. */
+	ck_assert_int_eq(ga_layout_for_version(0, false), GA_LAYOUT_COUNT);
+	ck_assert_int_eq(ga_layout_for_version(GA_VERSION_MAX + 1, false), GA_LAYOUT_COUNT);
+	ck_assert_int_eq(ga_layout_for_version(255, true), GA_LAYOUT_COUNT);
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_COUNT), 0);
+	ck_assert_str_eq(ga_layout_name(GA_LAYOUT_COUNT), "unknown");
 	ck_assert_str_ne(ga_layout_name(GA_LAYOUT_V4), ga_layout_name(GA_LAYOUT_V4_LEGACY));
 	ck_assert_str_ne(ga_layout_name(GA_LAYOUT_V1), ga_layout_name(GA_LAYOUT_V4));
+	/* docs/firmware.md §2.3, §2.4: at most 16 buffers on V1, 1024 on V4. */
 	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V1), 16);
-	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4), GA_MAX_BUFFERS);
-	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4_LEGACY), GA_MAX_BUFFERS);
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4), 1024);
+	ck_assert_uint_eq(ga_layout_max_buffers(GA_LAYOUT_V4_LEGACY), 1024);
+}
+END_TEST
+
+/*
+ * Every row of GA_VERSIONS, whatever versions there are: what makes a new
+ * version on an existing layout one row.  Nothing here names a version.
+ */
+START_TEST(test_version_rows)
+{
+	unsigned int largest = 0;
+
+	for (unsigned int l = 0; l < NLAYOUTS; l++)
+		if (ga_layout_max_buffers(layouts[l]) > largest)
+			largest = ga_layout_max_buffers(layouts[l]);
+	/* GA_MAX_BUFFERS sizes every buffer array: exactly the largest map. */
+	ck_assert_uint_eq(GA_MAX_BUFFERS, largest);
+
+	for (unsigned int i = 0; i < GA_VERSION_MAX; i++) {
+		const struct ga_version *r = &ga_versions[i];
+		unsigned int v = r->version;
+		bool active = ga_reg_present(GA_REG_WRITE_ACTIVE, r->layout, v) &&
+			      ga_reg_present(GA_REG_READ_ACTIVE, r->layout, v);
+		uint32_t off, voff;
+
+		/* Rows run 1, 2, 3, ... and are found by their version. */
+		ck_assert_uint_eq(v, i + 1);
+		ck_assert_ptr_eq(ga_version_find(v), r);
+		ck_assert_msg(r->doc && r->doc[0], "v%u: no doc", v);
+		/* The legacy choice is the row's own layout or V4's legacy sibling. */
+		ck_assert_int_lt(r->layout, GA_LAYOUT_COUNT);
+		ck_assert(r->layout_legacy == r->layout ||
+			  (r->layout == GA_LAYOUT_V4 && r->layout_legacy == GA_LAYOUT_V4_LEGACY));
+		ck_assert_int_eq(ga_layout_for_version(v, false), r->layout);
+		ck_assert_int_eq(ga_layout_for_version(v, true), r->layout_legacy);
+		/* Versions only add: nothing an older row has is gone. */
+		if (i > 0 && ga_versions[i - 1].layout == r->layout)
+			for (unsigned int id = 0; id < GA_REG_COUNT; id++)
+				ck_assert(!ga_reg_present(id, r->layout, v - 1) ||
+					  ga_reg_present(id, r->layout, v));
+		/* The identity block: version, max_buffers and dma_data_bytes are
+		 * there, and the version word sits where every other version has
+		 * it (a probe reads it before it knows the layout). */
+		for (unsigned int id = 0; id < GA_REG_COUNT; id++)
+			if (ga_regs[id].flags & GA_F_WIDE_ID)
+				ck_assert_msg(ga_reg_present(id, r->layout, v), "v%u lacks %s", v,
+					      ga_regs[id].name);
+		ck_assert_int_eq(ga_reg_offset(GA_REG_VERSION, r->layout, v, 0, 0, &off), 0);
+		ck_assert_int_eq(
+			ga_reg_offset(GA_REG_VERSION, ga_versions[0].layout, 1, 0, 0, &voff), 0);
+		ck_assert_uint_eq(off, voff);
+		ck_assert_uint_eq(ga_reg_field_mask(GA_REG_VERSION, r->layout),
+				  ga_reg_field_mask(GA_REG_VERSION, ga_versions[0].layout));
+		/* The reported max_buffers field can say every buffer the map holds. */
+		ck_assert_uint_ge(ga_reg_field_max(GA_REG_MAX_BUFFERS, r->layout),
+				  ga_layout_max_buffers(r->layout));
+		/* One quiesce rule: poll where the active bits exist, else wait. */
+		ck_assert_msg(active == (r->quiesce_poll_ms != 0), "v%u: active bits vs poll", v);
+		ck_assert_msg((r->quiesce_poll_ms != 0) != (r->quiesce_wait_ms != 0),
+			      "v%u: exactly one of wait and poll", v);
+	}
+	/* Above the last row nothing is known, so nothing is there. */
+	ck_assert_ptr_null(ga_version_find(0));
+	ck_assert_ptr_null(ga_version_find(GA_VERSION_MAX + 1));
+	for (unsigned int id = 0; id < GA_REG_COUNT; id++)
+		for (unsigned int l = 0; l < NLAYOUTS; l++)
+			ck_assert(!ga_reg_present(id, layouts[l], GA_VERSION_MAX + 1));
+}
+END_TEST
+
+/* A field write through a fake word: the calls it makes and what lands. */
+struct fake_io {
+	uint32_t word;
+	unsigned int reads, writes;
+};
+
+static int fake_read(void *ctx, uint32_t off, uint32_t *word)
+{
+	struct fake_io *f = ctx;
+
+	(void)off;
+	f->reads++;
+	*word = f->word;
+	return 0;
+}
+
+static int fake_write(void *ctx, uint32_t off, uint32_t word)
+{
+	struct fake_io *f = ctx;
+
+	(void)off;
+	f->writes++;
+	f->word = word;
+	return 0;
+}
+
+START_TEST(test_field_write)
+{
+	struct fake_io f = {0xA5A5A5A5u, 0, 0};
+	const struct ga_reg_io io = {&f, fake_read, fake_write};
+	uint32_t v;
+
+	/* aw_cache is bits 11:8 of 0x04 (docs/firmware.md §2.3): a 4-bit field. */
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_AW_CACHE, GA_LAYOUT_V4, 0x04, 0x3), 0);
+	ck_assert_uint_eq(f.word, 0xA5A5A3A5u);
+	ck_assert_uint_eq(f.reads, 1);
+	ck_assert_uint_eq(f.writes, 1);
+	ck_assert_int_eq(ga_field_read(&io, GA_REG_AW_CACHE, GA_LAYOUT_V4, 0x04, &v), 0);
+	ck_assert_uint_eq(v, 0x3);
+	/* Too wide: refused before anything is read or written. */
+	f.reads = f.writes = 0;
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_AW_CACHE, GA_LAYOUT_V4, 0x04, 0x10), -ERANGE);
+	ck_assert_uint_eq(f.word, 0xA5A5A3A5u);
+	ck_assert_uint_eq(f.reads + f.writes, 0);
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_WRITE_ENABLE, GA_LAYOUT_V1, 0x08, 2), -ERANGE);
+	ck_assert_uint_eq(f.reads + f.writes, 0);
+	/* A strobe and a whole-word field are one store, no read. */
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_COUNT_RESET, GA_LAYOUT_V4, 0x20, 1), 0);
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_WRITE_ADDR_LO, GA_LAYOUT_V4, 0x4000, 7), 0);
+	ck_assert_uint_eq(f.reads, 0);
+	ck_assert_uint_eq(f.writes, 2);
+	ck_assert_uint_eq(f.word, 7);
+	/* A field the layout does not have. */
+	ck_assert_int_eq(ga_field_write(&io, GA_REG_WRITE_SIZE, GA_LAYOUT_V4, 0x108, 1), -ENOENT);
+	ck_assert_int_eq(ga_field_read(&io, GA_REG_WRITE_SIZE, GA_LAYOUT_V4, 0x108, &v), -ENOENT);
+	ck_assert_uint_eq(f.writes, 2);
 }
 END_TEST
 
@@ -253,7 +389,13 @@ static bool word_present(unsigned int version, uint32_t off)
 
 START_TEST(test_version_gating)
 {
-	for (unsigned int v = 0; v <= 6; v++) {
+	/* docs/firmware.md §2.2-2.4; above the newest version nothing is there. */
+	for (unsigned int v = 0; v <= GA_VERSION_MAX + 1; v++) {
+		if (v > GA_VERSION_MAX) {
+			for (uint32_t o = 0; o < GA_CORE_SIZE; o += 4)
+				ck_assert_msg(!word_present(v, o), "0x%x in v%u", o, v);
+			continue;
+		}
 		ck_assert_msg(word_present(v, 0x30) == (v >= 1), "0x30 version, v%u", v);
 		ck_assert_msg(word_present(v, 0x34) == (v >= 2), "0x34 timeout count, v%u", v);
 		ck_assert_msg(word_present(v, 0x38) == (v >= 2), "0x38 demux select, v%u", v);
@@ -922,6 +1064,8 @@ static Suite *regs_suite(void)
 	tcase_add_test(t, test_views);
 	tcase_add_test(t, test_columns);
 	tcase_add_test(t, test_layout_for_version);
+	tcase_add_test(t, test_version_rows);
+	tcase_add_test(t, test_field_write);
 	tcase_add_test(t, test_version_gating);
 	tcase_add_test(t, test_absent_enoent);
 	tcase_add_test(t, test_per_buffer_offsets);
@@ -944,11 +1088,5 @@ static Suite *regs_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(regs_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(regs_suite());
 }

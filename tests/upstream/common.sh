@@ -18,33 +18,16 @@ upstream_setup() {
 		exit 77
 	fi
 	[ -e "$SRC" ] || { log "FAIL: GA_UPSTREAM_SRC=$SRC does not exist"; exit 1; }
-	OUT=${GA_UPSTREAM_OUT:-}
-	KEEP=1
-	if [ -z "$OUT" ]; then
-		OUT=$(mktemp -d "/tmp/$1.XXXXXX")
-		KEEP=0
-	fi
-	mkdir -p "$OUT"
-	TIMEOUT=${GA_KMOD_TIMEOUT:-$2}
 	# shellcheck source=tests/kmod/qemu.sh
 	. "$ROOT/tests/kmod/qemu.sh"
+	qemu_out "${GA_UPSTREAM_OUT:-}" "$1"
+	TIMEOUT=${GA_KMOD_TIMEOUT:-$2}
 }
 
 # The QEMU packages (installed as root when missing; exit 77 otherwise),
 # then the kernel to boot.
 upstream_kver() {
-	local p
-	for p in linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && continue
-		if [ "$(id -u)" != 0 ]; then
-			log "SKIP: need root to install $p"
-			exit 77
-		fi
-		"$ROOT/tools/install-deps.sh" <(printf '%s\n' linux-headers-amd64 linux-image-amd64 \
-			qemu-system-x86 busybox-static cpio kmod) >"$OUT/apt.log" 2>&1 ||
-			{ tail -20 "$OUT/apt.log"; exit 1; }
-		break
-	done
+	qemu_packages linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod
 	KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
 }
 

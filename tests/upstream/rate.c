@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 		die("/dev/nvidia_p2p_stub_mem");
 	version = ioctl(dev, GPU_Get_Gpu_Async_Ver, 0);
 	max_buffers = ioctl(dev, GPU_Get_Max_Buffers, 0);
-	if (version < 4 || version > 5 || max_buffers < nbuf) {
+	if (version < 4 || !ga_version_find(version) || max_buffers < nbuf) {
 		fprintf(stderr, "rate: firmware version %u, %u buffers: need V4/V5, %u\n", version,
 			max_buffers, nbuf);
 		return 2;

@@ -31,6 +31,9 @@ tool() {
 		else
 			echo "--- $name run $n failed:"
 			tail -15 /tmp/out
+			# What the card saw: its state and its last events.
+			echo "--- card: $(cat $SYS/up_state 2>/dev/null)"
+			echo "--- events: $(cat $SYS/up_log 2>/dev/null)"
 		fi
 	done
 	echo "KTEST $( [ $pass = "$RUNS" ] && echo ok || echo FAIL ) runs $name: $pass of $RUNS passed ($(($(date +%s) - t0)) s)"

@@ -8,14 +8,16 @@
  * the generated README and the table tests.  Adding a register is adding
  * one row.
  *
- * Layouts:
- *   GA_LAYOUT_V1         firmware versions 1-3 (<= 16 buffers, 4 KiB block)
- *   GA_LAYOUT_V4         versions 4-5, firmware since 2026-03-20: latency
+ * Layouts (which versions use which: GA_VERSIONS below; their names and
+ * the buffers each holds: ga_layout_name, ga_layout_max_buffers):
+ *   GA_LAYOUT_V1         the first map, one 4 KiB block
+ *   GA_LAYOUT_V4         the V4 map, firmware since 2026-03-20: latency
  *                        block at 0xC0..0xF8 with max/min and read DMA
- *   GA_LAYOUT_V4_LEGACY  versions 4-5 as the upstream driver headers still
- *                        describe them: latencies at 0x48/0x50/0x58 only
- * Both V4 layouts report version 4, so the choice between them is a setting
- * (config "latency_block", sim option "latency=legacy"), never a guess.
+ *   GA_LAYOUT_V4_LEGACY  the V4 map as the upstream driver headers still
+ *                        describe it: latencies at 0x48/0x50/0x58 only
+ * Both V4 layouts report the same version, so the choice between them is a
+ * setting (config "latency_block", sim option "latency=legacy"), never a
+ * guess.
  *
  * Row columns:
  *   id, "name", access, format, flags, array,
@@ -32,8 +34,10 @@
 #define GPUASYNC_REGS_H
 
 #ifdef __KERNEL__
+#include <linux/errno.h>
 #include <linux/types.h>
 #else
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #endif
@@ -44,6 +48,57 @@ enum ga_layout {
 	GA_LAYOUT_V4_LEGACY,
 	GA_LAYOUT_COUNT
 };
+
+/*
+ * What each firmware version has (docs/firmware.md §2.2-2.4, §4): the one
+ * place that knows which versions exist.  Columns:
+ *   version, layout, legacy (the layout config "latency_block=legacy"
+ *   picks; the same layout where there is no choice), quiesce_wait_ms,
+ *   quiesce_poll_ms, "what it added"
+ * Quiesce rule, before memory the card may still write into is freed:
+ * a version that reports engine activity (write/read_active) is polled
+ * until both bits clear, for at most quiesce_poll_ms; one that cannot say
+ * gets a fixed wait of quiesce_wait_ms, as the reference driver does.
+ * Rows run 1, 2, 3, ... without gaps; the last is the newest version we
+ * know, and anything above it is refused everywhere.  A new version on an
+ * existing layout is one row here (plus min_version on the registers it
+ * adds).  Buffer limits and the identity fields (version, max_buffers,
+ * dma_data_bytes: GA_F_WIDE_ID rows) follow from the layout.
+ */
+/* clang-format off */
+#define GA_VERSIONS(X) \
+ X(1, GA_LAYOUT_V1, GA_LAYOUT_V1, 50, 0, "the version register") \
+ X(2, GA_LAYOUT_V1, GA_LAYOUT_V1, 50, 0, "write timeout counter, demux select") \
+ X(3, GA_LAYOUT_V1, GA_LAYOUT_V1, 50, 0, "buffer watermarks") \
+ X(4, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY, 50, 0, "up to 1024 buffers, the V4 map") \
+ X(5, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY, 0, 1000, "engine active bits")
+/* clang-format on */
+
+struct ga_version {
+	uint8_t version;
+	enum ga_layout layout;
+	enum ga_layout layout_legacy;
+	uint16_t quiesce_wait_ms; /* cannot report activity: fixed wait */
+	uint16_t quiesce_poll_ms; /* reports activity: poll at most this long */
+	const char *doc;
+};
+
+/* Counts the rows: GA_VERSION_ROWS is how many there are. */
+enum ga_version_rows {
+#define GA_VERSION_ENUM(v, ...) GA_VERSION_ROW_##v,
+	GA_VERSIONS(GA_VERSION_ENUM)
+#undef GA_VERSION_ENUM
+	GA_VERSION_ROWS
+};
+/* The newest firmware version known (rows are 1..GA_VERSION_MAX). */
+#define GA_VERSION_MAX GA_VERSION_ROWS
+
+/* Indexed by version - 1 (defined in core/regs.c). */
+extern const struct ga_version ga_versions[GA_VERSION_MAX];
+
+/* The row of firmware @version, or NULL when it is not one we know. */
+const struct ga_version *ga_version_find(unsigned int version);
+
 
 enum ga_access {
 	GA_RO, /* read-only: registers/<name> is 0444 */
@@ -84,6 +139,12 @@ enum ga_format {
 /* A running minimum that count_reset sets to all ones (V4 latency mins,
  * facts sheet 3.4): all ones means no sample since, not a value. */
 #define GA_F_RUNNING_MIN 0x800
+/* Reset values and what count_reset does (docs/firmware.md §2.3, §2.4,
+ * §3.4); every other field powers on as 0 and count_reset leaves it. */
+#define GA_F_RESET_ONE 0x1000     /* powers on as 1, not 0 */
+#define GA_F_COUNT_CLEARED 0x2000 /* count_reset sets it to 0 */
+/* A watermark: count_reset restarts it from the present state. */
+#define GA_F_WATERMARK 0x4000
 
 enum ga_array {
 	GA_ARRAY_NONE,  /* a scalar: registers/<name> */
@@ -143,19 +204,19 @@ struct ga_reg_loc {
    GA_LOC(0x08, 24, 24, 0), GA_LOC(0x08, 31, 31, 0), GA_LOC(0x08, 31, 31, 0), 1, "", \
    "GPU->FPGA read engine on; off discards pending read requests", \
    "AxiGpuAsyncCore.ReadEnable") \
- X(RX_FRAME_COUNT, "rx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(RX_FRAME_COUNT, "rx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x10, 0, 31, 0), GA_LOC(0x10, 0, 31, 0), GA_LOC(0x10, 0, 31, 0), 1, "frames", \
    "frames finished by the FPGA->GPU write engine, dropped ones included", \
    "AxiGpuAsyncCore.RxFrameCnt") \
- X(TX_FRAME_COUNT, "tx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(TX_FRAME_COUNT, "tx_frame_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x14, 0, 31, 0), GA_LOC(0x14, 0, 31, 0), GA_LOC(0x14, 0, 31, 0), 1, "frames", \
    "frames finished by the GPU->FPGA read engine", \
    "AxiGpuAsyncCore.TxFrameCnt") \
- X(AXI_WRITE_ERROR_COUNT, "axi_write_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(AXI_WRITE_ERROR_COUNT, "axi_write_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x18, 0, 31, 0), GA_LOC(0x18, 0, 31, 0), GA_LOC(0x18, 0, 31, 0), 1, "errors", \
    "write DMA returns with a non-zero result (AXI error, overflow or timeout)", \
    "AxiGpuAsyncCore.WriteAxiErrorCnt") \
- X(AXI_READ_ERROR_COUNT, "axi_read_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(AXI_READ_ERROR_COUNT, "axi_read_error_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x1C, 0, 31, 0), GA_LOC(0x1C, 0, 31, 0), GA_LOC(0x1C, 0, 31, 0), 1, "errors", \
    "read DMA returns with a non-zero result", \
    "AxiGpuAsyncCore.ReadAxiErrorCnt") \
@@ -163,11 +224,11 @@ struct ga_reg_loc {
    GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), GA_LOC(0x20, 0, 31, 0), 1, "", \
    "write anything: clear frame/error/timeout counters, latency max/min, watermarks and both stream monitors", \
    "AxiGpuAsyncCore.CountReset") \
- X(AXI_WRITE_ERROR_VALUE, "axi_write_error_value", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+ X(AXI_WRITE_ERROR_VALUE, "axi_write_error_value", GA_RO, GA_FMT_HEX, GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), GA_LOC(0x24, 0, 3, 0), 1, "", \
    "last write error: bits 1:0 AXI response, bit 2 overflow, bit 3 timeout", \
    "AxiGpuAsyncCore.WriteAxiErrorVal") \
- X(AXI_READ_ERROR_VALUE, "axi_read_error_value", GA_RO, GA_FMT_HEX, 0, GA_ARRAY_NONE, \
+ X(AXI_READ_ERROR_VALUE, "axi_read_error_value", GA_RO, GA_FMT_HEX, GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x28, 0, 2, 0), GA_LOC(0x28, 0, 2, 0), GA_LOC(0x28, 0, 2, 0), 1, "", \
    "last read error code", \
    "AxiGpuAsyncCore.ReadAxiErrorVal") \
@@ -187,23 +248,23 @@ struct ga_reg_loc {
    GA_LOC(0x30, 0, 7, 0), GA_LOC(0x30, 0, 7, 0), GA_LOC(0x30, 0, 7, 0), 1, "", \
    "GpuAsyncCore firmware version", \
    "AxiGpuAsyncCore.VersionNumber") \
- X(AXI_WRITE_TIMEOUT_COUNT, "axi_write_timeout_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER, GA_ARRAY_NONE, \
+ X(AXI_WRITE_TIMEOUT_COUNT, "axi_write_timeout_count", GA_RO, GA_FMT_DEC, GA_F_COUNTER | GA_F_COUNT_CLEARED, GA_ARRAY_NONE, \
    GA_LOC(0x34, 0, 31, 0), GA_LOC(0x34, 0, 31, 0), GA_LOC(0x34, 0, 31, 0), 2, "errors", \
    "write DMA transfers that timed out", \
    "AxiGpuAsyncCore.AxiWriteTimeoutErrorCnt") \
- X(DEMUX_SELECT, "demux_select", GA_RW, GA_FMT_BOOL, 0, GA_ARRAY_NONE, \
+ X(DEMUX_SELECT, "demux_select", GA_RW, GA_FMT_BOOL, GA_F_RESET_ONE, GA_ARRAY_NONE, \
    GA_LOC(0x38, 0, 0, 0), GA_LOC(0x38, 0, 0, 0), GA_LOC(0x38, 0, 0, 0), 2, "", \
    "1: incoming frames go to the GPU path, 0: to the normal CPU DMA path", \
    "AxiGpuAsyncCore.AxisDeMuxSelect") \
- X(MIN_WRITE_BUFFERS, "min_write_buffers", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+ X(MIN_WRITE_BUFFERS, "min_write_buffers", GA_RO, GA_FMT_DEC, GA_F_WATERMARK, GA_ARRAY_NONE, \
    GA_LOC(0x3C, 0, 31, 0), GA_LOC(0x3C, 0, 10, 0), GA_LOC(0x3C, 0, 10, 0), 3, "buffers", \
    "fewest free write buffers seen since count_reset", \
    "AxiGpuAsyncCore.MinWriteFreeList") \
- X(MIN_READ_QUEUE, "min_read_queue", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+ X(MIN_READ_QUEUE, "min_read_queue", GA_RO, GA_FMT_DEC, GA_F_WATERMARK, GA_ARRAY_NONE, \
    GA_LOC(0x40, 0, 31, 0), GA_NA, GA_NA, 3, "requests", \
    "fewest pending read requests seen since count_reset", \
    "") \
- X(MAX_READ_QUEUE, "max_read_queue", GA_RO, GA_FMT_DEC, 0, GA_ARRAY_NONE, \
+ X(MAX_READ_QUEUE, "max_read_queue", GA_RO, GA_FMT_DEC, GA_F_WATERMARK, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x40, 0, 10, 0), GA_LOC(0x40, 0, 10, 0), 4, "requests", \
    "most pending read requests seen since count_reset", \
    "AxiGpuAsyncCore.MaxReadQueueList") \
@@ -215,7 +276,7 @@ struct ga_reg_loc {
    GA_NA, GA_LOC(0x44, 1, 1, 0), GA_LOC(0x44, 1, 1, 0), 5, "", \
    "read engine not idle: RDMA from GPU memory may be in flight", \
    "") \
- X(WRITE_MAX_SIZE, "write_max_size", GA_RW, GA_FMT_DEC, GA_F_DRIVER | GA_F_BYTES, GA_ARRAY_NONE, \
+ X(WRITE_MAX_SIZE, "write_max_size", GA_RW, GA_FMT_DEC, GA_F_DRIVER | GA_F_BYTES | GA_F_RESET_ONE, GA_ARRAY_NONE, \
    GA_NA, GA_LOC(0x60, 0, 31, 0), GA_LOC(0x60, 0, 31, 0), 4, "bytes", \
    "largest payload written into any write buffer (shared; 0 is stored as 1)", \
    "AxiGpuAsyncCore.RemoteWriteMaxSize") \
@@ -223,7 +284,7 @@ struct ga_reg_loc {
    GA_LOC(0x500, 0, 31, 16), GA_LOC(0xC0, 0, 31, 0), GA_LOC(0x48, 0, 31, 0), 1, "cycles", \
    "frame accepted into the buffer until its read DMA completed", \
    "AxiGpuAsyncCore.TotLatency") \
- X(TOTAL_LATENCY_MAX, "total_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(TOTAL_LATENCY_MAX, "total_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_COUNT_CLEARED, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xC4, 0, 31, 0), GA_NA, 4, "cycles", "largest total latency since count_reset", \
    "AxiGpuAsyncCore.TotLatencyMax") \
  X(TOTAL_LATENCY_MIN, "total_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
@@ -233,7 +294,7 @@ struct ga_reg_loc {
    GA_LOC(0x504, 0, 31, 16), GA_LOC(0xD0, 0, 31, 0), GA_LOC(0x50, 0, 31, 0), 1, "cycles", \
    "write into the buffer done until the GPU re-armed it", \
    "AxiGpuAsyncCore.GpuLatency") \
- X(GPU_LATENCY_MAX, "gpu_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(GPU_LATENCY_MAX, "gpu_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_COUNT_CLEARED, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xD4, 0, 31, 0), GA_NA, 4, "cycles", "largest GPU latency since count_reset", \
    "AxiGpuAsyncCore.GpuLatencyMax") \
  X(GPU_LATENCY_MIN, "gpu_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
@@ -243,7 +304,7 @@ struct ga_reg_loc {
    GA_LOC(0x508, 0, 31, 16), GA_LOC(0xE0, 0, 31, 0), GA_LOC(0x58, 0, 31, 0), 1, "cycles", \
    "frame accepted into the buffer until its write DMA returned", \
    "AxiGpuAsyncCore.WrDmaLatency") \
- X(WRITE_LATENCY_MAX, "write_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_WRITE, \
+ X(WRITE_LATENCY_MAX, "write_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_COUNT_CLEARED, GA_ARRAY_WRITE, \
    GA_NA, GA_LOC(0xE4, 0, 31, 0), GA_NA, 4, "cycles", "largest write DMA latency since count_reset", \
    "AxiGpuAsyncCore.WrDmaLatencyMax") \
  X(WRITE_LATENCY_MIN, "write_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_WRITE, \
@@ -253,7 +314,7 @@ struct ga_reg_loc {
    GA_NA, GA_LOC(0xF0, 0, 31, 0), GA_NA, 4, "cycles", \
    "read DMA of read buffer 0 started until it completed", \
    "AxiGpuAsyncCore.RdDmaLatency") \
- X(READ_LATENCY_MAX, "read_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES, GA_ARRAY_READ, \
+ X(READ_LATENCY_MAX, "read_latency_max", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_COUNT_CLEARED, GA_ARRAY_READ, \
    GA_NA, GA_LOC(0xF4, 0, 31, 0), GA_NA, 4, "cycles", "largest read DMA latency since count_reset", \
    "AxiGpuAsyncCore.RdDmaLatencyMax") \
  X(READ_LATENCY_MIN, "read_latency_min", GA_RO, GA_FMT_DEC, GA_F_CYCLES | GA_F_RUNNING_MIN, GA_ARRAY_READ, \
@@ -403,14 +464,18 @@ struct ga_reg {
 /* The table, indexed by enum ga_reg_id (defined in core/regs.c). */
 extern const struct ga_reg ga_regs[GA_REG_COUNT];
 
-/* Firmware version -> layout.  latency_legacy picks GA_LAYOUT_V4_LEGACY. */
+/* Firmware version -> layout (latency_legacy picks the row's legacy
+ * layout); GA_LAYOUT_COUNT for a version not in GA_VERSIONS, which every
+ * function below then refuses. */
 enum ga_layout ga_layout_for_version(unsigned int version, bool latency_legacy);
 const char *ga_layout_name(enum ga_layout layout);
-/* Buffers per direction the layout's address map can hold (V1 16, V4 1024);
- * ga_reg_offset never goes past it, whatever max_buffers says. */
+/* Buffers per direction the layout's address map can hold (0 for
+ * GA_LAYOUT_COUNT); ga_reg_offset never goes past it, whatever
+ * max_buffers says. */
 unsigned int ga_layout_max_buffers(enum ga_layout layout);
 
-/* Is register @id part of firmware @version in @layout? */
+/* Is register @id part of firmware @version in @layout?  Never for a
+ * version above GA_VERSION_MAX. */
 bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout,
 		    unsigned int version);
 
@@ -422,7 +487,45 @@ bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout,
 int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version,
 		  unsigned int index, unsigned int max_buffers, uint32_t *offset);
 
-/* Field helpers: extract/insert the field bits of a 32-bit word. */
+/*
+ * The field accessor (regmap's reg_field in spirit): the one way lib, kmod
+ * and the model write a field.  The value is checked before anything is
+ * touched: one that does not fit the field is -ERANGE (a number outside
+ * the field's range, as the library has always answered and as a file
+ * under registers/ reports it; -EINVAL stays for input that is not a
+ * number at all), and nothing is written.  Then the field goes into its
+ * word: a strobe (GA_WO) or a whole-word field is one store, anything else
+ * a read-modify-write.  Callers serialise writers of a shared word.
+ */
+struct ga_reg_io {
+	void *ctx;
+	int (*read)(void *ctx, uint32_t offset, uint32_t *word);
+	int (*write)(void *ctx, uint32_t offset, uint32_t word);
+};
+
+/* @value into the bits @mask (lowest at @lsb) of *@word: 0, or -ERANGE
+ * with *@word unchanged.  The step ga_field_write and the model share. */
+static inline int ga_field_insert(uint32_t *word, uint32_t mask, unsigned int lsb, uint32_t value)
+{
+	if (value > (mask >> lsb))
+		return -ERANGE;
+	*word = (*word & ~mask) | (value << lsb);
+	return 0;
+}
+
+/* Write @value into field @id of the word at @offset (from ga_reg_offset):
+ * 0, -ERANGE (does not fit, nothing written), -ENOENT (no field in this
+ * layout), or the io's error. */
+int ga_field_write(const struct ga_reg_io *io, enum ga_reg_id id, enum ga_layout layout,
+		   uint32_t offset, uint32_t value);
+/* Read field @id of the word at @offset. */
+int ga_field_read(const struct ga_reg_io *io, enum ga_reg_id id, enum ga_layout layout,
+		  uint32_t offset, uint32_t *value);
+
+/* Field helpers: extract/insert the field bits of a 32-bit word.
+ * ga_reg_field_set composes a word for a value known to fit (tests, raw
+ * word tools): it drops bits beyond the field; writes go through
+ * ga_field_write, which refuses them. */
 uint32_t ga_reg_field_mask(enum ga_reg_id id, enum ga_layout layout);
 uint32_t ga_reg_field_get(enum ga_reg_id id, enum ga_layout layout, uint32_t word);
 uint32_t ga_reg_field_set(enum ga_reg_id id, enum ga_layout layout, uint32_t word,

@@ -3,10 +3,11 @@
  * The simulated GpuAsyncCore card: controls that only exist on it.
  *
  * Spec string keys for ga_dev_open("sim:k=v,..."):
- *   version=1..5 (default 4)   max_buffers=N (default 16 on V1, 1024 on V4+)
+ *   version=1..GA_VERSION_MAX (default 4)
+ *   max_buffers=N (default: all the version's map holds, ga_layout_max_buffers)
  *   dma_data_bytes=N (32)      clock_hz=N (250000000)   latency=legacy|current
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
- *   rate=HZ size=BYTES pattern=prbs|counter|zero  (frame generator defaults)
+ *   rate=HZ size=BYTES pattern=prbs|counter|zero|timing  (frame generator defaults)
  *   link=up|down (default up; down: the card answers all-ones, see below)
  *
  * The model runs in its own thread.  It watches the register block (which
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "gpuasync/device.h"
+#include "gpuasync/timing.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +36,9 @@ enum ga_pattern {
 	GA_PATTERN_PRBS,    /* 32-bit LFSR words, seeded by the frame number */
 	GA_PATTERN_COUNTER, /* 32-bit words: frame number + word index */
 	GA_PATTERN_ZERO,
+	GA_PATTERN_TIMING, /* an LCLS-II TimingHeader, then counter words
+			    * (gpuasync/timing.h); its time stamp is not
+			    * compared by ga_pattern_check */
 };
 const char *ga_pattern_name(enum ga_pattern p);
 int ga_pattern_parse(const char *s, enum ga_pattern *p);

@@ -547,14 +547,14 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 		rc = ga_datadev_error(GPU_Get_Gpu_Async_Ver, errno);
 		goto out_free;
 	}
-	if (ver < 1 || ver > 5) {
+	layout = ga_layout_for_version((unsigned int)ver, false);
+	if (layout == GA_LAYOUT_COUNT) {
 		rc = ga_err(-ENOTSUP,
 			    "%s: GpuAsyncCore version %d is not one this library knows "
-			    "(1-5)",
-			    spec, ver);
+			    "(1-%u)",
+			    spec, ver, GA_VERSION_MAX);
 		goto out_free;
 	}
-	layout = ga_layout_for_version((unsigned int)ver, false);
 	max = ioctl(p->fd, GPU_Get_Max_Buffers, 0);
 	if (max < 0) {
 		rc = ga_datadev_error(GPU_Get_Max_Buffers, errno);
@@ -1010,8 +1010,10 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 	}
 }
 
+/* Claims every spec (claims NULL): the last of ga_backends. */
 const struct ga_backend_ops ga_backend_datadev = {
 	.name = "datadev",
+	.flags = GA_BE_DRIVER,
 	.open = dd_open,
 	.close = dd_close,
 	.reg_read = dd_reg_read,

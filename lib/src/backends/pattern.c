@@ -8,7 +8,11 @@
  *   prbs     a 32-bit Galois LFSR (x^32 + x^22 + x^2 + x + 1), one step
  *            per 32-bit word, seeded from the frame number;
  *   counter  word k = frame number + k;
- *   zero     all bytes 0.
+ *   zero     all bytes 0;
+ *   timing   an LCLS-II TimingHeader-shaped record (gpuasync/timing.h),
+ *            then the counter pattern's words; its time stamp is the
+ *            host's clock when the frame was made, the one thing a
+ *            check does not compare.
  * Words are little-endian; a frame whose length is not a multiple of 4
  * ends with the first bytes of the next word.  A truncated frame (overflow)
  * is therefore a prefix of the full one.
@@ -20,6 +24,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "gpuasync/sim.h"
 #include "internal.h"
@@ -46,13 +51,16 @@ const char *ga_pattern_name(enum ga_pattern p)
 		return "counter";
 	case GA_PATTERN_ZERO:
 		return "zero";
+	case GA_PATTERN_TIMING:
+		return "timing";
 	}
 	return "unknown";
 }
 
 int ga_pattern_parse(const char *s, enum ga_pattern *p)
 {
-	static const enum ga_pattern all[] = {GA_PATTERN_PRBS, GA_PATTERN_COUNTER, GA_PATTERN_ZERO};
+	static const enum ga_pattern all[] = {GA_PATTERN_PRBS, GA_PATTERN_COUNTER, GA_PATTERN_ZERO,
+					      GA_PATTERN_TIMING};
 	size_t len, i;
 
 	if (!s || !p)
@@ -68,7 +76,8 @@ int ga_pattern_parse(const char *s, enum ga_pattern *p)
 			return 0;
 		}
 	}
-	return ga_err(-EINVAL, "pattern '%.*s' unknown: use prbs, counter or zero", (int)len, s);
+	return ga_err(-EINVAL, "pattern '%.*s' unknown: use prbs, counter, zero or timing",
+		      (int)len, s);
 }
 
 /*
@@ -86,6 +95,7 @@ int ga_pattern_parse(const char *s, enum ga_pattern *p)
 struct pgen {
 	enum ga_pattern p;
 	uint32_t seq, k; /* k: index of the next word */
+	uint64_t t;	 /* timing: the time stamp (s << 32 | ns) */
 	uint32_t st[8];	 /* PRBS: states of words k..k+7 */
 };
 
@@ -103,13 +113,14 @@ static void prbs_init(void)
 	}
 }
 
-static void pgen_init(struct pgen *g, enum ga_pattern p, uint32_t seq)
+static void pgen_init(struct pgen *g, enum ga_pattern p, uint32_t seq, uint64_t t)
 {
 	uint32_t s = prbs_seed(seq);
 
 	g->p = p;
 	g->seq = seq;
 	g->k = 0;
+	g->t = t;
 	if (p == GA_PATTERN_PRBS) {
 		pthread_once(&prbs_once, prbs_init);
 		for (int j = 0; j < 8; j++) {
@@ -138,6 +149,12 @@ static void pgen_words(struct pgen *g, uint32_t *w, uint32_t n)
 		for (i = 0; i < n; i++)
 			w[i] = g->seq + g->k + i;
 		break;
+	case GA_PATTERN_TIMING:
+		for (i = 0; i < n; i++)
+			w[i] = g->k + i < GA_TIMING_HDR_BYTES / 4
+				       ? ga_timing_word(g->seq, g->t, g->k + i)
+				       : g->seq + g->k + i;
+		break;
 	default:
 		memset(w, 0, n * sizeof(*w));
 		break;
@@ -161,12 +178,15 @@ void ga_pattern_fill(enum ga_pattern p, uint32_t seq, void *dst, uint32_t len)
 	uint32_t w[PGEN_WORDS];
 	uint8_t *d = dst;
 	struct pgen g;
+	struct timespec ts = {0, 0};
 
-	if (p != GA_PATTERN_PRBS && p != GA_PATTERN_COUNTER) {
+	if (p != GA_PATTERN_PRBS && p != GA_PATTERN_COUNTER && p != GA_PATTERN_TIMING) {
 		memset(dst, 0, len);
 		return;
 	}
-	pgen_init(&g, p, seq);
+	if (p == GA_PATTERN_TIMING)
+		clock_gettime(CLOCK_REALTIME, &ts);
+	pgen_init(&g, p, seq, (uint64_t)ts.tv_sec << 32 | (uint64_t)ts.tv_nsec);
 	while (len) {
 		uint32_t n = len < 4 * PGEN_WORDS ? len : 4 * PGEN_WORDS;
 
@@ -184,14 +204,18 @@ long ga_pattern_check(enum ga_pattern p, uint32_t seq, const void *src, uint32_t
 	const uint8_t *s = src;
 	struct pgen g;
 
-	if (p != GA_PATTERN_PRBS && p != GA_PATTERN_COUNTER)
+	if (p != GA_PATTERN_PRBS && p != GA_PATTERN_COUNTER && p != GA_PATTERN_TIMING)
 		p = GA_PATTERN_ZERO;
-	pgen_init(&g, p, seq);
+	pgen_init(&g, p, seq, 0);
 	while (off < len) {
 		uint32_t n = len - off < 4 * PGEN_WORDS ? len - off : 4 * PGEN_WORDS;
 
 		pgen_words(&g, w, (n + 3) / 4);
 		words_le(want, w, n);
+		/* The time stamp is whatever the card's clock said. */
+		for (uint32_t b = GA_TIMING_TIME_OFF;
+		     p == GA_PATTERN_TIMING && off == 0 && b < n && b < GA_TIMING_TIME_OFF + 8; b++)
+			want[b] = s[b];
 		if (memcmp(s + off, want, n))
 			for (uint32_t i = 0; i < n; i++)
 				if (s[off + i] != want[i])

@@ -64,14 +64,27 @@ static int sim_off(struct sim *s, enum ga_reg_id id, unsigned int index, uint32_
 	return ga_reg_offset(id, s->layout, s->version, index, s->max_buffers, off);
 }
 
-/* Read-modify-write of one field through the model, as a driver would. */
+static int sim_word_read(void *ctx, uint32_t off, uint32_t *word)
+{
+	*word = ((struct sim *)ctx)->regs[off / 4];
+	return 0;
+}
+
+static int sim_word_write(void *ctx, uint32_t off, uint32_t word)
+{
+	ga_model_reg_write(&((struct sim *)ctx)->model, off, word);
+	return 0;
+}
+
+/* One field through the model, with core's accessor, as a driver would. */
 static void field_write(struct sim *s, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
+	const struct ga_reg_io io = {s, sim_word_read, sim_word_write};
 	uint32_t off;
 
 	if (sim_off(s, id, index, &off))
 		return;
-	ga_model_reg_write(&s->model, off, ga_reg_field_set(id, s->layout, s->regs[off / 4], val));
+	ga_field_write(&io, id, s->layout, off, val);
 }
 
 /* ---- spec parsing --------------------------------------------------------- */
@@ -109,9 +122,10 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 
 #define KEY(name) (klen == sizeof(name) - 1 && strncmp(k, name, klen) == 0)
 	if (KEY("version")) {
-		rc = ga_parse_u64(v, vlen, 5, &x);
+		rc = ga_parse_u64(v, vlen, GA_VERSION_MAX, &x);
 		if (rc || x < 1)
-			return ga_err(rc ? rc : -ERANGE, "sim: version must be 1..5");
+			return ga_err(rc ? rc : -ERANGE, "sim: version must be 1..%u",
+				      GA_VERSION_MAX);
 		c->version = (unsigned int)x;
 	} else if (KEY("max_buffers")) {
 		rc = ga_parse_u64(v, vlen, GA_MAX_BUFFERS, &x);
@@ -193,6 +207,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 {
 	const char *p;
 	bool max_given = false;
+	unsigned int limit;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -223,15 +238,14 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 		if (*p == ',')
 			p++;
 	}
-	if (c->version <= 3) {
-		if (!max_given)
-			c->max_buffers = 16;
-		else if (c->max_buffers > 16)
-			return ga_err(-ERANGE, "sim: version %u (V1 map) holds at most 16 buffers",
-				      c->version);
-	} else if (!max_given) {
-		c->max_buffers = GA_MAX_BUFFERS;
-	}
+	/* The version's map bounds the buffers, and is the default. */
+	limit = ga_layout_max_buffers(ga_layout_for_version(c->version, false));
+	if (!max_given)
+		c->max_buffers = limit;
+	else if (c->max_buffers > limit)
+		return ga_err(-ERANGE, "sim: version %u (%s map) holds at most %u buffers",
+			      c->version, ga_layout_name(ga_layout_for_version(c->version, false)),
+			      limit);
 	return 0;
 }
 
@@ -367,7 +381,12 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	mp.dma_data_bytes = c.ddb;
 	mp.clock_hz = c.clock_hz;
 	ga_simdev_env(s, &env);
-	ga_model_init(&s->model, s->regs, &mp, &env);
+	rc = ga_model_init(&s->model, s->regs, &mp, &env);
+	if (rc) {
+		rc = ga_err(rc, "sim: the model has no firmware version %u", c.version);
+		goto out_free;
+	}
+	s->arm_poll_ns = SIM_ARM_POLL_MIN_NS;
 
 	rc = pthread_create(&s->thread, NULL, ga_simdev_thread, s);
 	if (rc) {
@@ -459,11 +478,9 @@ static int sim_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *of
 	return 0;
 }
 
-/* Write the counts into 0x08 with both engines off (pre-release driver). */
+/* Write the counts into 0x08, the engine enables left as they are. */
 static void program_counts(struct sim *s)
 {
-	field_write(s, GA_REG_WRITE_ENABLE, 0, 0);
-	field_write(s, GA_REG_READ_ENABLE, 0, 0);
 	field_write(s, GA_REG_WRITE_COUNT, 0,
 		    s->nbuf[GA_DIR_WRITE] ? s->nbuf[GA_DIR_WRITE] - 1 : 0);
 	field_write(s, GA_REG_READ_COUNT, 0, s->nbuf[GA_DIR_READ] ? s->nbuf[GA_DIR_READ] - 1 : 0);
@@ -574,6 +591,11 @@ static int sim_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_m
 	bus = sim_bus_encode(dir, i, b->gen);
 	s->nbuf[dir]++;
 
+	/* The count gates which slots the engine uses (docs/firmware.md
+	 * §3.1), so the new slot is programmed first and the count raised
+	 * last, with the engines running: no frame is dropped or cut short
+	 * for an add (issue 24 item 10).  Upstream's drivers stop or
+	 * restart the engine here (docs/sim.md). */
 	program_address(s, dir, i, bus);
 	if (dir == GA_DIR_WRITE) {
 		/* The payload starts at +dma_data_bytes: that much less fits. */
@@ -606,6 +628,8 @@ static int sim_remove_all(struct ga_dev *dev)
 	 * The model is idle whenever we hold its lock, so V5's active bits
 	 * are already 0 and there is nothing in flight to wait for. */
 	s->nbuf[0] = s->nbuf[1] = 0;
+	field_write(s, GA_REG_WRITE_ENABLE, 0, 0);
+	field_write(s, GA_REG_READ_ENABLE, 0, 0);
 	program_counts(s);
 	for (d = 0; d < 2; d++)
 		for (i = 0; i < GA_MAX_BUFFERS; i++)
@@ -744,18 +768,24 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_ENABLE_IOCTL:
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_PINNED_LIST:
-	case GA_CAP_SIM:
 	case GA_CAP_DMABUF:
 		return true;
 	case GA_CAP_GPU_MEMORY:
-		return strcmp(dev->info.memory, "gpu") == 0;
+		return ga_mem_is_gpu(dev);
 	default:
 		return false;
 	}
 }
 
+static bool sim_claims(const char *spec)
+{
+	return strcmp(spec, "sim") == 0 || strncmp(spec, "sim:", 4) == 0;
+}
+
 const struct ga_backend_ops ga_backend_sim = {
 	.name = "sim",
+	.flags = GA_BE_SIM | GA_BE_ADD_LIVE,
+	.claims = sim_claims,
 	.open = sim_open,
 	.close = sim_close,
 	.reg_read = sim_reg_read,

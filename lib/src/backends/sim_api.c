@@ -61,7 +61,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 	if (gen->rate_hz > NSEC_PER_SEC_U64)
 		return ga_err(-ERANGE, "sim: rate %llu above 1e9 frames per second",
 			      (unsigned long long)gen->rate_hz);
-	if ((unsigned int)gen->pattern > GA_PATTERN_ZERO)
+	if ((unsigned int)gen->pattern > GA_PATTERN_TIMING)
 		return ga_err(-EINVAL, "sim: unknown pattern %d", (int)gen->pattern);
 
 	sim_lock(s);

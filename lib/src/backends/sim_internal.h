@@ -39,7 +39,8 @@
 #define SIM_POLL_QUIET_NS   2000000ull /* buffers registered, quiet for a while */
 #define SIM_POLL_IDLE_NS    5000000ull /* nothing registered, generator off */
 #define SIM_QUIET_POLLS	    500	       /* polls without activity before "quiet" */
-#define SIM_SPIN_NS	    1000000ull /* a stalled generator watches for an arm this long */
+#define SIM_ARM_POLL_MIN_NS 2000ull    /* a stalled generator looks for a shared-memory */
+#define SIM_ARM_POLL_MAX_NS 1000000ull /* arm after MIN, doubling up to MAX (wait_for_arm) */
 #define SIM_GEN_BURST	    256	       /* frames per loop before polling again */
 #define SIM_GEN_BURST_BYTES (8u << 20) /* ... or this many payload bytes */
 #define SIM_YIELD_MAX_NS    (10u * 1000u * 1000u) /* longest wait for API callers */
@@ -87,6 +88,8 @@ struct sim {
 	/* The model lock: guards everything below.  Taken after dev->lock. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;	/* the thread: state changed, look again */
+	bool kicked;		/* wake was signalled since the thread last waited */
+	uint64_t arm_poll_ns;	/* a stalled generator's look-again interval */
 	pthread_cond_t changed; /* pushers: the model took an arm or a read */
 	bool stop;
 	struct ga_model model;

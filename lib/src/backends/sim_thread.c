@@ -9,10 +9,11 @@
  * other processes are noticed there), runs the generator when frames are
  * due and sleeps until the next poll or a ga_simdev_kick(); docs/sim.md
  * gives the intervals.  Everything here runs with s->lock held, except
- * spin_for_arm's watch, which releases it.
+ * where a wait releases it.
  */
 #include <errno.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,7 @@ void ga_simdev_env(struct sim *s, struct ga_model_env *env)
 
 void ga_simdev_kick(struct sim *s)
 {
+	s->kicked = true;
 	if (s->model.events != s->seen_events) {
 		s->seen_events = s->model.events;
 		pthread_cond_broadcast(&s->changed);
@@ -523,37 +525,45 @@ static uint64_t next_wake(struct sim *s)
 
 /*
  * A stalled generator waits for the next buffer in the ring to be armed.
- * A consumer on the GPU (or in another process) arms it with a plain store
- * into the shared register block, which nothing announces; sleeping a poll
- * interval would cap it at one ring of frames per interval.  So watch that
- * one free-list word, and the model's own flag for arms made through the
- * API, with the lock released, for up to SIM_SPIN_NS.  Returns true when
- * an arm showed up (the caller polls at once).  Prerequisite: s->lock held.
+ * Every arm made through the library (ga_buf_arm, a free-list register
+ * write) kicks s->wake, so the thread sleeps until then.  A consumer on
+ * the GPU or in another process arms with a plain store into the shared
+ * register block, which nothing announces: for those the thread also looks
+ * at the free-list word after s->arm_poll_ns, which doubles up to
+ * SIM_ARM_POLL_MAX_NS while nothing comes and drops back to the minimum
+ * when a look finds an arm.  So a stall costs a few wake-ups a millisecond
+ * at most, and a consumer arming through shared memory at full rate keeps
+ * the short interval.  Returns with s->lock held (prerequisite too); the
+ * caller polls the model next.
  */
-static bool spin_for_arm(struct sim *s)
+static void wait_for_arm(struct sim *s)
 {
 	unsigned int i = s->model.write_index;
 	volatile uint32_t *word = &s->regs[(s->model.free_base + i * s->model.free_stride) / 4];
-	uint8_t *armed = &s->model.armed[i];
-	uint64_t end = ga_mono_ns() + SIM_SPIN_NS;
-	bool seen = false;
+	struct timespec ts = sim_abs_ts(ga_mono_ns() + s->arm_poll_ns);
+	bool armed;
 
-	card_unlock(s);
-	while (!seen && ga_mono_ns() < end) {
-		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0 ||
-		       __atomic_load_n(armed, __ATOMIC_ACQUIRE) != 0 ||
-		       __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
-		if (!seen)
-			sched_yield();
-	}
-	card_lock(s);
-	return seen;
+	s->kicked = false;
+	card_held(s);
+	pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+	s->held_since = ga_mono_ns();
+	if (s->kicked || s->stop)
+		return; /* told: an arm through the library, or anything else */
+	armed = __atomic_load_n(word, __ATOMIC_ACQUIRE) != 0;
+	if (armed)
+		s->arm_poll_ns = SIM_ARM_POLL_MIN_NS;
+	else if (s->arm_poll_ns < SIM_ARM_POLL_MAX_NS)
+		s->arm_poll_ns = s->arm_poll_ns * 2 < SIM_ARM_POLL_MAX_NS ? s->arm_poll_ns * 2
+									  : SIM_ARM_POLL_MAX_NS;
 }
 
 void *ga_simdev_thread(void *arg)
 {
 	struct sim *s = arg;
 
+	/* The default 50 us of timer slack would stretch the short looks for
+	 * an arm (wait_for_arm) far past their interval. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	card_lock(s);
 	while (!s->stop) {
 		uint32_t ev = s->model.events;
@@ -579,9 +589,11 @@ void *ga_simdev_thread(void *arg)
 			card_lock(s);
 			continue;
 		}
-		sim_phase(s, "spin");
-		if (s->gen.running && s->stalled && spin_for_arm(s))
+		sim_phase(s, "stalled: wait for an arm");
+		if (s->gen.running && s->stalled) {
+			wait_for_arm(s);
 			continue;
+		}
 		sim_phase(s, "yield/sleep");
 		w = next_wake(s);
 		if (w <= ga_mono_ns()) {

@@ -8,10 +8,14 @@
  * drivers that can only remove all) are built on these.
  *
  * Upstream main's add ioctl sets the engine enable bits as a side effect
- * (so we put them back), and each write buffer gets a payload limit of
- * size - dma_data_bytes: the payload starts at +dma_data_bytes, and
- * upstream's add would let a frame run past the end of the registered
- * memory.  Everything here runs under dev->lock.
+ * (so we put them back), upstream pre-release's clears them (frames that
+ * arrive until we put them back are dropped), and each write buffer gets a
+ * payload limit of size - dma_data_bytes: the payload starts at
+ * +dma_data_bytes, and upstream's add would let a frame run past the end
+ * of the registered memory.  Upstream main refuses an add while the limit
+ * is another size, so it is cleared for the add (frames meanwhile are cut
+ * to 1 byte).  A backend whose add runs live (GA_BE_ADD_LIVE: the simulated
+ * card) needs neither.  Everything here runs under dev->lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,7 +110,7 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 {
 	enum ga_dir dir = b->dir;
 	uint32_t wr = 0, rd = 0, old_max = 0;
-	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE;
+	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE && !(dev->be->flags & GA_BE_ADD_LIVE);
 	int rc, rc2;
 
 	rc = buf_read_enables(dev, &wr, &rd);
@@ -155,25 +159,29 @@ void buf_free(struct ga_dev *dev, struct ga_buf *b)
 	free(b);
 }
 
-/* Wait until the card has no RDMA in flight before memory goes away:
- * V5 says so in write/read_active; V4 and older cannot, so allow the 50 ms
- * the reference driver waits. */
+/* Wait until the card has no RDMA in flight before memory goes away, by
+ * the version's quiesce rule (GA_VERSIONS): poll write/read_active where
+ * the firmware reports them, else the fixed wait of the reference driver. */
 void buf_wait_idle(struct ga_dev *dev, bool was_on)
 {
+	const struct ga_version *v = ga_version_find(dev->info.version);
 	struct timespec ms = {0, 1000000};
 	uint32_t wa = 0, ra = 0;
-	int i;
+	unsigned int i;
 
-	if (dev->info.version >= 5) {
-		for (i = 0; i < 1000; i++) {
+	if (!v)
+		return;
+	if (v->quiesce_poll_ms) {
+		for (i = 0; i < v->quiesce_poll_ms; i++) {
 			if (ga_field_read_locked(dev, GA_REG_WRITE_ACTIVE, 0, &wa) ||
 			    ga_field_read_locked(dev, GA_REG_READ_ACTIVE, 0, &ra) || (!wa && !ra))
 				return;
 			nanosleep(&ms, NULL);
 		}
-		ga_log("engines still active after 1 s");
+		ga_log("engines still active after %u ms", v->quiesce_poll_ms);
 	} else if (was_on && !ga_dev_has(dev, GA_CAP_SIM)) {
-		struct timespec t = {0, 50000000};
+		struct timespec t = {v->quiesce_wait_ms / 1000,
+				     (long)(v->quiesce_wait_ms % 1000) * 1000000L};
 
 		nanosleep(&t, NULL);
 	}

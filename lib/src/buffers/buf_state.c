@@ -174,7 +174,7 @@ void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 	info->payload_max = b->mem.size - payload_offset(dev, b->dir);
 	info->gpu_address = b->mem.dptr;
 	info->bus_address = b->bus_address;
-	info->gpu_memory = strcmp(dev->info.memory, "gpu") == 0;
+	info->gpu_memory = ga_mem_is_gpu(dev);
 	info->dmabuf = b->dmabuf;
 }
 

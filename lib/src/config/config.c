@@ -95,9 +95,10 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("device", "pin", GA_CT_PIN, pin, 0, 0, 0, 0,
 	       "how buffers reach the driver: auto (dma-buf where memory and driver can), "
 	       "p2p (by address, nvidia_p2p) or dmabuf (required)"),
-	GA_KEY("sim", "version", GA_CT_UINT, sim_version, 1, 5, 0, 0, "firmware version 1..5"),
+	GA_KEY("sim", "version", GA_CT_UINT, sim_version, 1, GA_VERSION_MAX, 0, 0,
+	       "firmware version, 1 to the newest this build knows"),
 	GA_KEY("sim", "max_buffers", GA_CT_UINT, sim_max_buffers, 0, GA_MAX_BUFFERS, 0, 0,
-	       "buffers per direction; 0 = firmware default (16 on V1-3, 1024 on V4+)"),
+	       "buffers per direction; 0 = all the version's register map holds"),
 	GA_KEY("sim", "dma_data_bytes", GA_CT_UINT, sim_dma_data_bytes, 8, 128, 0, GA_CK_POW2,
 	       "AXI data width = payload offset in each buffer (hardware 32 or 64)"),
 	GA_KEY("sim", "clock_hz", GA_CT_U64, sim_clock_hz, 1, UINT32_MAX, 0, 0,

@@ -21,12 +21,13 @@
  * widest unit that the addresses and length allow.
  */
 #include "../prbs_lfsr.h"
+#include "../../include/gpuasync/timing.h"
 
 #define GA_FILL_CHUNK 16
 #define GA_FILL_COPY  0xFFu
 
 struct ga_fill_job {
-	unsigned long long dst, src;
+	unsigned long long dst, src; /* src: a copy's source; timing: the time stamp */
 	unsigned int len, seq, pattern, pad;
 };
 
@@ -64,7 +65,7 @@ __device__ static void copy_job(const ga_fill_job &j)
 		copy_units<unsigned char>(j);
 }
 
-/* pattern: 0 prbs, 1 counter (enum ga_pattern), GA_FILL_COPY a copy. */
+/* pattern: 0 prbs, 1 counter, 3 timing (enum ga_pattern), GA_FILL_COPY a copy. */
 extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *jump)
 {
 	const ga_fill_job j = jobs[blockIdx.y];
@@ -91,6 +92,9 @@ extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *
 		for (int k = 0; k < GA_FILL_CHUNK && w < words; k++, w++) {
 			unsigned int v = pattern == 0 ? s : j.seq + w;
 			unsigned int off = 4 * w;
+
+			if (pattern == 3 && w < GA_TIMING_HDR_BYTES / 4)
+				v = ga_timing_word(j.seq, j.src, w);
 
 			if (off + 4 <= j.len) {
 				*(unsigned int *)(dst + off) = v;

@@ -1257,3 +1257,25 @@ out_free:
 }
 
 #endif /* GA_HAVE_CUDA_H */
+
+/* The provider (internal.h): CUDA memory on GPU opts.gpu_index. */
+static int cuda_provider_open(const struct ga_dev *dev, const struct ga_mem_ops **ops, void **ctx,
+			      char *gpu, size_t gpu_len, char *why, size_t why_len)
+{
+	int rc = ga_mem_cuda_open(dev->opts.gpu_index, ops, ctx, gpu, gpu_len, why, why_len);
+
+	if (rc == 0 && !*ops)
+		rc = -EIO;
+	if (rc && !why[0])
+		snprintf(why, why_len, "CUDA unavailable: %s", strerror(rc < 0 ? -rc : EIO));
+	if (rc == 0 && !gpu[0])
+		snprintf(gpu, gpu_len, "CUDA device");
+	return rc;
+}
+
+const struct ga_mem_provider ga_mem_cuda = {
+	.memory = "gpu",
+	.flags = GA_MEMP_GPU,
+	.open = cuda_provider_open,
+	.note = "",
+};

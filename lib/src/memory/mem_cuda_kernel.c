@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_ctx.h"
 #include "prbs_lfsr.h"
@@ -141,13 +142,20 @@ int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 		       enum ga_pattern pattern, uint32_t seq, size_t len)
 {
 	struct cuda_ctx *c = ctx;
+	struct timespec ts = {0, 0};
 	bool pushed;
 	int rc = cuda_check_range(blk, off, len);
 
 	if (rc || len == 0)
 		return rc;
-	if ((pattern != GA_PATTERN_PRBS && pattern != GA_PATTERN_COUNTER) || len > UINT32_MAX)
+	if ((pattern != GA_PATTERN_PRBS && pattern != GA_PATTERN_COUNTER &&
+	     pattern != GA_PATTERN_TIMING) ||
+	    len > UINT32_MAX)
 		return 1;
+	/* The timing record's stamp: when the card made the frame, as
+	 * ga_pattern_fill takes it on the CPU. */
+	if (pattern == GA_PATTERN_TIMING)
+		clock_gettime(CLOCK_REALTIME, &ts);
 	rc = cuda_enter(c, &pushed);
 	if (rc)
 		return rc;
@@ -160,8 +168,12 @@ int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 		if (cuda_batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES)
 			rc = cuda_batch_send_locked(c);
 		if (!rc)
-			c->wb_job[c->wb_nj++] = (struct fill_job){
-				.dst = dst, .len = (uint32_t)len, .seq = seq, .pattern = pattern};
+			c->wb_job[c->wb_nj++] = (struct fill_job){.dst = dst,
+								  .src = (uint64_t)ts.tv_sec << 32 |
+									 (uint64_t)ts.tv_nsec,
+								  .len = (uint32_t)len,
+								  .seq = seq,
+								  .pattern = pattern};
 	}
 	pthread_mutex_unlock(&c->lock);
 	cuda_leave(c, pushed);

@@ -109,3 +109,25 @@ const struct ga_mem_ops ga_mem_host_ops = {
 	.ipc_handle = host_ipc_handle,
 	.close = host_close,
 };
+
+static int host_provider_open(const struct ga_dev *dev, const struct ga_mem_ops **ops, void **ctx,
+			      char *gpu, size_t gpu_len, char *why, size_t why_len)
+{
+	(void)dev, (void)gpu, (void)gpu_len, (void)why, (void)why_len;
+	*ops = &ga_mem_host_ops;
+	*ctx = NULL;
+	return 0;
+}
+
+/* The provider (internal.h): always there, so the list's last. */
+const struct ga_mem_provider ga_mem_host = {
+	.memory = "host",
+	.flags = GA_MEMP_UDMABUF,
+	.open = host_provider_open,
+	.gpu = "none (host memory)",
+	.note = "%s",
+	/* A real NVIDIA driver only pins CUDA memory, upstream's emulator
+	 * only its stub's. */
+	.note_driver = "%s; host memory on a driver: only gpuasync.ko's stub pins it (a real "
+		       "NVIDIA driver refuses it, upstream's emulator never sees it)",
+};

@@ -182,3 +182,21 @@ int ga_mem_stub_open(const struct ga_mem_ops **ops, void **ctx, char *why, size_
 	*ctx = NULL;
 	return 0;
 }
+
+static int stub_provider_open(const struct ga_dev *dev, const struct ga_mem_ops **ops, void **ctx,
+			      char *gpu, size_t gpu_len, char *why, size_t why_len)
+{
+	(void)dev, (void)gpu, (void)gpu_len;
+	return ga_mem_stub_open(ops, ctx, why, why_len);
+}
+
+/* The provider (internal.h): no GPU in front of a driver, and upstream's
+ * emulator pins only memory of its p2p stub. */
+const struct ga_mem_provider ga_mem_stub = {
+	.memory = "stub",
+	.flags = GA_MEMP_DRIVER | GA_MEMP_UDMABUF,
+	.open = stub_provider_open,
+	.gpu = "none (p2p stub memory)",
+	.note = "%s; " GA_STUB_MEM_PATH " present: buffers are upstream p2p stub memory "
+		"(emulator testing only)",
+};

@@ -114,24 +114,24 @@ static int card_from_opt(struct pf *pf, const char *spec, char *bdf, size_t len,
 	char line[160], *c;
 
 	if (pf_is_bdf(spec)) {
-		snprintf(bdf, len, "%s", spec);
+		snprintf(bdf, len, "%.*s", (int)len - 1, spec); /* a BDF: short */
 		return 0;
 	}
 	base = base ? base + 1 : spec;
 	snprintf(pf->node, sizeof(pf->node), "%s", spec);
 	if (!pf_link_name(pf, bdf, len, "/sys/class/gpuasync/%s/device", base) && pf_is_bdf(bdf)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		return 0;
 	}
 	if (pf_exists(pf, "/sys/class/gpuasync/%s", base)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		pf_found(r, "%s is gpuasync.ko's emulated card: no PCI device behind it", spec);
 		return -ENODEV;
 	}
 	if (!pf_read(pf, line, sizeof(line), "/proc/%s", base) && (c = strstr(line, " : ")) &&
 	    pf_is_bdf(c + 3)) {
-		snprintf(pf->cls, sizeof(pf->cls), "%s", base);
-		snprintf(bdf, len, "%s", c + 3);
+		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
+		snprintf(bdf, len, "%.*s", (int)len - 1, c + 3);
 		return 0;
 	}
 	pf_found(r,
@@ -305,6 +305,10 @@ void pf_check_pcie_path(struct pf *pf, struct ga_check_result *r)
 	if (!pf->have_card || !pf->ngpu) {
 		r->verdict = GA_VERDICT_FAIL;
 		pf_found(r, "could not tell: %s", !pf->have_card ? "no card" : "no GPU");
+		/* Without a card the GPU's own checks (link, BAR1) still judge
+		 * the first GPU. */
+		if (pf->ngpu)
+			pf->gi = 0;
 		return;
 	}
 	r->verdict = GA_VERDICT_FAIL;
@@ -719,15 +723,22 @@ void pf_check_bar1(struct pf *pf, struct ga_check_result *r)
 		pf_found(r, "GPU %s: could not tell: %s: %s", g->bdf, p, strerror(errno));
 		return;
 	}
-	/* NVIDIA's aperture is BAR1; a stand-in's largest BAR plays it. */
+	/* NVIDIA's aperture, "BAR1", is its second memory region: resource
+	 * line 1 behind a 32-bit BAR0, line 2 behind a 64-bit one (an H200
+	 * here: 16 MiB, 256 GiB, 32 MiB at lines 0, 2, 4).  A stand-in's
+	 * largest BAR plays it. */
+	int mem = 0;
+
 	while (i < 6 && fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, fl;
 
-		if (sscanf(line, "%llx %llx %llx", &s, &e, &fl) == 3 && e > s && (fl & 0x200) &&
-		    ((g->vendor == NVIDIA_VENDOR && i == 1) ||
-		     (g->vendor != NVIDIA_VENDOR && e - s + 1 > size))) {
-			size = e - s + 1;
-			bar = i;
+		if (sscanf(line, "%llx %llx %llx", &s, &e, &fl) == 3 && e > s && (fl & 0x200)) {
+			mem++;
+			if ((g->vendor == NVIDIA_VENDOR && mem == 2 && bar < 0) ||
+			    (g->vendor != NVIDIA_VENDOR && e - s + 1 > size)) {
+				size = e - s + 1;
+				bar = i;
+			}
 		}
 		i++;
 	}
@@ -739,8 +750,10 @@ void pf_check_bar1(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	human(size, hs, sizeof(hs));
-	pf_found(r, "GPU %s BAR%d: %s%s", g->bdf, bar, hs,
-		 g->vendor == NVIDIA_VENDOR ? "" : " (not NVIDIA: its largest BAR)");
+	if (g->vendor == NVIDIA_VENDOR)
+		pf_found(r, "GPU %s BAR1: %s", g->bdf, hs);
+	else
+		pf_found(r, "GPU %s BAR%d: %s (not NVIDIA: its largest BAR)", g->bdf, bar, hs);
 	if (pf->o->buffer_bytes) {
 		human(pf->o->buffer_bytes, hw, sizeof(hw));
 		pf_found(r, ", buffers want %s", hw);

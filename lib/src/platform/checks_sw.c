@@ -110,6 +110,19 @@ void pf_check_stream_memops(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	if (v != 1) {
+		struct nv nv;
+
+		/* The parameter gates only CUDA's first stream memory API; the
+		 * second (CUDA 11.7, driver R515 on), which cuStreamWaitValue32
+		 * is in CUDA 12 on, is on by default (docs/platform.md). */
+		nv_probe(pf, &nv);
+		if (nv.present > 0 && atoi(nv.version) >= 515) {
+			pf_found(r,
+				 ": only CUDA's legacy stream memory API needs it; driver %s "
+				 "has the current one on by default",
+				 nv.version);
+			return;
+		}
 		r->verdict = GA_VERDICT_WARN;
 		pf_found(r, ": a GPU stream cannot wait on the card's doorbells");
 		pf_todo(r, "options nvidia NVreg_EnableStreamMemOPs=1 in /etc/modprobe.d/, then "
@@ -321,7 +334,7 @@ static bool pinned_live(const struct pf *pf, const struct ga_pinned *pins, unsig
 void pf_check_stale(struct pf *pf, struct ga_check_result *r)
 {
 	struct ga_open_opts oo = GA_OPEN_OPTS_DEFAULT;
-	static struct ga_pinned pins[2 * 1024];
+	static struct ga_pinned pins[2 * GA_MAX_BUFFERS]; /* both directions */
 	unsigned int npins = 0, stale = 0, held = 0;
 	struct ga_dev_info info;
 	struct ga_dev *dev;

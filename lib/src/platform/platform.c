@@ -87,13 +87,15 @@ static const struct pf_row rows[GA_CHECK_COUNT] = {
 			      "FAIL when no NVIDIA driver is loaded; WARN for the proprietary "
 			      "flavour (p2p only)"},
 			     pf_check_nvidia},
-	[GA_CHECK_STREAM_MEMOPS] = {{"stream_memops", "NVreg_EnableStreamMemOPs",
-				     "a GPU stream waits on the card's size doorbell with "
-				     "cuStreamWaitValue32 (examples/cuda/consumer.c), which the "
-				     "driver refuses unless this parameter is 1",
-				     "WARN when 0 or unreadable: data still lands, but the GPU "
-				     "cannot wait for it without the CPU"},
-				    pf_check_stream_memops},
+	[GA_CHECK_STREAM_MEMOPS] =
+		{{"stream_memops", "NVreg_EnableStreamMemOPs",
+		  "a GPU stream waits on the card's size doorbell with "
+		  "cuStreamWaitValue32 (examples/cuda/consumer.c); drivers before "
+		  "R515 refuse it unless this parameter is 1, later ones need the "
+		  "parameter only for CUDA's legacy stream memory API",
+		  "WARN when 0 on a driver before R515, or unreadable: data still "
+		  "lands, but the GPU cannot wait for it without the CPU"},
+		 pf_check_stream_memops},
 	[GA_CHECK_DMABUF] = {{"dmabuf", "Kernel dma-buf support",
 			      "the dmabuf pin path hands GPU memory to gpuasync.ko as a dma-buf "
 			      "(CONFIG_DMA_SHARED_BUFFER); host memory buffers use /dev/udmabuf",

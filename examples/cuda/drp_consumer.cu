@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * gpuasync-drp-consumer: a consumer shaped like the LCLS-II GPU DRP's
+ * frame receive loop, against a mounted gpuasyncfs (the simulated card).
+ *
+ *   $ gpuasyncfs --sim /mnt/ga
+ *   $ for i in 0 1 2 3 4 5 6 7; do mkdir /mnt/ga/buffers/$i; done
+ *   $ gpuasync-drp-consumer -n 1000000 -r 2 -g 4096 /mnt/ga
+ *
+ * Each of R readers owns the buffers r, r+R, r+2R, ... and is one CUDA
+ * graph of three kernels, instantiated for device launch:
+ *   wait   1 thread: poll the size word (+4) of its next buffer with
+ *          __nanosleep back-off (8 ns doubling to 256 ns), note the GPU
+ *          global timer when it turns non-zero; give up after -s us so
+ *          the graph can come round again (and see a stop request);
+ *   event  a few blocks: copy the 8-byte descriptor and the TimingHeader
+ *          (at +dma_data_bytes) into the next slot of the reader's ring in
+ *          pinned host memory, and check every payload word after it
+ *          against the timing pattern's counter (gpuasync/timing.h);
+ *   loop   1 thread: publish the slot, clear the size word, re-arm the
+ *          buffer with a ONE-BYTE store to its free-list register in the
+ *          card's register block (host-registered, device-mapped), move on
+ *          by R buffers, and tail-launch its own graph.
+ * No host call is made per frame.  The CPU pops the rings in frame order
+ * (frame k is reader k % R's) and checks that pulse IDs go up by exactly
+ * one, evtCounter is the frame number, frame k sat in buffer k % N, and
+ * the descriptor is clean; then the card's counters.
+ *
+ * Latency: the timing pattern's time stamp is the host's CLOCK_REALTIME
+ * when the card made the frame; the wait kernel notes %globaltimer when it
+ * sees the size word.  The offset between the two clocks is sampled
+ * every 10 ms by a ping-pong through pinned memory (clk_one), so each
+ * frame's latency is  seen - (made + offset at that time).
+ *
+ * Exit status 0 only when every frame and counter checked out; 3 when
+ * device graph launch is unavailable (the error is printed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <err.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include <gpuasync/gpuasync.h>
+#include <gpuasync/frame.h>
+#include <gpuasync/timing.h>
+}
+
+#define MAX_BUFS    1024
+#define MAX_READERS 16
+#define RING_SLOTS  4096u /* per reader; a power of two */
+
+#define die(...) errx(2, __VA_ARGS__)
+#include "mount_files.h"
+#define CU(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess)                                                             \
+			die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
+	} while (0)
+
+/* One frame as a reader hands it to the CPU (64 bytes). */
+struct drp_entry {
+	uint32_t desc[2]; /* the descriptor: flags word, size word */
+	uint32_t th[8];	  /* the TimingHeader */
+	uint32_t buf;	  /* which buffer it sat in */
+	uint32_t bad;	  /* payload words that disagreed with the pattern */
+	uint64_t t_seen;  /* %globaltimer when the size word was seen */
+	uint64_t pad;
+};
+
+/* A single-producer (the reader's graph), single-consumer (the CPU) ring
+ * in pinned, mapped host memory; head and tail on their own lines. */
+struct drp_ring {
+	volatile uint64_t head;
+	uint64_t pad0[15];
+	volatile uint64_t tail;
+	uint64_t pad1[15];
+	drp_entry slot[RING_SLOTS];
+};
+
+/* A reader's state, in GPU memory. */
+struct drp_reader {
+	uint32_t idx;	/* next buffer */
+	uint32_t ready; /* the wait kernel saw a frame */
+	uint32_t bad;
+	uint32_t pad;
+	uint64_t t_seen;
+	uint64_t head, tail_seen; /* ring positions as the GPU knows them */
+	unsigned long long launches, timeouts, full, frames;
+};
+
+/* What every kernel reads, in GPU memory. */
+struct drp_cfg {
+	uint8_t *buf[MAX_BUFS];
+	uint32_t free_off[MAX_BUFS];
+	uint8_t *regs; /* the register block, device-mapped */
+	drp_ring *ring[MAX_READERS];
+	volatile uint32_t *stop; /* GPU memory; the host sets it to end */
+	uint32_t nbuf, nreaders, ddb, check;
+	uint64_t spin_ns;
+};
+
+__device__ static inline uint64_t gtimer(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__global__ void drp_wait(const drp_cfg *c, drp_reader *rd, unsigned int r)
+{
+	volatile uint32_t *size = (volatile uint32_t *)(c->buf[rd->idx] + GA_HDR_SIZE_OFFSET);
+	uint64_t t0 = gtimer();
+	unsigned int ns = 8;
+
+	rd->ready = 0;
+	rd->launches++;
+	/* A full ring waits for the CPU as an empty buffer waits for the card
+	 * (the tail is host memory: read it only when the cached one says full). */
+	while (rd->head - rd->tail_seen >= RING_SLOTS) {
+		rd->tail_seen = c->ring[r]->tail;
+		if (rd->head - rd->tail_seen < RING_SLOTS)
+			break;
+		rd->full++;
+		if (gtimer() - t0 > c->spin_ns || *c->stop)
+			return;
+		__nanosleep(256);
+	}
+	for (;;) {
+		if (*size) {
+			rd->t_seen = gtimer();
+			rd->bad = 0;
+			rd->ready = 1;
+			return;
+		}
+		if (gtimer() - t0 > c->spin_ns) {
+			rd->timeouts++;
+			return;
+		}
+		__nanosleep(ns);
+		if (ns < 256)
+			ns *= 2;
+	}
+}
+
+__global__ void drp_event(const drp_cfg *c, drp_reader *rd, unsigned int r)
+{
+	if (!rd->ready)
+		return;
+	const uint32_t *d = (const uint32_t *)c->buf[rd->idx];
+	const uint32_t *w = (const uint32_t *)(c->buf[rd->idx] + c->ddb);
+	drp_entry *e = &c->ring[r]->slot[rd->head % RING_SLOTS];
+	unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned int nt = gridDim.x * blockDim.x;
+	uint32_t size = d[1], seq = w[5], words = size / 4, bad = 0;
+
+	if (tid < 2)
+		e->desc[tid] = d[tid];
+	if (tid < GA_TIMING_HDR_BYTES / 4)
+		e->th[tid] = w[tid];
+	if (c->check)
+		for (uint32_t k = GA_TIMING_HDR_BYTES / 4 + tid; k < words; k += nt)
+			bad += w[k] != seq + k;
+	if (bad)
+		atomicAdd(&rd->bad, bad);
+}
+
+__global__ void drp_loop(const drp_cfg *c, drp_reader *rd, unsigned int r)
+{
+	if (rd->ready) {
+		drp_ring *q = c->ring[r];
+		drp_entry *e = &q->slot[rd->head % RING_SLOTS];
+		uint32_t i = rd->idx;
+
+		bool publish = true;
+
+#ifdef GA_DRP_BREAK /* to see the checks fail: lose one frame in 1000 */
+		publish = rd->frames % 1000 != 999;
+#endif
+		e->buf = i;
+		e->bad = rd->bad;
+		e->t_seen = rd->t_seen;
+		__threadfence_system(); /* the slot before the head that shows it */
+		if (publish)
+			q->head = ++rd->head;
+		/* The doorbell cleared before the buffer goes back to the card. */
+		*(volatile uint32_t *)(c->buf[i] + GA_HDR_SIZE_OFFSET) = 0;
+		__threadfence_system();
+		*(volatile uint8_t *)(c->regs + c->free_off[i]) = 1;
+		rd->idx = (i + c->nreaders) % c->nbuf;
+		rd->frames++;
+	}
+	if (!*c->stop)
+		cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+}
+
+/* The clock ping-pong: for i = 1..n, wait for ping == i, note the timer,
+ * answer pong = i.  Also the timer's step (smallest non-zero change). */
+__global__ void clk_pingpong(volatile uint32_t *ping, volatile uint32_t *pong, uint64_t *gt,
+			     unsigned int n)
+{
+	uint64_t a = gtimer(), step = ~0ull;
+
+	for (int k = 0; k < 10000; k++) {
+		uint64_t b = gtimer();
+
+		if (b != a && b - a < step)
+			step = b - a;
+		a = b;
+	}
+	gt[0] = step;
+	for (unsigned int i = 1; i <= n; i++) {
+		uint64_t t0 = gtimer();
+
+		while (*ping != i)
+			if (gtimer() - t0 > 1000000000ull)
+				return; /* the host gave up */
+		gt[i] = gtimer();
+		__threadfence_system();
+		*pong = i;
+	}
+}
+
+/* ---- host side ------------------------------------------------------------ */
+
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+
+static void *open_ipc(unsigned int i)
+{
+	char rel[64];
+	cudaIpcMemHandle_t h;
+	void *p;
+
+	snprintf(rel, sizeof(rel), "buffers/%u/ipc_handle", i);
+	fs_ipc_handle(rel, h.reserved, sizeof(h.reserved));
+	CU(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+	return p;
+}
+
+/*
+ * The clocks: %globaltimer against CLOCK_REALTIME.  One sample is @n
+ * ping-pongs through pinned memory with a kernel on its own stream (it
+ * runs beside the readers); the exchange with the shortest round trip
+ * gives the offset (timer minus clock) at its midpoint, half the round
+ * trip bounds its error.  The two clocks drift apart by microseconds a
+ * second here, so a thread samples every 10 ms during the run and each
+ * frame's offset is interpolated at the time the card made it.
+ */
+struct clk_sample {
+	uint64_t host; /* CLOCK_REALTIME at the midpoint */
+	int64_t off;
+	uint64_t err;
+};
+
+struct clk {
+	volatile uint32_t *flags; /* ping at [0], pong at [32] */
+	uint64_t *gt;
+	cudaStream_t st;
+	unsigned int n;
+	uint64_t step;
+	std::vector<clk_sample> v;
+	volatile bool stop;
+	pthread_t thread;
+};
+
+static void clk_init(struct clk *c, unsigned int n)
+{
+	c->n = n;
+	CU(cudaHostAlloc((void **)&c->flags, 256, cudaHostAllocMapped));
+	CU(cudaHostAlloc((void **)&c->gt, (n + 1) * sizeof(*c->gt), cudaHostAllocMapped));
+	CU(cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking));
+}
+
+static clk_sample clk_one(struct clk *c)
+{
+	std::vector<uint64_t> t0(c->n + 1), t1(c->n + 1);
+	clk_sample best = {0, 0, ~0ull};
+
+	c->flags[0] = c->flags[32] = 0;
+	clk_pingpong<<<1, 1, 0, c->st>>>(c->flags, c->flags + 32, c->gt, c->n);
+	CU(cudaGetLastError());
+	for (unsigned int i = 1; i <= c->n; i++) {
+		double give_up = now_s() + 2;
+
+		t0[i] = realtime_ns();
+		c->flags[0] = i;
+		while (c->flags[32] != i)
+			if (now_s() > give_up)
+				die("clock ping-pong: no answer from the GPU to ping %u", i);
+		t1[i] = realtime_ns();
+	}
+	CU(cudaStreamSynchronize(c->st));
+	c->step = c->gt[0];
+	for (unsigned int i = 1; i <= c->n; i++)
+		if ((t1[i] - t0[i]) / 2 < best.err) {
+			best.err = (t1[i] - t0[i]) / 2;
+			best.host = (t0[i] + t1[i]) / 2;
+			best.off = (int64_t)(c->gt[i] - best.host);
+		}
+	return best;
+}
+
+static void *clk_thread(void *arg)
+{
+	struct clk *c = (struct clk *)arg;
+
+	while (!c->stop) {
+		c->v.push_back(clk_one(c));
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/* The offset at host time @t: interpolated between the samples around it
+ * (v sorted by time, at least one). */
+static int64_t clk_offset_at(const std::vector<clk_sample> &v, uint64_t t)
+{
+	size_t i = std::lower_bound(v.begin(), v.end(), t,
+				    [](const clk_sample &a, uint64_t x) { return a.host < x; }) -
+		   v.begin();
+
+	if (i == 0)
+		return v.front().off;
+	if (i == v.size())
+		return v.back().off;
+	const clk_sample &a = v[i - 1], &b = v[i];
+
+	return a.off + (int64_t)((double)(b.off - a.off) * (double)(t - a.host) /
+				 (double)(b.host - a.host));
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: gpuasync-drp-consumer [options] MOUNTPOINT\n"
+		"  -n N      frames to consume (default 100000)\n"
+		"  -r R      readers (default 2; must divide the buffer count, at most %d)\n"
+		"  -g SIZE   start the simulated card's generator: N timing frames of SIZE bytes\n"
+		"  -c 0      do not check payload words on the GPU\n"
+		"  -b B      blocks of 256 threads for the event kernel (default 2)\n"
+		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
+		"  -o FILE   write the latency histogram there (le_ns count, one bucket a line)\n"
+		"  -d GPU    CUDA device ordinal (default 0)\n",
+		MAX_READERS);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t nframes = 100000, gen_size = 0, spin_us = 1000;
+	unsigned int nreaders = 2, blocks = 2, check = 1;
+	const char *hist_path = NULL;
+	int gpu = 0, opt;
+
+	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			nframes = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			nreaders = strtoul(optarg, NULL, 0);
+			break;
+		case 'g':
+			gen_size = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			check = strtoul(optarg, NULL, 0) != 0;
+			break;
+		case 'b':
+			blocks = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			spin_us = strtoull(optarg, NULL, 0);
+			break;
+		case 'o':
+			hist_path = optarg;
+			break;
+		case 'd':
+			gpu = atoi(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc - 1 || nframes == 0 || nreaders == 0 || nreaders > MAX_READERS ||
+	    blocks == 0 || spin_us == 0)
+		usage();
+	if (gen_size && gen_size < GA_TIMING_HDR_BYTES)
+		die("-g %" PRIu64 ": a frame must hold the %u-byte TimingHeader", gen_size,
+		    GA_TIMING_HDR_BYTES);
+	mnt = argv[optind];
+
+	/* ---- the card and the filesystem ---- */
+	unsigned int version = fs_u64("device/version");
+	unsigned int ddb = fs_u64("device/dma_data_bytes");
+	unsigned int maxb = fs_u64("device/max_buffers");
+	enum ga_layout layout = ga_layout_for_version(version, false);
+	unsigned int nbuf = 0;
+	char tmp[4096];
+
+	for (; nbuf < MAX_BUFS; nbuf++) {
+		snprintf(tmp, sizeof(tmp), "buffers/%u/size", nbuf);
+		if (fs_read(tmp, tmp, sizeof(tmp)))
+			break;
+	}
+	if (nbuf == 0)
+		die("no buffers: mkdir %s/buffers/0 first", mnt);
+	if (nbuf % nreaders)
+		die("%u readers do not divide %u buffers", nreaders, nbuf);
+	if (ddb % 4)
+		die("dma_data_bytes %u is not a multiple of 4", ddb);
+
+	/* ---- CUDA ---- */
+	cudaDeviceProp prop;
+
+	CU(cudaSetDevice(gpu));
+	CU(cudaGetDeviceProperties(&prop, gpu));
+	printf("drp: %s (sm_%d%d), %u buffers, %u readers, firmware v%u, payload at +%u\n",
+	       prop.name, prop.major, prop.minor, nbuf, nreaders, version, ddb);
+
+	/* ---- the register block, GPU-visible ---- */
+	char regpath[4096];
+	uint64_t reg_off = 0;
+	volatile uint32_t *regs;
+	void *dregs;
+	bool iomem;
+	int fd, rc;
+
+	rc = fs_read("device/registers_path", regpath, sizeof(regpath));
+	if (rc)
+		die("%s/device/registers_path: %s", mnt, strerror(-rc));
+	{
+		char *sep = strrchr(regpath, ' ');
+
+		if (sep) {
+			*sep = '\0';
+			reg_off = strtoull(sep + 1, NULL, 0);
+		}
+	}
+	iomem = strncmp(regpath, "/dev/shm/", 9) != 0;
+	fd = open(regpath, O_RDWR);
+	if (fd < 0)
+		die("open %s: %s", regpath, strerror(errno));
+	regs = (volatile uint32_t *)mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+					 fd, reg_off);
+	if (regs == MAP_FAILED)
+		die("mmap %s: %s", regpath, strerror(errno));
+	close(fd);
+	/* As the DRP does (IOMEMORY for a PCIe BAR, which needs CAP_SYS_ADMIN);
+	 * the simulated card's block is ordinary shared memory. */
+	CU(cudaHostRegister((void *)regs, GA_CORE_SIZE,
+			    cudaHostRegisterMapped | (iomem ? cudaHostRegisterIoMemory : 0)));
+	CU(cudaHostGetDevicePointer(&dregs, (void *)regs, 0));
+	{
+		uint32_t voff;
+
+		if (ga_reg_offset(GA_REG_VERSION, layout, version, 0, maxb, &voff) ||
+		    ga_reg_field_get(GA_REG_VERSION, layout, regs[voff / 4]) != version)
+			die("%s does not look like this card's registers", regpath);
+	}
+
+	/* ---- buffers, rings, the readers' state ---- */
+	static drp_cfg cfg;
+	drp_cfg *dcfg;
+	drp_reader *drd;
+	drp_ring *rings;
+	uint32_t *dstop;
+
+	memset(&cfg, 0, sizeof(cfg));
+	for (unsigned int i = 0; i < nbuf; i++) {
+		cfg.buf[i] = (uint8_t *)open_ipc(i);
+		if (ga_reg_offset(GA_REG_FREE_LIST, layout, version, i, maxb, &cfg.free_off[i]))
+			die("no free-list register for buffer %u", i);
+	}
+	CU(cudaHostAlloc((void **)&rings, nreaders * sizeof(drp_ring), cudaHostAllocMapped));
+	memset((void *)rings, 0, nreaders * sizeof(drp_ring));
+	for (unsigned int r = 0; r < nreaders; r++)
+		CU(cudaHostGetDevicePointer((void **)&cfg.ring[r], (void *)&rings[r], 0));
+	CU(cudaMalloc((void **)&dstop, sizeof(*dstop)));
+	CU(cudaMemset(dstop, 0, sizeof(*dstop)));
+	cfg.regs = (uint8_t *)dregs;
+	cfg.stop = dstop;
+	cfg.nbuf = nbuf;
+	cfg.nreaders = nreaders;
+	cfg.ddb = ddb;
+	cfg.check = check;
+	cfg.spin_ns = spin_us * 1000;
+	CU(cudaMalloc((void **)&dcfg, sizeof(cfg)));
+	CU(cudaMemcpy(dcfg, &cfg, sizeof(cfg), cudaMemcpyHostToDevice));
+	{
+		std::vector<drp_reader> rd(nreaders);
+
+		for (unsigned int r = 0; r < nreaders; r++) {
+			memset(&rd[r], 0, sizeof(rd[r]));
+			rd[r].idx = r;
+		}
+		CU(cudaMalloc((void **)&drd, nreaders * sizeof(*drd)));
+		CU(cudaMemcpy(drd, rd.data(), nreaders * sizeof(*drd), cudaMemcpyHostToDevice));
+	}
+
+	/* ---- the clocks ---- */
+	static struct clk clk;
+
+	clk_init(&clk, 200);
+	clk.v.push_back(clk_one(&clk));
+	printf("drp: %%globaltimer - CLOCK_REALTIME = %" PRId64 " ns (+-%" PRIu64
+	       " ns), timer step %" PRIu64 " ns\n",
+	       clk.v[0].off, clk.v[0].err, clk.step);
+	if (pthread_create(&clk.thread, NULL, clk_thread, &clk))
+		die("cannot start the clock thread");
+
+	/* ---- arm: doorbells cleared, every buffer on the free list ---- */
+	for (unsigned int i = 0; i < nbuf; i++)
+		CU(cudaMemset(cfg.buf[i] + GA_HDR_SIZE_OFFSET, 0, 4));
+	CU(cudaDeviceSynchronize());
+	for (unsigned int i = 0; i < nbuf; i++)
+		regs[cfg.free_off[i] / 4] = 1;
+	fs_write("registers/count_reset", "1");
+	fs_write("registers/write_enable", "1");
+
+	/* ---- one graph per reader, launched once from the host ---- */
+	std::vector<cudaStream_t> st(nreaders);
+	std::vector<cudaGraphExec_t> ex(nreaders);
+
+	for (unsigned int r = 0; r < nreaders; r++) {
+		cudaGraph_t g;
+		cudaError_t e;
+
+		CU(cudaStreamCreateWithFlags(&st[r], cudaStreamNonBlocking));
+		CU(cudaStreamBeginCapture(st[r], cudaStreamCaptureModeThreadLocal));
+		drp_wait<<<1, 1, 0, st[r]>>>(dcfg, drd + r, r);
+		drp_event<<<blocks, 256, 0, st[r]>>>(dcfg, drd + r, r);
+		drp_loop<<<1, 1, 0, st[r]>>>(dcfg, drd + r, r);
+		CU(cudaStreamEndCapture(st[r], &g));
+		e = cudaGraphInstantiate(&ex[r], g, cudaGraphInstantiateFlagDeviceLaunch);
+		if (e != cudaSuccess) {
+			printf("drp: device graph launch unavailable: cudaGraphInstantiate(..., "
+			       "cudaGraphInstantiateFlagDeviceLaunch): %s (%s)\n",
+			       cudaGetErrorName(e), cudaGetErrorString(e));
+			return 3;
+		}
+		CU(cudaGraphUpload(ex[r], st[r]));
+		CU(cudaGraphDestroy(g));
+	}
+	for (unsigned int r = 0; r < nreaders; r++)
+		CU(cudaGraphLaunch(ex[r], st[r]));
+
+	double t0 = now_s(), t1, last_progress;
+
+	if (gen_size) {
+		char v[32];
+
+		fs_write("sim/running", "0");
+		fs_write("sim/pattern", "timing");
+		fs_write("sim/rate", "0");
+		snprintf(v, sizeof(v), "%" PRIu64, gen_size);
+		fs_write("sim/size", v);
+		snprintf(v, sizeof(v), "%" PRIu64, nframes);
+		fs_write("sim/remaining", v);
+		fs_write("sim/running", "1");
+	}
+
+	/* ---- the CPU: pop in frame order and check ---- */
+	std::vector<std::pair<uint64_t, uint64_t>> seen; /* made (clock), seen (timer) */
+	uint64_t bad = 0, first_bad = UINT64_MAX, bytes = 0, k;
+	uint64_t prev_pulse = 0;
+
+	seen.reserve(nframes);
+	last_progress = now_s();
+	for (k = 0; k < nframes; k++) {
+		drp_ring *q = &rings[k % nreaders];
+		uint64_t tail = q->tail;
+		const char *why = NULL;
+
+		while (q->head == tail) {
+			if (now_s() - last_progress > 10) {
+				printf("drp: FAIL: no frame %" PRIu64 " after 10 s (reader %" PRIu64
+				       ")\n",
+				       k, k % nreaders);
+				goto stop;
+			}
+		}
+		last_progress = now_s();
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		{
+			const drp_entry *e = &q->slot[tail % RING_SLOTS];
+			struct ga_timing_header th;
+			struct ga_header h;
+			uint64_t pulse, made;
+
+			ga_header_decode((const uint8_t *)e->desc, &h);
+			memcpy(&th, e->th, sizeof(th));
+			pulse = th.pulse_ctl & GA_TIMING_PULSE_MASK;
+			made = (uint64_t)th.time_s * 1000000000ull + th.time_ns;
+			if (h.size == 0 || h.result || h.overflow)
+				why = "descriptor";
+			else if (gen_size && h.size != gen_size)
+				why = "size";
+			else if (th.evt_counter != (uint32_t)k)
+				why = "evtCounter";
+			else if (pulse != GA_TIMING_PULSE0 + k || (k && pulse != prev_pulse + 1))
+				why = "pulse ID";
+			else if (e->buf != k % nbuf)
+				why = "buffer (round robin)";
+			else if (th.pulse_ctl >> 56 != GA_TIMING_CONTROL || th.env != GA_TIMING_ENV)
+				why = "control/env";
+			else if (e->bad)
+				why = "payload";
+			if (why) {
+				if (bad < 5)
+					printf("drp: frame %" PRIu64 " bad %s: buf %u size %u evt %u "
+					       "pulse 0x%" PRIx64 " payload words bad %u\n",
+					       k, why, e->buf, h.size, th.evt_counter, pulse, e->bad);
+				if (first_bad == UINT64_MAX)
+					first_bad = k;
+				bad++;
+			} else {
+				bytes += h.size;
+			}
+			prev_pulse = pulse;
+			seen.push_back({made, e->t_seen});
+		}
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		q->tail = tail + 1;
+	}
+stop:
+	t1 = now_s();
+	{
+		uint32_t one = 1;
+
+		CU(cudaMemcpy(dstop, &one, sizeof(one), cudaMemcpyHostToDevice));
+	}
+	for (unsigned int r = 0; r < nreaders; r++)
+		CU(cudaStreamSynchronize(st[r]));
+	clk.stop = true;
+	pthread_join(clk.thread, NULL);
+	clk.v.push_back(clk_one(&clk));
+
+	/* ---- what is left over, the card's side ---- */
+	std::vector<drp_reader> rd(nreaders);
+	uint64_t extra = 0;
+	int fails = 0;
+
+	CU(cudaMemcpy(rd.data(), drd, nreaders * sizeof(*drd), cudaMemcpyDeviceToHost));
+	for (unsigned int r = 0; r < nreaders; r++) {
+		extra += rings[r].head - rings[r].tail;
+		printf("drp: reader %u: %llu frames, %llu graph launches, %llu spin timeouts, "
+		       "%llu ring-full waits\n",
+		       r, rd[r].frames, rd[r].launches, rd[r].timeouts, rd[r].full);
+	}
+	uint64_t rxc = fs_u64("registers/rx_frame_count");
+	uint64_t werr = fs_u64("registers/axi_write_error_count");
+
+	printf("drp: %" PRIu64 " frames, %" PRIu64 " bad (first %" PRId64 "), %" PRIu64
+	       " extra, %.1f MB in %.3f s: %.0f frames/s, %.2f GB/s\n",
+	       k, bad, first_bad == UINT64_MAX ? (int64_t)-1 : (int64_t)first_bad, extra,
+	       bytes / 1e6, t1 - t0, k / (t1 - t0), bytes / (t1 - t0) / 1e9);
+	printf("card: rx_frame_count %" PRIu64 " axi_write_error_count %" PRIu64 "\n", rxc, werr);
+	{
+		uint64_t worst = 0;
+
+		for (const clk_sample &c : clk.v)
+			worst = std::max(worst, c.err);
+		printf("drp: clock offset first %" PRId64 ", last %" PRId64 " ns (%zu samples, "
+		       "error at most %" PRIu64 " ns)\n",
+		       clk.v.front().off, clk.v.back().off, clk.v.size(), worst);
+	}
+	if (k != nframes || bad || extra)
+		fails++;
+	if (rxc != nframes || werr) {
+		printf("drp: FAIL: card counters disagree with %" PRIu64 " frames\n", nframes);
+		fails++;
+	}
+
+	/* ---- latency ---- */
+	std::vector<int64_t> lat;
+
+	for (const auto &f : seen)
+		lat.push_back((int64_t)(f.second - f.first) - clk_offset_at(clk.v, f.first));
+	if (!lat.empty()) {
+		static const int64_t edges[] = {1000,	 2000,	  5000,	   10000,    20000,
+						50000,	 100000,  200000,  500000,   1000000,
+						2000000, 5000000, 10000000, 100000000, INT64_MAX};
+		std::vector<int64_t> s = lat;
+		size_t n = s.size(), b = 0;
+		uint64_t cnt[sizeof(edges) / sizeof(edges[0])] = {0};
+		FILE *f = hist_path ? fopen(hist_path, "w") : NULL;
+
+		std::sort(s.begin(), s.end());
+		for (size_t i = 0; i < n; i++) {
+			while (s[i] > edges[b])
+				b++;
+			cnt[b]++;
+		}
+		printf("latency (card made the frame -> reader saw its size word), %zu frames: "
+		       "min %.2f p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f us\n",
+		       n, s[0] / 1e3, s[n / 2] / 1e3, s[n * 9 / 10] / 1e3, s[n * 99 / 100] / 1e3,
+		       s[n * 999 / 1000] / 1e3, s[n - 1] / 1e3);
+		for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+			if (edges[i] == INT64_MAX)
+				printf("  >  %8.0f us: %" PRIu64 "\n", edges[i - 1] / 1e3, cnt[i]);
+			else
+				printf("  <= %8.0f us: %" PRIu64 "\n", edges[i] / 1e3, cnt[i]);
+			if (f)
+				fprintf(f, "%s %" PRIu64 "\n",
+					edges[i] == INT64_MAX ? "+Inf"
+							      : std::to_string(edges[i]).c_str(),
+					cnt[i]);
+		}
+		if (f)
+			fclose(f);
+	}
+
+	fs_write("registers/write_enable", "0");
+	for (unsigned int r = 0; r < nreaders; r++) {
+		cudaGraphExecDestroy(ex[r]);
+		cudaStreamDestroy(st[r]);
+	}
+	for (unsigned int i = 0; i < nbuf; i++)
+		cudaIpcCloseMemHandle(cfg.buf[i]);
+	cudaHostUnregister((void *)regs);
+	munmap((void *)regs, GA_CORE_SIZE);
+	printf("%s\n", fails ? "drp: FAILED" : "drp: OK");
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# The DRP-shaped CUDA consumer against a mounted simulated card, on a
+# machine with an NVIDIA GPU.
+#
+#   tests/gpu/gpu_drp.sh BUILD_DIR
+#
+# Mounts `gpuasyncfs --sim` with 8 write buffers and runs examples/cuda's
+# gpuasync-drp-consumer: readers that are CUDA graphs launched from the
+# device (tail launch), polling size words with __nanosleep, re-arming
+# with one-byte stores into the mapped register block, handing descriptor
+# and TimingHeader to the CPU through pinned rings.  The card generates the
+# timing pattern.  The consumer fails on any frame lost, duplicated or out
+# of order (pulse ID +1, evtCounter = frame number, buffer k % 8), any bad
+# payload word or a card counter that disagrees.  Runs: 2 readers x 50000
+# frames of 4 KiB, 4 readers x 20000 frames of ~64 KiB, 1 reader x 20000
+# frames of 33 bytes (odd length, header and one word).  Exits 77 without
+# a GPU or FUSE, or where the GPU cannot launch graphs from the device.
+set -u
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+D=$B/examples/cuda/gpuasync-drp-consumer
+[ -x "$D" ] || skip "no gpuasync-drp-consumer (built without nvcc)"
+OUT=$("$H" name 2>&1) || fail "gpu-helper name: $OUT"
+
+# The card writes with the copy engines only, as a real card's DMA does:
+# patterns made on the CPU, no copy kernels.  A kernel of the daemon's own
+# CUDA context would run only when the GPU's time slicing switches to it,
+# and the readers keep one resident all the time (as the DRP's graphs do),
+# so each frame would wait up to a time slice (docs/gpu.md).
+CARD_ENV=${GA_DRP_CARD_ENV-GPUASYNC_CUDA_NO_FILL=1 GPUASYNC_CUDA_KCOPY_MAX=0}
+
+mount_dir gpuasync-drp
+
+CASE=mount
+env $CARD_ENV "$FS" --sim "$MNT" -f &
+PID=$!
+for _ in $(seq 100); do [ -r "$MNT/device/version" ] && break; sleep 0.1; done
+[ -r "$MNT/device/version" ] || fail "mount did not come up"
+[ "$(cat "$MNT/device/memory")" = gpu ] || fail "not GPU memory: $(cat "$MNT/device/memory_note")"
+for i in $(seq 0 7); do
+	mkdir "$MNT/buffers/$i" || fail "mkdir $i"
+done
+
+# run CASE ARGS...: the consumer must say OK, and have checked every frame.
+run() {
+	CASE=$1
+	shift
+	local out rc
+	out=$("$D" "$@" "$MNT" 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc -eq 3 ] && skip "device graph launch unavailable: $(grep unavailable <<<"$out")"
+	[ $rc -eq 0 ] || fail "consumer exit $rc"
+	grep -q '^drp: OK$' <<<"$out" || fail "no OK"
+	grep -qE "^drp: $2 frames, 0 bad .* 0 extra" <<<"$out" || fail "frame count line"
+}
+run readers2_4k -n 50000 -r 2 -g 4096
+run readers4_64k -n 20000 -r 4 -g 65000
+run reader1_odd -n 20000 -r 1 -g 33
+CASE=stride
+# 3 readers cannot share 8 buffers: refused before anything starts.
+OUT=$("$D" -n 10 -r 3 "$MNT" 2>&1) && fail "3 readers over 8 buffers accepted"
+grep -q "do not divide" <<<"$OUT" || fail "no reason given: $OUT"
+echo "gpu_drp: OK"
