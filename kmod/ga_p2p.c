@@ -11,10 +11,13 @@
  * of them when NVIDIA calls ga_free_callback().  Who releases what:
  *  - the callback: in-callback calls (free_dma_mapping, free_page_table);
  *    NVIDIA frees the rest after it returns;
- *  - the pin path: get_pages and dma_map_pages under buf->lock, so a
- *    callback from another thread waits until the pin is LIVE (or given
- *    up) instead of letting NVIDIA free the page table under the calls, as
- *    gdrcopy's gdrdrv holds its lock across get_pages;
+ *  - the pin path: get_pages without buf->lock (it may take mmap_lock,
+ *    which the kernel orders before the dma-buf reservation lock that a
+ *    dma-buf add holds around buf->lock), then dma_map_pages under
+ *    buf->lock, so a callback from another thread waits until the pin is
+ *    LIVE (or given up) instead of freeing the page table under the map;
+ *    one that came between the two has already freed it and left the
+ *    buffer INVALIDATED, which the pin path checks under the lock;
  *  - the normal path: dma_unmap_pages under buf->lock (so the callback
  *    cannot free the mapping under it), then put_pages WITHOUT buf->lock:
  *    put_pages waits for a callback in flight, which wants buf->lock.
@@ -177,17 +180,24 @@ int ga_p2p_pin(struct ga_card *card, struct ga_buf *buf)
 	int ret;
 
 	lockdep_assert_held(&card->lock);
-	mutex_lock(&buf->lock);
-	WRITE_ONCE(buf->nv_caller, current);
+	/*
+	 * get_pages may take mmap_lock (the stub pins host memory with it),
+	 * so it runs without buf->lock: a dma-buf add takes buf->lock under
+	 * the reservation lock, which the kernel orders after mmap_lock.  A
+	 * callback before we take buf->lock finds the buffer still in setup
+	 * and frees the page table itself; we then see INVALIDATED below.
+	 * From here on buf->lock keeps the callback from freeing the table
+	 * while dma_map_pages uses it.
+	 */
 	ret = nvidia_p2p_get_pages(0, 0, buf->pin_va, buf->pin_len, &buf->pt, ga_free_callback,
 				   buf);
 	if (ret) {
-		WRITE_ONCE(buf->nv_caller, NULL);
-		mutex_unlock(&buf->lock);
 		dev_dbg(card->dev, "get_pages(%#llx, %#llx): %d\n", buf->pin_va, buf->pin_len, ret);
 		return ret;
 	}
 	atomic_inc(&ga_live_pins);
+	mutex_lock(&buf->lock);
+	WRITE_ONCE(buf->nv_caller, current);
 	if (buf->state != GA_PIN_INVALIDATED)
 		ret = nvidia_p2p_dma_map_pages(card->pdev, buf->pt, &map);
 	WRITE_ONCE(buf->nv_caller, NULL);
