@@ -12,21 +12,13 @@
 # a tool is missing (CI=true: failure).
 set -u
 BUILD=$1
-skip() {
-	echo "SKIP: $*"
-	[ "${CI:-}" = true ] && exit 1
-	exit 77
-}
+# shellcheck source=tests/install/common.sh
+. "$(dirname "$0")/common.sh"
 for t in cpack dpkg dpkg-deb lintian man fusermount3 systemd-analyze; do
 	command -v "$t" >/dev/null || skip "no $t"
 done
 [ -c /dev/fuse ] || skip "no /dev/fuse"
-T=$(mktemp -d /tmp/gafs-deb.XXXXXX)
-cleanup() {
-	mountpoint -q "$T/mnt" 2>/dev/null && fusermount3 -u "$T/mnt"
-	rm -rf "$T"
-}
-trap cleanup EXIT
+install_scratch gafs-deb
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/log" ] && tail -30 "$T/log"

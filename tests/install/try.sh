@@ -8,18 +8,10 @@
 # Exit 77 without /dev/fuse or fusermount3 (CI=true: failure).
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-skip() {
-	echo "SKIP: $*"
-	[ "${CI:-}" = true ] && exit 1
-	exit 77
-}
+# shellcheck source=tests/install/common.sh
+. "$(dirname "$0")/common.sh"
 [ -c /dev/fuse ] && command -v fusermount3 >/dev/null || skip "needs /dev/fuse and fusermount3"
-T=$(mktemp -d /tmp/gafs-try.XXXXXX)
-cleanup() {
-	mountpoint -q "$T/mnt" 2>/dev/null && fusermount3 -u "$T/mnt"
-	rm -rf "$T"
-}
-trap cleanup EXIT
+install_scratch gafs-try
 fail() {
 	echo "FAIL: $*"
 	sed 's/^/  | /' "$T/out" | tail -30
