@@ -12,8 +12,9 @@
  *   trap=yes|no (default yes on x86-64 Linux, where it works: stores through
  *             ga_dev_map_regs's mapping to the control word's page are seen one
  *             by one, so enable 0 then 1 back to back resets the ring index as
- *             on firmware; that page is then read-only to the MMU, which CUDA's
- *             cuMemHostRegister refuses: pass trap=no to register the mapping)
+ *             on firmware; that page is then read-only to the MMU, and CUDA's
+ *             cuMemHostRegister pins for writing: pass trap=no to register the
+ *             mapping with CUDA; docs/sim.md)
  *
  * The model runs in its own thread.  It watches the register block (which
  * lives in shared memory, so a CUDA consumer in another process can map it
