@@ -236,7 +236,9 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 	*st = s->st;
 	if (s->stalled)
 		st->stalled_ns += ga_mono_ns() - s->stall_t0;
+	st->ctl_lost = __atomic_load_n(&s->model.ctl.lost, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
+	st->ctl_stores = atomic_load(&s->trapped_stores);
 	st->cpu_ns = thread_cpu_ns(s);
 	return 0;
 }
