@@ -78,6 +78,11 @@ enum ga_sim_fault {
 	GA_FAULT_READ_ERROR,    /* next reads: AXI read error (code 1..7) */
 	GA_FAULT_REG_IGNORED,   /* next register writes do nothing, as a field a
 				 * firmware build holds fixed (code unused) */
+	GA_FAULT_PULSE_GAP,     /* the next generated frame's number (pulse ID,
+				 * evtCounter, pattern seed) jumps on by count:
+				 * count frames lost before the card */
+	GA_FAULT_PULSE_DUPLICATE, /* the next count generated frames repeat the
+				   * number of the frame before them */
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);
