@@ -35,10 +35,12 @@
 #include "fs.h"
 
 /* Upper bounds of the histogram buckets, seconds (+Inf follows). */
+/* clang-format off */
 static const double le_bounds[] = {
-	1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
-	2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1,	 2.5,	 5,    10,
+	1e-7, 2.5e-7, 5e-7,   1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4, 5e-4,
+	1e-3, 2.5e-3, 5e-3,   1e-2, 2.5e-2, 5e-2,   0.1, 0.25, 0.5,       1, 2.5, 5,   10,
 };
+/* clang-format on */
 #define NBOUNDS (sizeof(le_bounds) / sizeof(le_bounds[0]))
 
 struct hist {
@@ -435,16 +437,15 @@ static int show_last_pulse_id(struct fs_ctx *c, struct strbuf *sb)
 	return ret ? -ENOMEM : 0;
 }
 
-static void put_hist(struct strbuf *sb, const char *name, const char *labels,
-		     const struct hist *h)
+static void put_hist(struct strbuf *sb, const char *name, const char *labels, const struct hist *h)
 {
 	uint64_t cum = 0;
 
 	for (unsigned int i = 0; i <= NBOUNDS; i++) {
 		cum += h->bucket[i];
 		if (i < NBOUNDS)
-			sb_printf(sb, "%s_bucket{%s,le=\"%.9g\"} %llu\n", name, labels, le_bounds[i],
-				  (unsigned long long)cum);
+			sb_printf(sb, "%s_bucket{%s,le=\"%.9g\"} %llu\n", name, labels,
+				  le_bounds[i], (unsigned long long)cum);
 		else
 			sb_printf(sb, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels,
 				  (unsigned long long)cum);

@@ -336,20 +336,20 @@ START_TEST(latency_sampled_once_per_lap)
 	m = metrics();
 	ck_assert_double_eq(sample(m, "gpuasync_ring_laps_total", ""), laps);
 	ck_assert_double_eq(sample(m, "gpuasync_frames_seen_total", ""), 2 * laps);
-	ck_assert_double_eq(
-		sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""), laps);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""),
+			    laps);
 	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"gpu\""),
 			    laps - 1);
 	/* No read DMA: the total latency never measured, never sampled. */
-	ck_assert_double_eq(
-		sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"total\""), 0);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"total\""),
+			    0);
 	/* The sums are the registers' values at each lap (9 digits printed). */
 	ck_assert_double_eq_tol(
 		sample(m, "gpuasync_frame_latency_seconds_sum", "latency=\"write\"") * (double)hz,
 		(double)write_sum, 1e-6 * (double)write_sum + 1);
-	ck_assert_double_eq_tol(
-		sample(m, "gpuasync_frame_latency_seconds_sum", "latency=\"gpu\"") * (double)hz,
-		(double)gpu_sum, 1e-6 * (double)gpu_sum + 1);
+	ck_assert_double_eq_tol(sample(m, "gpuasync_frame_latency_seconds_sum", "latency=\"gpu\"") *
+					(double)hz,
+				(double)gpu_sum, 1e-6 * (double)gpu_sum + 1);
 	ck_assert_uint_gt(write_sum, 0);
 	ck_assert_uint_gt(gpu_sum, 0);
 	free(m);
@@ -372,8 +372,8 @@ START_TEST(v1_sampled_every_frame)
 	ck_assert_uint_eq(readnum("frames/seen"), 3);
 	ck_assert_uint_eq(readnum("frames/ring_laps"), 1);
 	m = metrics();
-	ck_assert_double_eq(
-		sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""), 3);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""),
+			    3);
 	free(m);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

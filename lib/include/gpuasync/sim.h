@@ -86,7 +86,8 @@ enum ga_sim_fault {
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);
-/* Make the next @count operations fail with @fault (code where it applies). */
+/* Make the next @count operations fail with @fault (code where it applies);
+ * for GA_FAULT_PULSE_GAP @count is the frame numbers to skip. */
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 		  uint32_t code);
 
