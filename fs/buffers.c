@@ -212,8 +212,15 @@ static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
 
 	if (ret < 0)
 		return ret;
-	if (on)
-		return ga_buf_arm(c->buf);
+	if (on) {
+		/* Read the frame being handed back (and any before it in the
+		 * ring) first: every frame consumed through the mount is seen. */
+		fs_frames_scan(c->fs);
+		ret = ga_buf_arm(c->buf);
+		if (ret == 0)
+			fs_frames_rearmed(c->fs, c->idx);
+		return ret;
+	}
 	ret = buf_info(c, &bi);
 	if (ret < 0)
 		return ret;

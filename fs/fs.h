@@ -51,6 +51,7 @@ enum fs_dir {
 	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
 	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
 	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
+	FS_D_FRAMES,	 /* frames/: pulse-ID counters from the frames (frames.c) */
 	FS_D_COUNT
 };
 
@@ -68,6 +69,7 @@ enum fs_dir {
 #define FS_APPEND 0x20
 
 struct fs;
+struct fs_frames;
 struct fs_node;
 struct strbuf;
 
@@ -190,6 +192,9 @@ struct fs {
 	 * FS_SNAP_BUDGET a read is served without keeping its snapshot, so
 	 * thousands of open files cannot grow the daemon without bound. */
 	_Atomic uint64_t snap_bytes;
+	/* What the daemon read in the frames of its write buffers (frames.c);
+	 * NULL on an observer mount or before fs_frames_start. */
+	struct fs_frames *frames;
 };
 #define FS_SNAP_BUDGET (64u << 20)
 
@@ -253,6 +258,8 @@ extern const struct fs_node fs_buffer_rows[];
 extern const unsigned int fs_buffer_nrows;
 extern const struct fs_node fs_sim_rows[];
 extern const unsigned int fs_sim_nrows;
+extern const struct fs_node fs_frame_rows[];
+extern const unsigned int fs_frame_nrows;
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
 /* Apply the settings text of @path (fs/settings.c); a negative errno with
@@ -269,6 +276,17 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name);
 /* Parse a buffer directory name: 0 and the index, or -EINVAL. */
 int fs_buffer_name(const char *name, unsigned int *idx);
+
+/* ---- frames.c: pulse IDs and latencies from the frames ------------------ */
+int fs_frames_start(struct fs *fs);
+void fs_frames_stop(struct fs *fs);
+/* Read the frames that landed since the last look, in ring order; how
+ * many.  fs->bufs_lock held for reading. */
+int fs_frames_scan(struct fs *fs);
+/* The mount re-armed write buffer @idx (after fs_frames_scan saw its frame). */
+void fs_frames_rearmed(struct fs *fs, unsigned int idx);
+/* The frame counters and histograms, for metrics (bufs_lock held for reading). */
+void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);

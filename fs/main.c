@@ -613,6 +613,7 @@ static int fs_state_init(struct fs *fs)
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
+			{.rows = fs_frame_rows, .nrows = fs_frame_nrows},
 		};
 
 		ret = fs_table_build(fs, parts, sizeof(parts) / sizeof(parts[0]));
@@ -786,6 +787,10 @@ int main(int argc, char *argv[])
 		fs_log(LOG_ERR, "cannot start the sampler thread");
 		goto out_unmount;
 	}
+	if (fs_frames_start(&fs) < 0) {
+		fs_log(LOG_ERR, "cannot start the frame watcher thread");
+		goto out_stop_sampler;
+	}
 	daemon_ready(&ready_fd, 0);
 	notify_ready();
 	fs_log(LOG_INFO, "serving %s on %s", fs.device_spec, opts.mountpoint);
@@ -806,6 +811,7 @@ int main(int argc, char *argv[])
 	ret = loop < 0 ? 1 : 0;
 	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 
+	fs_frames_stop(&fs);
 out_stop_sampler:
 	fs_sampler_stop(&fs);
 out_unmount:

@@ -287,6 +287,7 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	if (link)
 		buffer_latencies(fs, sb, id);
 	buffer_states(fs, sb, id, link);
+	fs_frames_metrics(fs, sb, id);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	sim_stats(fs, sb, id);
 

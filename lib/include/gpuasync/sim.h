@@ -84,10 +84,16 @@ enum ga_sim_fault {
 	GA_FAULT_READ_ERROR,    /* next reads: AXI read error (code 1..7) */
 	GA_FAULT_REG_IGNORED,   /* next register writes do nothing, as a field a
 				 * firmware build holds fixed (code unused) */
+	GA_FAULT_PULSE_GAP,     /* the next generated frame's number (pulse ID,
+				 * evtCounter, pattern seed) jumps on by count:
+				 * count frames lost before the card */
+	GA_FAULT_PULSE_DUPLICATE, /* the next count generated frames repeat the
+				   * number of the frame before them */
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);
-/* Make the next @count operations fail with @fault (code where it applies). */
+/* Make the next @count operations fail with @fault (code where it applies);
+ * for GA_FAULT_PULSE_GAP @count is the frame numbers to skip. */
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 		  uint32_t code);
 

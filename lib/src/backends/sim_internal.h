@@ -107,6 +107,11 @@ struct sim {
 	/* frame generator */
 	struct ga_sim_gen gen;
 	uint32_t gen_seq;	/* frame number of the frame waiting to go */
+	uint32_t gen_last;	/* number of the last frame sent, once gen_sent */
+	bool gen_sent;		/* a frame was sent since the generator started */
+	/* GA_FAULT_PULSE_GAP: numbers the next frame skips; GA_FAULT_PULSE_DUPLICATE:
+	 * frames left that repeat gen_last (applied before a gap) */
+	uint32_t seq_gap, seq_dup;
 	uint64_t gen_t0, gen_n; /* rate schedule: frame gen_n is due at t0 + n/rate */
 	bool stalled;
 	uint64_t stall_t0;
