@@ -1271,6 +1271,13 @@ static void ga_card_identify(struct ga_card *card)
 	/* An unknown version has no layout (GA_LAYOUT_COUNT, limit 0). */
 	layout_max = ga_layout_max_buffers(card->layout);
 	card->gpu_en = en && card->max_buffers >= 1 && card->max_buffers <= layout_max;
+	/* Why not, for the log: the first thing a user will ask. */
+	card->gpu_off_why = !en ? "the firmware's AxiVersion GPU enable bit is clear (built "
+				  "without GPU async)"
+			    : !ga_version_find(card->version)
+				? "unknown GpuAsyncCore version (not a GpuAsyncCore at "
+				  "core_offset, or firmware newer than this driver)"
+				: "MaxBuffers out of range for its version";
 	if (!card->gpu_en)
 		return;
 	/* Engines off, no stale addresses (a disabled core still writes). */
@@ -1364,6 +1371,10 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	dev_info(card->dev, "GpuAsyncCore version %u, %u buffers, DmaDataBytes %u%s%s\n",
 		 card->version, card->max_buffers, card->dma_data_bytes,
 		 card->emulated ? ", emulated" : "", card->gpu_en ? "" : " (GPU async disabled)");
+	if (!card->gpu_en)
+		dev_warn(card->dev,
+			 "GPU async disabled: %s; registers stay readable, buffers are refused\n",
+			 card->gpu_off_why);
 	return 0;
 
 out_del_cdev:
@@ -1409,6 +1420,15 @@ void ga_card_unregister(struct ga_card *card)
 }
 
 /* ---- PCI binding (only with bind_pci=1: ga_main.c) ----------------------------------- */
+
+/*
+ * Real cards keep their registers in BAR0.  The platform suite binds a
+ * QEMU device whose RAM BAR holds a register image (tests/platform/run.sh),
+ * so it names that BAR here; nothing else should.
+ */
+static unsigned int reg_bar;
+module_param(reg_bar, uint, 0444);
+MODULE_PARM_DESC(reg_bar, "BAR holding the registers (default 0; tests: a stand-in's RAM BAR)");
 
 struct ga_pci {
 	void __iomem *bar;
@@ -1465,16 +1485,27 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	char name[32];
 	int ret;
 
+	if (reg_bar > PCI_STD_RESOURCE_END ||
+	    !(pci_resource_flags(pdev, reg_bar) & IORESOURCE_MEM)) {
+		dev_err(&pdev->dev, "reg_bar=%u: not a memory BAR of this device; not bound\n",
+			reg_bar);
+		return -ENODEV;
+	}
+	/* A device that is no datadev card (bound by hand through
+	 * driver_override or new_id) is refused here, before any access. */
+	if (pci_resource_len(pdev, reg_bar) < ga_core_offset + GA_CORE_SIZE ||
+	    pci_resource_len(pdev, reg_bar) > GA_BAR_SIZE) {
+		dev_err(&pdev->dev,
+			"BAR%u of %llu bytes cannot hold GpuAsyncCore at 0x%x (a datadev card's "
+			"BAR is 0x%x..16 MiB): not a GpuAsyncCore card; not bound\n",
+			reg_bar, (unsigned long long)pci_resource_len(pdev, reg_bar),
+			ga_core_offset, ga_core_offset + GA_CORE_SIZE);
+		return -ENODEV;
+	}
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	if (pci_resource_len(pdev, 0) < ga_core_offset + GA_CORE_SIZE ||
-	    pci_resource_len(pdev, 0) > GA_BAR_SIZE) {
-		dev_err(&pdev->dev, "BAR0 of %llu bytes is not a datadev BAR\n",
-			(unsigned long long)pci_resource_len(pdev, 0));
-		return -ENODEV;
-	}
-	ret = pcim_iomap_regions(pdev, BIT(0), "gpuasync");
+	ret = pcim_iomap_regions(pdev, BIT(reg_bar), "gpuasync");
 	if (ret)
 		return ret;
 	pci_set_master(pdev);
@@ -1484,9 +1515,9 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->bar = pcim_iomap_table(pdev)[0];
-	p->start = pci_resource_start(pdev, 0);
-	p->len = pci_resource_len(pdev, 0);
+	p->bar = pcim_iomap_table(pdev)[reg_bar];
+	p->start = pci_resource_start(pdev, reg_bar);
+	p->len = pci_resource_len(pdev, reg_bar);
 	snprintf(name, sizeof(name), "datadev_%02x", pdev->bus->number);
 	card = ga_card_alloc(name, &ga_pci_ops, p);
 	if (!card) {

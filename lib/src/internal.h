@@ -131,6 +131,9 @@ struct ga_mem_ops {
 	 * with ga_err() set when this block cannot be exported. */
 	int (*dmabuf_probe)(void *ctx, char *why, size_t why_len);
 	int (*dmabuf_export)(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset);
+	/* Optional: the GPU's PCI address ("0000:1b:00.0", lower case, as
+	 * sysfs names it) into @bdf, 0; for the link metrics. */
+	int (*pci_address)(void *ctx, char *bdf, size_t len);
 };
 
 /*

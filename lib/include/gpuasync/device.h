@@ -167,6 +167,8 @@ struct ga_dev_info {
 	char clock_note[96];     /* why clock_hz is an assumed default, if it is */
 	char pin[8];             /* the pin path chosen at open: "dmabuf" or "p2p" */
 	char pin_note[256];      /* why that path (what the other one lacks) */
+	char gpu_pci[16];        /* the GPU's PCI address (0000:1b:00.0) where the memory
+				  * provider knows it (CUDA), else "" */
 };
 
 int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
