@@ -149,6 +149,10 @@ enum ga_cap {
 	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf) */
 	GA_CAP_PINNED_LIST,    /* ga_dev_pinned works: the driver's table, or what
 				* upstream's datadev publishes in /proc/datadev_N */
+	GA_CAP_ADD_LIVE,       /* a buffer is added while frames flow: the add
+				* programs the new slot before the count that lets
+				* the engine use it and stops nothing (the simulated
+				* card, gpuasync.ko; not upstream's datadev) */
 	GA_CAP_COUNT
 };
 
@@ -294,6 +298,15 @@ int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out
  * buffer 0's address); the buffers are then ERROR for good: destroy them
  * (that works) before creating new ones. */
 unsigned int ga_dev_registrations_lost(struct ga_dev *dev);
+
+/* Frames the card counted (rx_frame_count) while a buffer add had the write
+ * engine stopped or its payload limit cleared, summed over every add: on
+ * a device without GA_CAP_ADD_LIVE (upstream's datadev: 7.5 turns both
+ * engines off for the add, 7.4 needs the limit cleared, so frames are
+ * dropped or cut to 1 byte).  An upper bound: a frame that landed just
+ * before the driver stopped the engine is counted too.  Always 0 where
+ * adds run live.  Thread-safe. */
+uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev);
 
 /* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
  * included) is cleared first, so a doorbell seen later is a new frame.

@@ -1005,6 +1005,11 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 		return p->features & GA_FEAT_DMABUF;
 	case GA_CAP_ENABLE_IOCTL:
 		return p->enable_ioctl;
+	case GA_CAP_ADD_LIVE:
+		/* gpuasync.ko programs the slot, then the counts, and leaves
+		 * the enables alone (kmod/ga_drv.c ga_add_commit); upstream's
+		 * adds turn the engines on (7.4) or off (7.5). */
+		return p->driver == DD_GPUASYNC;
 	default:
 		return false;
 	}
