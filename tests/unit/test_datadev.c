@@ -847,6 +847,65 @@ START_TEST(test_upstream_add_undo)
 }
 END_TEST
 
+/* Another program's buffers on a card without an owner (upstream 7.4; issue
+ * 24 item 11a): the create is refused before anything reaches the card, and
+ * a remove-all takes them back. */
+static void fk_foreign_add(bool write, unsigned int n)
+{
+	unsigned int l = write ? 1 : 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		fk_add_slot(write, fk.count[l], 0x5000u + k, GA_GPU_PAGE_SIZE);
+		fk.count[l]++;
+	}
+	fk_counts();
+}
+
+START_TEST(test_upstream_foreign)
+{
+	unsigned int fc[2] = {9, 9}, adds, nw = _i == 0 ? 1 : 2;
+	struct ga_buf *b = NULL;
+	struct ga_dev *dev;
+	uint32_t max;
+
+	fk_init();
+	dev = fk_open();
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE] + fc[GA_DIR_READ], 0);
+	if (_i == 2) { /* ours first, theirs after */
+		fk_mk(dev, GA_DIR_WRITE, 0);
+		nw = 1;
+	}
+	fk_foreign_add(true, nw);
+	fk_foreign_add(false, 1);
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE], nw);
+	ck_assert_uint_eq(fc[GA_DIR_READ], 1);
+	adds = fk.adds;
+	max = fk_get(GA_REG_WRITE_MAX_SIZE, 0);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, ga_buf_count(dev, GA_DIR_WRITE),
+				       GA_GPU_PAGE_SIZE, &b),
+			 -EBUSY);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(ga_last_error(), "not registered here") &&
+			      strstr(ga_last_error(), "nothing was changed") &&
+			      strstr(ga_last_error(), "-o reclaim"),
+		      "%s", ga_last_error());
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_READ, 0, GA_GPU_PAGE_SIZE, &b), -EBUSY);
+	/* nothing reached the card: no add, no removal, the limit as it was */
+	ck_assert_uint_eq(fk.adds, adds);
+	ck_assert_uint_eq(fk.rem_calls, 0);
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_MAX_SIZE, 0), max);
+	ck_assert_uint_eq(fk.count[1], nw + (_i == 2));
+	/* a remove-all takes them back (7.4 lets any process) */
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE] + fc[GA_DIR_READ], 0);
+	fk_mk(dev, GA_DIR_WRITE, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_upstream_no_table)
 {
 	struct ga_dev *dev;
@@ -1154,6 +1213,7 @@ static Suite *datadev_suite(void)
 	tcase_add_test(tc, test_upstream_quiet_probe);
 	tcase_add_test(tc, test_upstream_wiped);
 	tcase_add_test(tc, test_upstream_add_undo);
+	tcase_add_loop_test(tc, test_upstream_foreign, 0, 3);
 	tcase_add_test(tc, test_upstream_no_table);
 	tcase_add_test(tc, test_table);
 	tcase_add_loop_test(tc, test_add_live, 0, 2);

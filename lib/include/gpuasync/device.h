@@ -308,6 +308,16 @@ unsigned int ga_dev_registrations_lost(struct ga_dev *dev);
  * adds run live.  Thread-safe. */
 uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev);
 
+/* Buffers the card holds that this device did not register, per direction
+ * (@count[GA_DIR_WRITE], @count[GA_DIR_READ]): another program's, or left
+ * by one that exited without removing them (upstream's datadev keeps them
+ * after close).  Read from the ring sizes in 0x08 and slot 0's address, so
+ * it is a lower bound while ours and others' mix.  ga_buf_create refuses
+ * (-EBUSY, changing nothing) while the count of its direction is not 0;
+ * ga_buf_destroy_all takes them back where the driver lets any process
+ * remove everything (upstream 7.4).  0 or a negative errno. */
+int ga_dev_foreign_buffers(struct ga_dev *dev, unsigned int count[2]);
+
 /* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
  * included) is cleared first, so a doorbell seen later is a new frame.
  * -EINVAL for a read buffer. */
