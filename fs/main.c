@@ -389,16 +389,16 @@ static int fs_foreign_buffers(struct fs *fs)
 			return -1;
 		}
 		snprintf(why, sizeof(why),
-			 "-o reclaim: removed %u write and %u read buffers that no process of "
-			 "this mount registered",
+			 "-o reclaim: removed every buffer of the card (at least %u write and %u "
+			 "read that no process of this mount registered)",
 			 n[GA_DIR_WRITE], n[GA_DIR_READ]);
 		fs_log(LOG_WARNING, "%s", why);
 		fs_error_add(fs, "device", 0, why);
 		return 0;
 	}
 	snprintf(why, sizeof(why),
-		 "the card holds %u write and %u read buffers that no process of this mount "
-		 "registered: mkdir is refused (EBUSY) while they are there. Stop the program "
+		 "the card holds buffers that no process of this mount registered (at least "
+		 "%u write and %u read): mkdir is refused (EBUSY) while they are there. Stop the program "
 		 "that holds them; if it is gone (killed: upstream's datadev 7.4 keeps its "
 		 "buffers, and the card keeps writing into them), mount with -o reclaim or "
 		 "reload the driver",

@@ -251,6 +251,10 @@ struct ga_backend_ops {
 	/* Engine enable; NULL (or -ENOSYS at run time) = generic
 	 * read-modify-write of the enable bit. */
 	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
+	/* Add who holds the card to ga_last_error() for an EBUSY @rc (the
+	 * driver's owner, where it names one); returns @rc.  NULL: nothing
+	 * to add. */
+	int (*busy)(struct ga_dev *dev, int rc);
 	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
 	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
 	/* The driver's table of pinned buffers, whole: *@list is malloc'd

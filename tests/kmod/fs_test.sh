@@ -78,6 +78,8 @@ rmdir $M/buffers/0 && ok rmdir || bad rmdir
 # adds the rest of the write buffers and four read buffers meanwhile.  The
 # card's counts and the consumer's must agree exactly: every frame it
 # delivered seen whole, none dropped, none cut short.
+# (By address only: the dma-buf run has eight huge pages, not 20 buffers.)
+if [ "$PIN" != dmabuf ]; then
 SZ=1000
 consume() { # until /tmp/stop, then one more scan: prints "seen cut"
 	seen=0 cut=0 last=
@@ -135,6 +137,7 @@ grep -q '^gpuasync_add_stopped_frames_total{.*} 0$' $M/metrics && ok live_metric
 echo 0 > $M/registers/write_enable
 i=$nb; while [ $i -gt 0 ]; do i=$((i - 1)); rmdir $M/buffers/$i || bad "live_rmdir $i"; done
 for i in 3 2 1 0; do rmdir $M/read_buffers/$i || bad "live_rmdir read $i"; done
+fi
 
 # A buffer left behind goes away with the daemon.
 mkdir $M/buffers/0 || bad mkdir_again

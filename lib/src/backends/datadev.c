@@ -984,6 +984,11 @@ static int dd_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 	return rc < 0 ? rc : 0;
 }
 
+static int dd_busy_dev(struct ga_dev *dev, int rc)
+{
+	return dd_busy(dd(dev), rc);
+}
+
 static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 {
 	struct dd_priv *p = dd(dev);
@@ -1032,6 +1037,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.remove_last = dd_remove_last,
 	.arm = dd_arm,
 	.enable = dd_enable,
+	.busy = dd_busy_dev,
 	.has = dd_has,
 	.pinned = dd_pinned,
 };

@@ -79,9 +79,11 @@ static void free_parked(struct ga_dev *dev)
 /*
  * Registrations the card holds in @dir beyond this device's own: from the
  * ring size in 0x08 (count - 1, so 0 means none or one) and, for that
- * ambiguity, slot 0's address (every driver zeroes it on removal, and so
- * do we).  A lower bound where someone else's buffers and ours mix; 0 is
- * certain only for a card nobody else has added to.  dev->lock held.
+ * ambiguity, write slot 0's address (every driver zeroes it on removal,
+ * and so do we).  Not read slot 0's: upstream's removals clear the wrong
+ * read slots, so an address left there proves nothing; a lone foreign read
+ * buffer is then missed here and caught after the add (dd_added_check).
+ * A lower bound.  dev->lock held.
  */
 static int foreign_locked(struct ga_dev *dev, enum ga_dir dir, unsigned int *n)
 {
@@ -91,7 +93,7 @@ static int foreign_locked(struct ga_dev *dev, enum ga_dir dir, unsigned int *n)
 
 	rc = ga_field_read_locked(dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_COUNT : GA_REG_READ_COUNT,
 				  0, &cf);
-	if (!rc && !cf && !have) {
+	if (!rc && !cf && !have && dir == GA_DIR_WRITE) {
 		rc = ga_field_read_locked(
 			dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, 0, &lo);
 		if (!rc)
@@ -133,13 +135,14 @@ static int check_foreign_locked(struct ga_dev *dev, enum ga_dir dir)
 
 	if (rc || !n)
 		return rc;
-	return ga_err(-EBUSY,
-		      "the card already holds %u %s buffer%s not registered here (another "
-		      "program's, or left by one that exited without removing them: upstream's "
-		      "datadev keeps them, and the card keeps writing into them): nothing was "
-		      "changed; stop the program that holds them, or if none does, mount with "
-		      "-o reclaim or reload the driver",
-		      n, dir_name(dir), n == 1 ? "" : "s");
+	rc = ga_err(-EBUSY,
+		    "the card already holds %u %s buffer%s not registered here (another "
+		    "program's, or left by one that exited without removing them: upstream's "
+		    "datadev keeps them, and the card keeps writing into them): nothing was "
+		    "changed; stop the program that holds them, or if none does, mount with "
+		    "-o reclaim or reload the driver",
+		    n, dir_name(dir), n == 1 ? "" : "s");
+	return dev->be->busy ? dev->be->busy(dev, rc) : rc;
 }
 
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
