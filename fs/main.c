@@ -398,7 +398,8 @@ static int fs_foreign_buffers(struct fs *fs)
 	}
 	snprintf(why, sizeof(why),
 		 "the card holds buffers that no process of this mount registered (at least "
-		 "%u write and %u read): mkdir is refused (EBUSY) while they are there. Stop the program "
+		 "%u write and %u read): mkdir is refused (EBUSY) while they are there. Stop the "
+		 "program "
 		 "that holds them; if it is gone (killed: upstream's datadev 7.4 keeps its "
 		 "buffers, and the card keeps writing into them), mount with -o reclaim or "
 		 "reload the driver",

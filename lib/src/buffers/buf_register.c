@@ -95,7 +95,8 @@ static int foreign_locked(struct ga_dev *dev, enum ga_dir dir, unsigned int *n)
 				  0, &cf);
 	if (!rc && !cf && !have && dir == GA_DIR_WRITE) {
 		rc = ga_field_read_locked(
-			dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, 0, &lo);
+			dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, 0,
+			&lo);
 		if (!rc)
 			rc = ga_field_read_locked(dev,
 						  dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI
