@@ -225,6 +225,13 @@ out_lost:
 	       NULL);
 	sb_printf(sb, "gpuasync_registrations_lost_total{%s} %u\n", id,
 		  ga_dev_registrations_lost(fs->dev));
+	family(sb, "gpuasync_add_stopped_frames_total", "counter",
+	       "frames the card counted while a buffer add had the write engine stopped or the "
+	       "payload limit cleared (upstream's datadev: dropped or cut short; 0 where adds "
+	       "run live)",
+	       NULL);
+	sb_printf(sb, "gpuasync_add_stopped_frames_total{%s} %llu\n", id,
+		  (unsigned long long)ga_dev_add_stopped_frames(fs->dev));
 	free(bi);
 }
 

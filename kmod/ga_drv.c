@@ -467,7 +467,7 @@ struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size)
 int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
 {
 	int d = ga_dir(buf->write), ret;
-	u32 index, cur;
+	u32 index, i;
 
 	lockdep_assert_held(&card->lock);
 	ret = ga_check_owner(card);
@@ -477,11 +477,16 @@ int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
 	index = card->count[d];
 	if (index >= card->max_buffers)
 		return -EINVAL;
-	/* V4: one size for all write buffers. */
-	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
-	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
-	    cur != ga_payload_max(card, buf->size))
-		return -EINVAL;
+	/*
+	 * V4: one size for all write buffers.  Checked against the buffers,
+	 * not the shared register, which the owner may have lowered since: an
+	 * add while frames flow must not need the limit cleared first
+	 * (libgpuasync adds live on this driver; ga_add_commit).
+	 */
+	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
+		for (i = 0; i < card->count[1]; i++)
+			if (card->bufs[1][i] && card->bufs[1][i]->size != buf->size)
+				return -EINVAL;
 	buf->index = index;
 	return 0;
 }

@@ -120,6 +120,7 @@ struct ga_emu {
 	u32 gen_left, gen_size, gen_seq;
 	u32 gen_user; /* 0..0xff */
 	u64 delivered, dropped, diverted;
+	u64 overflowed; /* delivered, but cut at the payload limit */
 	u64 tx_frames;
 	u32 tx_last_len, tx_last_sum;
 	/* emulate_upstream: the source's next sequence number, frames sent
@@ -362,9 +363,10 @@ static void ga_emu_generate(struct ga_emu *e, unsigned int max)
 			p[k] = (u8)((e->gen_seq & 0xff) + k);
 		if (r == GA_PUSH_NO_BUFFER)
 			break;
-		if (r == GA_PUSH_DELIVERED)
+		if (r == GA_PUSH_DELIVERED) {
 			e->delivered++;
-		else if (r == GA_PUSH_DROPPED)
+			e->overflowed += e->m->last.overflow;
+		} else if (r == GA_PUSH_DROPPED)
 			e->dropped++;
 		else
 			e->diverted++;
@@ -654,6 +656,8 @@ GA_EMU_SHOW(delivered)
 static DEVICE_ATTR_RO(delivered);
 GA_EMU_SHOW(dropped)
 static DEVICE_ATTR_RO(dropped);
+GA_EMU_SHOW(overflowed)
+static DEVICE_ATTR_RO(overflowed);
 GA_EMU_SHOW(diverted)
 static DEVICE_ATTR_RO(diverted);
 GA_EMU_SHOW(tx_frames)
@@ -810,6 +814,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_gen_user.attr,
 	&dev_attr_delivered.attr,
 	&dev_attr_dropped.attr,
+	&dev_attr_overflowed.attr,
 	&dev_attr_diverted.attr,
 	&dev_attr_tx_frames.attr,
 	&dev_attr_tx_last.attr,

@@ -211,12 +211,6 @@ struct ga_dmabuf_ref {
 /* What a backend is (struct ga_backend_ops.flags). */
 #define GA_BE_DRIVER 0x1 /* a kernel driver pins the memory (memory providers' GA_MEMP_DRIVER) */
 #define GA_BE_SIM    0x2 /* the simulated card (GA_CAP_SIM) */
-/* add_buffer programs the new slot while the engines run (address, size,
- * then the count that lets the engine use it), leaves the enables as they
- * are and accepts any existing write_max_size: the library then neither
- * clears the payload limit nor puts enables back around an add
- * (buffers/buf_card.c; issue 24 item 10). */
-#define GA_BE_ADD_LIVE 0x4
 
 /* A backend: its descriptor and ops in one, defined in its own file and
  * listed once in ga_backends (open.c), which is all that adding one takes. */
@@ -260,6 +254,10 @@ struct ga_backend_ops {
 	/* Engine enable; NULL (or -ENOSYS at run time) = generic
 	 * read-modify-write of the enable bit. */
 	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
+	/* Add who holds the card to ga_last_error() for an EBUSY @rc (the
+	 * driver's owner, where it names one); returns @rc.  NULL: nothing
+	 * to add. */
+	int (*busy)(struct ga_dev *dev, int rc);
 	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
 	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
 	/* The driver's table of pinned buffers, whole: *@list is malloc'd
@@ -333,6 +331,10 @@ struct ga_dev {
 	/* Times the card was found without our registration (buf_state.c);
 	 * written under lock, read without (a statistic). */
 	unsigned int lost;
+	/* Frames the card counted while an add of ours had the write engine
+	 * stopped or the payload limit cleared (buffers/buf_card.c); written
+	 * under lock, read without. */
+	uint64_t add_stopped_frames;
 	/* Memory the driver still holds although our add failed after its
 	 * ioctl succeeded (upstream cannot remove one buffer): freed only
 	 * after the next remove-all (buf_register.c).  add_kept is how a

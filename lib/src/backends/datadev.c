@@ -984,6 +984,11 @@ static int dd_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 	return rc < 0 ? rc : 0;
 }
 
+static int dd_busy_dev(struct ga_dev *dev, int rc)
+{
+	return dd_busy(dd(dev), rc);
+}
+
 static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 {
 	struct dd_priv *p = dd(dev);
@@ -1005,6 +1010,11 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 		return p->features & GA_FEAT_DMABUF;
 	case GA_CAP_ENABLE_IOCTL:
 		return p->enable_ioctl;
+	case GA_CAP_ADD_LIVE:
+		/* gpuasync.ko programs the slot, then the counts, and leaves
+		 * the enables alone (kmod/ga_drv.c ga_add_commit); upstream's
+		 * adds turn the engines on (7.4) or off (7.5). */
+		return p->driver == DD_GPUASYNC;
 	default:
 		return false;
 	}
@@ -1027,6 +1037,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.remove_last = dd_remove_last,
 	.arm = dd_arm,
 	.enable = dd_enable,
+	.busy = dd_busy_dev,
 	.has = dd_has,
 	.pinned = dd_pinned,
 };

@@ -798,6 +798,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_PINNED_LIST:
 	case GA_CAP_DMABUF:
+	case GA_CAP_ADD_LIVE: /* sim_add_buffer: the slot first, the count last */
 		return true;
 	case GA_CAP_GPU_MEMORY:
 		return ga_mem_is_gpu(dev);
@@ -813,7 +814,7 @@ static bool sim_claims(const char *spec)
 
 const struct ga_backend_ops ga_backend_sim = {
 	.name = "sim",
-	.flags = GA_BE_SIM | GA_BE_ADD_LIVE,
+	.flags = GA_BE_SIM,
 	.claims = sim_claims,
 	.open = sim_open,
 	.close = sim_close,
