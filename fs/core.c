@@ -166,14 +166,14 @@ static int store_firmware(struct fs_ctx *c, const char *buf, size_t len)
 {
 	int id = ga_fw_find(c->node->name);
 	const struct ga_fw_field *f;
-	uint64_t v;
+	uint64_t v, max;
 	int ret;
 
 	if (id < 0)
 		return fs_err(-ENOENT, "%s: not an AxiVersion field", c->node->name);
 	f = &ga_fw_fields[id];
-	ret = fs_parse_u64(buf, len, f->msb - f->lsb == 31 ? UINT32_MAX : (1u << (f->msb - f->lsb + 1)) - 1,
-			   false, &v);
+	max = f->msb - f->lsb == 31 ? UINT32_MAX : (1u << (f->msb - f->lsb + 1)) - 1;
+	ret = fs_parse_u64(buf, len, max, false, &v);
 	if (ret < 0)
 		return ret;
 	return ga_fw_write(c->fs->dev, (enum ga_fw_id)id, (uint32_t)v);
