@@ -67,6 +67,9 @@ enum fs_dir {
 /* Text that only grows (errors, between drops): a read at or past the end
  * of the snapshot renders again, so tail -f gets the lines added since. */
 #define FS_APPEND 0x20
+/* Text of up to FS_WHOLE_WRITE bytes per write, not FS_TEXT_MAX
+ * (settings.yaml: a pyrogue tree file; each write is one file). */
+#define FS_BIG_TEXT 0x40
 
 struct fs;
 struct fs_frames;
@@ -262,9 +265,26 @@ extern const struct fs_node fs_frame_rows[];
 extern const unsigned int fs_frame_nrows;
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
-/* Apply the settings text of @path (fs/settings.c); a negative errno with
- * the reason in fs_last_error(). */
+/* Apply the settings text of @path (fs/settings.c; YAML when the name ends
+ * in .yaml or .yml); a negative errno with the reason in fs_last_error(). */
 int fs_settings_apply_file(struct fs *fs, const char *path);
+/* A setting: a register field a user chooses that stays (settings.c). */
+bool fs_is_setting(const struct fs *fs, enum ga_reg_id id);
+/* -ENOLINK with the reason when the card's link is down. */
+int fs_settings_link_check(struct fs *fs);
+/* One staged setting: the value to write, where it came from. */
+struct fs_staged {
+	enum ga_reg_id id;
+	uint32_t value, old;
+	unsigned int line;
+};
+/* Write @n staged settings in table order, read each back, roll all back
+ * on a failure (EIO), under fs->reg_store_lock.  Sorts @st. */
+int fs_settings_commit(struct fs *fs, struct fs_staged *st, unsigned int n);
+/* yaml.c: settings.yaml (pyrogue's SaveConfig/LoadConfig) and state.yaml. */
+int fs_show_settings_yaml(struct fs_ctx *c, struct strbuf *sb);
+int fs_store_settings_yaml(struct fs_ctx *c, const char *buf, size_t len);
+int fs_show_state_yaml(struct fs_ctx *c, struct strbuf *sb);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 /* device/platform/ (platform.c), from the library's check table. */

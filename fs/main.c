@@ -113,7 +113,7 @@ static void usage(const char *prog)
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
-	       "    -o settings=FILE       apply card settings (as MNT/settings shows) at mount\n"
+	       "    -o settings=FILE       apply card settings at mount (ini as MNT/settings, *.yaml as settings.yaml)\n"
 	       "    -o pin=auto|p2p|dmabuf how buffers reach the driver (default auto: dma-buf\n"
 	       "                           where memory and driver can; dmabuf: or fail)\n"
 	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"

@@ -646,6 +646,30 @@ static int ga_may_write_regs(struct ga_card *card)
 	return capable(CAP_SYS_RAWIO) ? 0 : -EPERM;
 }
 
+/*
+ * The kernel-log line for a refused register write or writable mapping:
+ * EPERM alone reaches a rogue user as "Memory transaction failed with
+ * error code -1", so the log says who was refused, what, and why.
+ */
+static void ga_log_write_refused(struct ga_card *card, const char *what, u64 address)
+{
+	pid_t owner = READ_ONCE(card->owner_tgid);
+
+	if (owner)
+		dev_notice_ratelimited(card->dev,
+				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
+				       "written by the owner of the card's GPU state (tgid %d) or "
+				       "with CAP_SYS_RAWIO\n",
+				       what, address, task_tgid_nr(current), current->comm, owner);
+	else
+		dev_notice_ratelimited(card->dev,
+				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
+				       "written by the owner of the card's GPU state (none now: the "
+				       "process that registers buffers becomes it) or with "
+				       "CAP_SYS_RAWIO\n",
+				       what, address, task_tgid_nr(current), current->comm);
+}
+
 static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 {
 	struct ga_card *card = gf->card;
@@ -659,8 +683,10 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 		return ret;
 	if (write) {
 		ret = ga_may_write_regs(card);
-		if (ret)
+		if (ret) {
+			ga_log_write_refused(card, "register write", r.address);
 			return ret;
+		}
 	}
 	/* Shared words are read-modify-written by the driver under reg_lock;
 	 * a user's access takes the same lock, which also orders it against
@@ -1034,8 +1060,10 @@ static int ga_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE) {
 		int ret = ga_may_write_regs(card);
 
-		if (ret)
+		if (ret) {
+			ga_log_write_refused(card, "writable register mapping", off - base);
 			return ret;
+		}
 	} else if (ga_may_write_regs(card)) {
 		/* read-only, and it stays so (no mprotect to writable) */
 		ga_vm_flags_clear(vma, VM_MAYWRITE);

@@ -477,9 +477,17 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 	bool quiet = false;
 
 	if (!ga_emu_in_core(off)) {
-		/* AxiVersion is read-only identity; the rest is plain memory. */
-		if (off < GA_AXIVERSION_OFFSET || off >= GA_AXIVERSION_OFFSET + PAGE_SIZE)
-			WRITE_ONCE(*(u32 *)(e->bar + off), val);
+		u32 *w = (u32 *)(e->bar + off), mask;
+
+		/* AxiVersion keeps a write only in its read-write words
+		 * (ScratchPad), as the card; the rest is plain memory. */
+		if (off < GA_FW_BASE || off >= GA_FW_BASE + GA_FW_SIZE) {
+			WRITE_ONCE(*w, val);
+		} else {
+			mask = ga_fw_write_mask(off - GA_FW_BASE);
+			if (mask)
+				WRITE_ONCE(*w, (READ_ONCE(*w) & ~mask) | (val & mask));
+		}
 		return;
 	}
 	off -= ga_core_offset;

@@ -232,6 +232,9 @@ struct ga_backend_ops {
 	/* 32-bit word at @off inside the AxiVersion block (BAR0 + GA_FW_BASE,
 	 * @off < GA_FW_SIZE, aligned); NULL where it cannot be reached. */
 	int (*fw_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
+	/* Store @val at @off there (a card keeps only the bits of RW rows:
+	 * ga_fw_write_mask); NULL where the block cannot be written. */
+	int (*fw_write)(struct ga_dev *dev, uint32_t off, uint32_t val);
 	int (*map_regs)(struct ga_dev *dev, volatile uint32_t **regs);
 	void (*unmap_regs)(struct ga_dev *dev, volatile uint32_t *regs);
 	int (*reg_path)(struct ga_dev *dev, char *path, size_t len, uint64_t *off);

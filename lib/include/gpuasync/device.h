@@ -189,6 +189,12 @@ int ga_dev_link(struct ga_dev *dev);
  * @buf (GA_FW_TEXT_MAX bytes hold any field).  -ENOTSUP without
  * GA_CAP_FIRMWARE_ID, -ENOLINK when the link is down. */
 int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len);
+/* Write @value into read-write AxiVersion field @id (GA_FWA_RW rows:
+ * scratch_pad), read-modify-write of its word under the device lock.
+ * -EACCES for an identity (read-only) row, -ERANGE for a value wider than
+ * the field, -ENOTSUP where the backend cannot write the block, -ENOLINK
+ * when the link is down; nothing is written then. */
+int ga_fw_write(struct ga_dev *dev, enum ga_fw_id id, uint32_t value);
 
 /* ---- registers ----------------------------------------------------------- */
 

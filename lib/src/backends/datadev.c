@@ -286,6 +286,15 @@ static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	return 0;
 }
 
+/* The card decides which bits keep a write (ScratchPad does). */
+static int dd_fw_write(struct ga_dev *dev, uint32_t off, uint32_t val)
+{
+	struct DmaRegisterData r = {.address = GA_FW_BASE + off, .data = val};
+	int rc = dd_ioctl(dd(dev), DMA_Write_Register, (unsigned long)&r);
+
+	return rc < 0 ? rc : 0;
+}
+
 /* AxiVersion through the register ioctl (BAR0 0x20000 is inside the
  * window it allows, 0x10000 and up); the mapping covers the core only. */
 static int dd_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
@@ -1029,6 +1038,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.reg_read = dd_reg_read,
 	.reg_write = dd_reg_write,
 	.fw_read = dd_fw_read,
+	.fw_write = dd_fw_write,
 	.map_regs = dd_map_regs,
 	.unmap_regs = dd_unmap_regs,
 	.reg_path = dd_reg_path,

@@ -318,6 +318,19 @@ static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	return 0;
 }
 
+/* The firmware keeps a write only in the bits of the RW rows (ScratchPad);
+ * identity ignores it.  Callers hold dev->lock, which orders it against
+ * sim_fw_read. */
+static int sim_fw_write(struct ga_dev *dev, uint32_t off, uint32_t val)
+{
+	struct sim *s = dev_sim(dev);
+	uint32_t mask = ga_fw_write_mask(off);
+
+	if (!atomic_load(&s->link_down) && off < GA_FW_SIZE)
+		s->fw[off / 4] = (s->fw[off / 4] & ~mask) | (val & mask);
+	return 0;
+}
+
 static int sim_open(struct ga_dev *dev, const char *spec)
 {
 	static atomic_uint instance;
@@ -821,6 +834,7 @@ const struct ga_backend_ops ga_backend_sim = {
 	.reg_read = sim_reg_read,
 	.reg_write = sim_reg_write,
 	.fw_read = sim_fw_read,
+	.fw_write = sim_fw_write,
 	.map_regs = sim_map_regs,
 	.unmap_regs = sim_unmap_regs,
 	.reg_path = sim_reg_path,
