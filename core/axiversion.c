@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The AxiVersion identity table (gpuasync/axiversion.h) and its text
- * rendering.  GA_FIRMWARE() is expanded here, once, into ga_fw_fields[]
+ * rendering.  gpuasync/firmware.def is expanded here, once, into ga_fw_fields[]
  * with designated initializers.  Part of core/: no libc beyond ga_base.h,
  * so the few number formats are written out by hand.
  */
@@ -21,7 +21,10 @@
 		.pyrogue = pyrogue_,                                                               \
 	},
 
-const struct ga_fw_field ga_fw_fields[GA_FW_COUNT] = {GA_FIRMWARE(GA_FW_ROW)};
+const struct ga_fw_field ga_fw_fields[GA_FW_COUNT] = {
+#define GA_DEF_FIRMWARE GA_FW_ROW
+#include <gpuasync/firmware.def>
+};
 
 #undef GA_FW_ROW
 

@@ -80,7 +80,7 @@ struct ga_model_env {
 };
 
 struct ga_model_params {
-	unsigned int version;	     /* a row of GA_VERSIONS */
+	unsigned int version;	     /* a row of versions.def */
 	bool latency_legacy;	     /* the version's legacy layout (V4: 0x48/0x50/0x58) */
 	unsigned int max_buffers;    /* 1..ga_layout_max_buffers() */
 	unsigned int dma_data_bytes; /* payload offset, e.g. 32 */
@@ -194,7 +194,7 @@ struct ga_model {
 };
 
 /* Reset the register block and state to power-on values (the register
- * table's reset flags): 0, or -EINVAL for a version GA_VERSIONS does not
+ * table's reset flags): 0, or -EINVAL for a version versions.def does not
  * have, which leaves @m unusable. */
 int ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_model_params *p,
 		  const struct ga_model_env *env);

@@ -2,7 +2,7 @@
 /*
  * The register table and the few functions that read it.
  *
- * GA_REGISTERS() in gpuasync/regs.h is expanded here, once, into ga_regs[]
+ * gpuasync/registers.def is expanded here, once, into ga_regs[]
  * with designated initializers, so a row lands at its enum index whatever
  * the order, and a duplicated id trips -Werror=override-init.  Everything
  * else (the layout for a version, presence, per-buffer offsets, field
@@ -35,7 +35,10 @@
 		.pyrogue = pyrogue_,                                                               \
 	},
 
-const struct ga_reg ga_regs[GA_REG_COUNT] = {GA_REGISTERS(GA_REG_ROW)};
+const struct ga_reg ga_regs[GA_REG_COUNT] = {
+#define GA_DEF_REGISTER GA_REG_ROW
+#include <gpuasync/registers.def>
+};
 
 #undef GA_REG_ROW
 
@@ -51,11 +54,14 @@ static_assert(sizeof(ga_regs) / sizeof(ga_regs[0]) == GA_REG_COUNT,
 /* Every layout slot of every row is a struct ga_reg_loc initializer. */
 static_assert(GA_LAYOUT_COUNT == 3, "GA_REG_ROW fills exactly three layouts");
 
-/* Row v at index v - 1: a gap or a repeat in GA_VERSIONS does not build. */
+/* Row v at index v - 1: a gap or a repeat in versions.def does not build. */
 #define GA_VERSION_ROW(v_, layout_, legacy_, wait_, poll_, doc_)                                   \
 	[(v_)-1] = {v_, layout_, legacy_, wait_, poll_, doc_},
 
-const struct ga_version ga_versions[GA_VERSION_MAX] = {GA_VERSIONS(GA_VERSION_ROW)};
+const struct ga_version ga_versions[GA_VERSION_MAX] = {
+#define GA_DEF_VERSION GA_VERSION_ROW
+#include <gpuasync/versions.def>
+};
 
 #undef GA_VERSION_ROW
 

@@ -286,7 +286,8 @@ const struct fs_node fs_core_rows[] = {
 	  .mode = (access_) == GA_FWA_RW ? 0644 : 0444, .flags = FS_LIVE, .show = show_firmware, \
 	  .store = (access_) == GA_FWA_RW ? store_firmware : NULL, .visible = has_firmware, \
 	  .reg = -1, .doc = doc_ },
-	GA_FIRMWARE(FW_ROW)
+#define GA_DEF_FIRMWARE FW_ROW
+#include <gpuasync/firmware.def>
 #undef FW_ROW
 	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,
 		.doc = "one file per register field of the running firmware"),

@@ -67,7 +67,7 @@
 
 /* ---- module parameters --------------------------------------------------- */
 
-/* 0: the firmware version's quiesce rule (GA_VERSIONS in gpuasync/regs.h). */
+/* 0: the firmware version's quiesce rule (gpuasync/versions.def). */
 static unsigned int quiesce_ms;
 module_param(quiesce_ms, uint, 0644);
 MODULE_PARM_DESC(quiesce_ms,
@@ -1004,7 +1004,8 @@ static const struct ga_ioctl_desc {
 	ga_ioctl_fn fn;
 } ga_ioctls[] = {
 #define GA_IOCTL_DESC(name, ...) { .row = GA_ABI_ROW(name, __VA_ARGS__) .fn = ga_ioctl_##name },
-	GA_IOCTLS(GA_IOCTL_DESC)
+#define GA_DEF_IOCTL GA_IOCTL_DESC
+#include <gpuasync/ioctls.def>
 #undef GA_IOCTL_DESC
 };
 
@@ -1013,7 +1014,7 @@ static const struct ga_ioctl_desc {
  * the low 16 bits, GPU codes exactly), ours on type, number and direction
  * with the size checked against the row: a size the driver does not know
  * is another command, so -ENOTTY like any unknown number (gpuasync/abi.h,
- * GA_IOC_TYPE, says why).  GA_IOCTLS's compile-time checks keep the two
+ * GA_IOC_TYPE, says why).  ioctls.def's compile-time checks keep the two
  * kinds of match from taking each other's numbers.
  */
 static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

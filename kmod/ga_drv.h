@@ -52,7 +52,7 @@ struct ga_card_ops {
 	/*
 	 * Optional: return once no DMA started before the call can still be
 	 * in flight (the emulated card's DMA is synchronous).  Without it,
-	 * versions without active bits get a fixed wait (GA_VERSIONS, or the
+	 * versions without active bits get a fixed wait (versions.def, or the
 	 * module parameter quiesce_ms).
 	 */
 	void (*dma_barrier)(struct ga_card *card);

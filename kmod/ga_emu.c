@@ -956,7 +956,7 @@ int ga_emu_create_all(int n)
 		pr_err("gpuasync: emulate_upstream needs emulate_version 4 or 5\n");
 		return -EINVAL;
 	}
-	/* Versions and buffer limits: GA_VERSIONS, ga_layout_max_buffers (regs.h). */
+	/* Versions and buffer limits: versions.def, ga_layout_max_buffers (regs.h). */
 	if (n && (!ga_version_find(emulate_version) || emulate_buffers < 1 ||
 		  emulate_buffers >
 			  ga_layout_max_buffers(ga_layout_for_version(emulate_version, false)) ||

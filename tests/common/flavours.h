@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The firmware flavours a test runs through: every row of GA_VERSIONS,
+ * The firmware flavours a test runs through: every row of versions.def,
  * and again with the legacy latency block where the version has one.
  * Taken from the table, so a new version is tested without a test edit.
  */

@@ -112,6 +112,30 @@ if [ "$DEBUG" != 0 ]; then
 	fi
 fi
 
+# ---- checkpatch: every file built into gpuasync.ko, core/ included ------------------
+# The kernel's own style checker, from the source the debug kernel was built
+# from (in the cache): any ERROR fails the suite (warnings are not judged).
+CP=$(ls "$CACHE"/src-*/scripts/checkpatch.pl 2>/dev/null | sort -V | tail -1 || true)
+if [ -n "$CP" ]; then
+	files=("$ROOT"/kmod/*.[ch] "$ROOT"/kmod/nv_p2p_stub/*.[ch] "$ROOT"/core/*.[ch] \
+		"$ROOT"/core/include/gpuasync/*.h "$ROOT"/core/include/gpuasync/*.def)
+	errs=$(for f in "${files[@]}"; do
+		perl "$CP" --no-tree --file --terse --show-types "$f" 2>&1 | grep ': ERROR:' || true
+	done)
+	if [ -n "$errs" ]; then
+		log "FAIL: checkpatch reports errors:"
+		echo "$errs"
+		status=1
+	else
+		log "checkpatch: ${#files[@]} files built into gpuasync.ko, 0 errors"
+	fi
+elif [ "$DEBUG" = 1 ]; then
+	log "FAIL: no checkpatch.pl in $CACHE/src-* after the debug kernel build"
+	status=1
+else
+	log "checkpatch: not run (no kernel source in $CACHE; GA_KMOD_DEBUG_KERNEL=1 brings it)"
+fi
+
 if [ $status = 0 ]; then
 	log "PASS"
 	[ $KEEP = 1 ] || rm -rf "$OUT"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The ioctl ABI's one table (GA_IOCTLS in gpuasync/abi.h): its matching
+ * The ioctl ABI's one table (gpuasync/ioctls.def): its matching
  * rules, and docs/abi.md's listing, which is generated from it and fails
  * this test when the two differ.
  *
@@ -24,7 +24,10 @@
 	"not edit) -->\n"
 #define END_MARK "<!-- abi:end -->\n"
 
-static const struct ga_abi_row rows[] = {GA_IOCTLS(GA_ABI_ROW)};
+static const struct ga_abi_row rows[] = {
+#define GA_DEF_IOCTL GA_ABI_ROW
+#include <gpuasync/ioctls.def>
+};
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 static const char *kind_text(enum ga_abi_kind k)

@@ -19,7 +19,10 @@
 #include "internal.h"
 
 /* Every command, from the ABI's one table. */
-static const struct ga_abi_row abi_rows[] = {GA_IOCTLS(GA_ABI_ROW)};
+static const struct ga_abi_row abi_rows[] = {
+#define GA_DEF_IOCTL GA_ABI_ROW
+#include <gpuasync/ioctls.def>
+};
 #define NCMDS (sizeof(abi_rows) / sizeof(abi_rows[0]))
 
 /* The errno policy itself is data in datadev.c (dd_errno_policy); a copy

@@ -23,7 +23,7 @@
 static const enum ga_layout layouts[] = {GA_LAYOUT_V1, GA_LAYOUT_V4, GA_LAYOUT_V4_LEGACY};
 #define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
-/* The newest version that uses @l (from GA_VERSIONS), so every row can be
+/* The newest version that uses @l (from versions.def), so every row can be
  * present. */
 static unsigned int newest_version(enum ga_layout l)
 {
@@ -249,7 +249,7 @@ START_TEST(test_layout_for_version)
 END_TEST
 
 /*
- * Every row of GA_VERSIONS, whatever versions there are: what makes a new
+ * Every row of versions.def, whatever versions there are: what makes a new
  * version on an existing layout one row.  Nothing here names a version.
  */
 START_TEST(test_version_rows)

@@ -10,7 +10,7 @@
  * (type GA_IOC_TYPE, size and direction in the number) so that a library
  * probing for them gets a plain error from upstream and falls back.
  *
- * GA_IOCTLS at the end is the one list of commands: the driver's
+ * gpuasync/ioctls.def is the one list of commands: the driver's
  * dispatcher, the library's names, the tests and docs/abi.md derive from
  * it.  This header is shared by libgpuasync (user space) and kmod/ (kernel).
  */
@@ -148,7 +148,7 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
  * generic DMA codes (0x10nn), which the driver matches on the low 16 bits
  * whatever the upper bits hold (upstream's Dma_Ioctl does, and its
  * DMA_Ret_Index carries a count up there), and never an upstream GPU code
- * (0x80nn, matched exactly).  GA_IOCTLS asserts it row by row.
+ * (0x80nn, matched exactly).  ioctls.def asserts it row by row.
  *
  * Growing a struct of ours: new fields only at the end, and zero must mean
  * "as before"; the row's size becomes the new size and its min_size stays
@@ -248,59 +248,15 @@ enum ga_abi_dir {
 };
 
 /*
- * Every command gpuasync.ko answers, in number order within each kind:
- * X(name, argument (text), size, min_size, dir, kind, since, upstream), where
+ * Every command gpuasync.ko answers, in number order within each kind, is a
+ * row of gpuasync/ioctls.def:
+ * GA_DEF_IOCTL(name, argument (text), size, min_size, dir, kind, since,
+ * upstream), where
  * name is the macro holding the number, size the argument's bytes (0: none
  * or a value), min_size the first size (see GA_IOC_TYPE), since the
  * GA_ABI_VERSION whose driver first answered this number, and upstream the
  * aes-stream-drivers release that has it ("" for ours).
  */
-#define GA_IOCTLS(X)                                                                                    \
-	X(DMA_Get_Buff_Count, "-: returns rx + tx CPU buffers (0 here)", 0, 0, GA_DIR_NONE,             \
-	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
-	X(DMA_Get_Buff_Size, "-: returns one CPU buffer's bytes", 0, 0, GA_DIR_NONE, GA_ABI_GENERIC, 1, \
-	  "7.4")                                                                                        \
-	X(DMA_Set_MaskBytes, "ga_u8[DMA_MASK_SIZE] (destination bitmap)", DMA_MASK_SIZE,               \
-	  DMA_MASK_SIZE, GA_DIR_IN, GA_ABI_GENERIC, 3, "7.4")                                           \
-	X(DMA_Get_Version, "-: returns the API version (DMA_VERSION)", 0, 0, GA_DIR_NONE,              \
-	  GA_ABI_GENERIC, 1, "7.4")                                                                     \
-	X(DMA_Write_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                 \
-	  sizeof(struct DmaRegisterData), GA_DIR_IN, GA_ABI_GENERIC, 1, "7.4")                          \
-	X(DMA_Read_Register, "struct DmaRegisterData", sizeof(struct DmaRegisterData),                  \
-	  sizeof(struct DmaRegisterData), GA_DIR_INOUT, GA_ABI_GENERIC, 1, "7.4")                       \
-	X(DMA_Get_RxBuffinUser_Count, "-: returns CPU receive buffers user space holds (0 here)", 0,   \
-	  0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                     \
-	X(DMA_Get_RxBuffinHW_Count, "-: returns CPU receive buffers the card holds (0 here)", 0, 0,    \
-	  GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                        \
-	X(DMA_Get_RxBuffinPreHWQ_Count, "-: returns CPU receive buffers queued for the card (0 here)", \
-	  0, 0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                  \
-	X(DMA_Get_RxBuffinSWQ_Count, "-: returns CPU receive buffers queued for reading (0 here)", 0,  \
-	  0, GA_DIR_NONE, GA_ABI_GENERIC, 3, "7.4")                                                     \
-	X(GPU_Add_Nvidia_Memory, "struct GpuNvidiaData", sizeof(struct GpuNvidiaData),                  \
-	  sizeof(struct GpuNvidiaData), GA_DIR_IN, GA_ABI_GPU, 1, "7.4")                                \
-	X(GPU_Rem_Nvidia_Memory, "-: removes every buffer", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1, "7.4")   \
-	X(GPU_Set_Write_Enable, "ga_u32 (buffer index)", sizeof(ga_u32), sizeof(ga_u32), GA_DIR_IN,     \
-	  GA_ABI_GPU, 1, "7.4")                                                                         \
-	X(GPU_Is_Gpu_Async_Supp, "-: returns 1 or 0", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1, "7.4")         \
-	X(GPU_Get_Gpu_Async_Ver, "-: returns the firmware version", 0, 0, GA_DIR_NONE, GA_ABI_GPU, 1,  \
-	  "7.4")                                                                                        \
-	X(GPU_Get_Max_Buffers, "-: returns the firmware's buffer limit", 0, 0, GA_DIR_NONE,            \
-	  GA_ABI_GPU, 1, "7.4")                                                                         \
-	X(GPU_Enable_Tx, "value: FPGA->GPU engine on (non-zero) or off", 0, 0, GA_DIR_NONE,            \
-	  GA_ABI_GPU, 1, "7.5")                                                                         \
-	X(GPU_Enable_Rx, "value: GPU->FPGA engine on (non-zero) or off", 0, 0, GA_DIR_NONE,            \
-	  GA_ABI_GPU, 1, "7.5")                                                                         \
-	X(GA_Get_Abi_Version, "-: returns (GA_ABI_VERSION << 16) + GA_FEAT_*", 0, 0, GA_DIR_NONE,      \
-	  GA_ABI_OURS, 1, "")                                                                           \
-	X(GA_Rem_Buffer, "struct ga_buffer_ref", sizeof(struct ga_buffer_ref),                          \
-	  sizeof(struct ga_buffer_ref), GA_DIR_IN, GA_ABI_OURS, 2, "")                                  \
-	X(GA_Arm_Buffers, "struct ga_arm_many", sizeof(struct ga_arm_many),                             \
-	  sizeof(struct ga_arm_many), GA_DIR_IN, GA_ABI_OURS, 2, "")                                    \
-	X(GA_Get_Buffer_Table, "struct ga_buffer_table", sizeof(struct ga_buffer_table),                \
-	  sizeof(struct ga_buffer_table), GA_DIR_INOUT, GA_ABI_OURS, 2, "")                             \
-	X(GA_Add_Dmabuf, "struct ga_dmabuf_add", sizeof(struct ga_dmabuf_add),                          \
-	  sizeof(struct ga_dmabuf_add), GA_DIR_INOUT, GA_ABI_OURS, 2, "")
-
 /* One row as data; each user builds its array with GA_ABI_ROW. */
 struct ga_abi_row {
 	unsigned int code;
@@ -340,7 +296,8 @@ struct ga_abi_row {
 				      ((name_) & 0xff00u) ==                                          \
 					      ((kind_) == GA_ABI_GENERIC ? 0x1000u : 0x8000u),        \
 		      #name_ " breaks the ABI rules (abi.h, GA_IOC_TYPE)");
-GA_IOCTLS(GA_ABI_CHECK)
+#define GA_DEF_IOCTL GA_ABI_CHECK
+#include <gpuasync/ioctls.def>
 
 /*
  * Does @cmd select @row?  Generic codes on the low 16 bits, GPU codes

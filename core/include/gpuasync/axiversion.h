@@ -4,7 +4,7 @@
  * (docs/firmware.md §2.1; layout of surf's
  * python/surf/axi/_AxiVersion.py), as one table like the register table.
  *
- * GA_FIRMWARE() below is the only place that knows an AxiVersion offset.
+ * gpuasync/firmware.def is the only place that knows an AxiVersion offset.
  * It expands into the enum of identity ids and the table of struct
  * ga_fw_field rows; the daemon makes device/firmware/<name> of each row,
  * the README lists them, the simulated and emulated cards fill them.
@@ -53,34 +53,12 @@ enum ga_fw_kind {
 	GA_FWK_STRING, /* bytes of text, NUL- or space-padded */
 };
 
-/* clang-format off */
-#define GA_FIRMWARE(X) \
- X(FPGA_VERSION, "fpga_version", 0x000, 1, GA_FWK_HEX, 0, 31, GA_FWA_RO, \
-   "firmware image version (AxiVersion FpgaVersion)", "AxiVersion.FpgaVersion") \
- X(SCRATCH_PAD, "scratch_pad", 0x004, 1, GA_FWK_HEX, 0, 31, GA_FWA_RW, \
-   "a word to test reads and writes: keeps what is written, 0 at power-up", \
-   "AxiVersion.ScratchPad") \
- X(UPTIME, "uptime", 0x008, 1, GA_FWK_DEC, 0, 31, GA_FWA_RO, \
-   "seconds since power-up or the last firmware reload", "AxiVersion.UpTimeCnt") \
- X(DMA_CLOCK_HZ, "dma_clock_hz", 0x410, 1, GA_FWK_DEC, 0, 31, GA_FWA_RO, \
-   "DMA clock frequency in Hz (userValues[4])", "AxiVersion.DMA_CLK_FREQ_C") \
- X(HARDWARE_TYPE, "hardware_type", 0x424, 1, GA_FWK_HEX3, 0, 11, GA_FWA_RO, \
-   "board type code (userValues[9] bits 11:0)", "AxiVersion.PCIE_HW_TYPE_G") \
- X(GPU_ENABLE, "gpu_enable", 0x428, 1, GA_FWK_DEC, 0, 0, GA_FWA_RO, \
-   "1 when the image was built with GpuAsync (userValues[10] bit 0)", "AxiVersion.DataGpuEn") \
- X(DEVICE_ID, "device_id", 0x500, 1, GA_FWK_HEX, 0, 31, GA_FWA_RO, \
-   "device identification set by the image", "AxiVersion.DeviceId") \
- X(GIT_HASH, "git_hash", 0x600, 5, GA_FWK_GIT, 0, 31, GA_FWA_RO, \
-   "git commit the image was built from (40 hex digits), or dirty", "AxiVersion.GitHash") \
- X(DNA, "dna", 0x700, 4, GA_FWK_WIDE, 0, 31, GA_FWA_RO, \
-   "FPGA device DNA (unique per chip)", "AxiVersion.DeviceDna") \
- X(BUILD_STAMP, "build_stamp", 0x800, 64, GA_FWK_STRING, 0, 31, GA_FWA_RO, \
-   "build string: image name, environment, server, date, builder", "AxiVersion.BuildStamp")
-/* clang-format on */
+/* The rows: gpuasync/firmware.def (GA_DEF_FIRMWARE(...) each). */
 
 enum ga_fw_id {
 #define GA_FW_ENUM(id, ...) GA_FW_##id,
-	GA_FIRMWARE(GA_FW_ENUM)
+#define GA_DEF_FIRMWARE GA_FW_ENUM
+#include <gpuasync/firmware.def>
 #undef GA_FW_ENUM
 	GA_FW_COUNT
 };

@@ -72,7 +72,10 @@ static struct dd_priv *dd(struct ga_dev *dev)
 }
 
 /* The ABI's one table (gpuasync/abi.h), for names and matching. */
-static const struct ga_abi_row dd_abi[] = {GA_IOCTLS(GA_ABI_ROW)};
+static const struct ga_abi_row dd_abi[] = {
+#define GA_DEF_IOCTL GA_ABI_ROW
+#include <gpuasync/ioctls.def>
+};
 
 const char *ga_datadev_cmd_name(unsigned int cmd)
 {

@@ -178,7 +178,7 @@ void buf_free(struct ga_dev *dev, struct ga_buf *b)
 }
 
 /* Wait until the card has no RDMA in flight before memory goes away, by
- * the version's quiesce rule (GA_VERSIONS): poll write/read_active where
+ * the version's quiesce rule (versions.def): poll write/read_active where
  * the firmware reports them, else the fixed wait of the reference driver. */
 void buf_wait_idle(struct ga_dev *dev, bool was_on)
 {
