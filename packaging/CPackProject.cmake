@@ -38,6 +38,7 @@ endfunction()
 set(CPACK_PACKAGE_RELOCATABLE OFF)
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_RELEASE 1)
+set(CPACK_RPM_SPEC_MORE_DEFINE "%define packager ${CPACK_PACKAGE_CONTACT}")
 ga_rpm_changelog(CPACK_RPM_CHANGELOG_FILE)
 
 if(GA_PACKAGE STREQUAL "dkms")
@@ -46,7 +47,7 @@ if(GA_PACKAGE STREQUAL "dkms")
   set(CPACK_DEBIAN_PACKAGE_NAME gpuasync-dkms)
   set(CPACK_RPM_PACKAGE_NAME gpuasync-dkms)
   set(CPACK_STRIP_FILES OFF)
-  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "gpuasync.ko, the driver of GpuAsyncCore cards, for DKMS")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Source of gpuasync.ko, the GpuAsyncCore card driver, for DKMS")
   set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
       "The source of gpuasync.ko, which drives SLAC GpuAsyncCore FPGA cards (FPGA\nframes written into NVIDIA GPU memory with GPUDirect RDMA) with upstream's\ndatadev ioctl ABI and offers emulated cards.  DKMS builds it for every\ninstalled kernel that has headers, and again on kernel updates.\n.\nIt is built against NVIDIA's nvidia_p2p_* when DKMS holds NVIDIA's open\nkernel modules built for the kernel, else against nv_p2p_stub.ko, a\nstand-in that serves emulated cards only.")
   set(CPACK_DEBIAN_PACKAGE_SECTION kernel)
@@ -59,6 +60,7 @@ if(GA_PACKAGE STREQUAL "dkms")
   set(CPACK_RPM_PACKAGE_REQUIRES "dkms, make, gcc")
   set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/post.rpm)
   set(CPACK_RPM_PRE_UNINSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/preun.rpm)
+  set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION /usr/src)
   ga_rpm_description(CPACK_RPM_PACKAGE_DESCRIPTION)
   if(CPACK_GENERATOR STREQUAL "RPM")
     set(CPACK_COMPONENTS_ALL dkms)
@@ -71,36 +73,30 @@ elseif(CPACK_GENERATOR STREQUAL "RPM")
   # The same files as the .deb but Debian's copyright and changelog (RPM has its License tag
   # and %changelog; LICENSE is in the doc directory).
   set(CPACK_COMPONENTS_ALL Unspecified mangz)
-  if(CPACK_GA_SIZEOF_VOID_P EQUAL 8 AND NOT CPACK_GA_LIBDIR STREQUAL "lib64")
-    message(FATAL_ERROR "An RPM of this build would put libgpuasync.so.0 in "
-            "/usr/${CPACK_GA_LIBDIR}, which RHEL's loader does not search: configure with "
-            "-DCMAKE_INSTALL_LIBDIR=lib64 (and, on Debian, -DGA_PYTHON_DIR=lib/python3.X/site-packages "
-            "for the target's Python, 3.9 on RHEL/Rocky 9)")
-  endif()
-  set(py_dir "${CPACK_GA_PYTHON_DIR}")
-  if(NOT py_dir)
-    if(CPACK_GA_DEBIAN_LAYOUT)
-      message(FATAL_ERROR "An RPM built on Debian needs -DGA_PYTHON_DIR=lib/python3.X/site-packages "
-              "(the target's Python: 3.9 on RHEL/Rocky 9)")
-    endif()
-    set(py_dir lib/python${CPACK_GA_PYTHON_VER}/site-packages)
+  if(NOT CPACK_GA_LAYOUT STREQUAL "rpm")
+    message(FATAL_ERROR "This build has GA_LAYOUT=${CPACK_GA_LAYOUT}: an RPM of it would put "
+            "libgpuasync.so.0 in /usr/${CPACK_GA_LIBDIR} and the Python package where only "
+            "Debian's Python looks.  Configure a build for the RPM with -DGA_LAYOUT=rpm "
+            "(and -DGA_RPM_PYTHON=X.Y for a target other than RHEL/Rocky 9's Python 3.9).")
   endif()
   set(CPACK_RPM_PACKAGE_LICENSE "GPL-2.0-only OR BSD-3-Clause")
   set(CPACK_RPM_PACKAGE_GROUP "System Environment/Daemons")
   ga_rpm_description(CPACK_RPM_PACKAGE_DESCRIPTION)
-  # RHEL 9's names; inih is in EPEL.  The ELF dependencies (libfuse3.so.3, libinih.so.0)
-  # come from rpmbuild's own scan.
+  # RHEL 9's names; inih is in EPEL.  rpmbuild adds the ELF sonames and python(abi).  Not
+  # required, as in the .deb: libcuda.so.1 (only gpuasync-consumer links it; the daemon and
+  # library load it when there) and what the .pc file's static-link Requires.private bring
+  # in (pkg-config, inih's .pc).
   set(CPACK_RPM_PACKAGE_REQUIRES "fuse3, fuse3-libs >= 3.10, inih")
-  if(py_dir MATCHES "python(3\\.[0-9]+)/")
-    string(APPEND CPACK_RPM_PACKAGE_REQUIRES ", python(abi) = ${CMAKE_MATCH_1}")
-  endif()
-  if(CPACK_DEBIAN_PACKAGE_SUGGESTS)
-    # gpuasync-consumer is packaged: NVIDIA's libcuda.so.1.
-    set(CPACK_RPM_PACKAGE_SUGGESTS "libcuda.so.1()(64bit)")
-  endif()
-  # Directories other packages own (python3-libs, cmake-filesystem, filesystem).
-  get_filename_component(py_parent /usr/${py_dir} DIRECTORY)
+  string(APPEND CPACK_RPM_SPEC_MORE_DEFINE "
+%global __requires_exclude ^(libcuda\\\\.so|pkgconfig\\\\(|/usr/bin/pkg-config)")
+  # libgpuasync.so.0 in /usr/lib64: the loader's cache.
+  set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm)
+  set(CPACK_RPM_POST_UNINSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm)
+  file(WRITE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm "/sbin/ldconfig\n")
+  # Directories other packages own (filesystem, python3-libs, pkgconf, cmake-filesystem).
   set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
-      ${py_parent} /usr/${py_dir} /usr/${CPACK_GA_LIBDIR}/cmake /usr/share/man/man3
-      /usr/share/man/man5 /usr/share/man/man8)
+      /usr/share/man /usr/share/man/man3 /usr/share/man/man5 /usr/share/man/man8
+      /usr/lib/python${CPACK_GA_RPM_PYTHON}
+      /usr/lib/python${CPACK_GA_RPM_PYTHON}/site-packages /usr/${CPACK_GA_LIBDIR}/pkgconfig
+      /usr/${CPACK_GA_LIBDIR}/cmake)
 endif()
