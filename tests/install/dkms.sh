@@ -15,8 +15,9 @@
 # kernel there, as it would for the running one on a real machine.
 #
 # Steps, in the namespace: dpkg -i (postinst: dkms add, build, install for the kernel, depmod);
-# dkms uninstall, then the kernel's own hook (/etc/kernel/postinst.d/dkms, run on every kernel
-# install or update) must build and install it again (AUTOINSTALL); dpkg -r (prerm: dkms
+# dkms remove and add again (the source added, nothing built or installed), then the kernel's
+# own hook (/etc/kernel/postinst.d/dkms, run on every kernel install
+# or update) must build and install it again (AUTOINSTALL); dpkg -r (prerm: dkms
 # remove --all) must leave no module, no DKMS state, no source and nothing in modules.dep.
 # In the guest (tests/install/dkms_init.sh): modprobe gpuasync emulate=1 (nv_p2p_stub comes
 # as its dependency), the device node, the module's version, kt's identity and frames steps,
@@ -90,9 +91,12 @@ grep -q "^updates/dkms/gpuasync.ko[^:]*: updates/dkms/nv_p2p_stub.ko" "$M/module
 [ "$(modinfo -F vermagic "$M/updates/dkms/gpuasync.ko"* | cut -d' ' -f1)" = "$KVER" ] ||
 	die "the module is not built for $KVER"
 
-step "dkms uninstall, then the kernel's postinst hook (a kernel install or update)"
-dkms uninstall -m gpuasync -v "$VERSION" -k "$KVER"
-! ls "$M/updates/dkms/gpuasync.ko"* >/dev/null 2>&1 || die "dkms uninstall left gpuasync.ko"
+step "dkms remove, dkms add (source added, nothing built), then the kernel's postinst hook"
+dkms remove -m gpuasync -v "$VERSION" --all
+! ls "$M/updates/dkms/gpuasync.ko"* >/dev/null 2>&1 || die "dkms remove left gpuasync.ko"
+dkms add -m gpuasync -v "$VERSION"
+dkms status -m gpuasync -v "$VERSION" | grep -q ': added' ||
+	die "after dkms remove and add: $(dkms status -m gpuasync)"
 /etc/kernel/postinst.d/dkms "$KVER" || die "the kernel hook failed"
 dkms status -m gpuasync -v "$VERSION" -k "$KVER" | grep -q ': installed' ||
 	die "the kernel hook did not build and install gpuasync again: $(dkms status)"
