@@ -8,7 +8,7 @@
 #include "ga_base.h"
 #include "gpuasync/axiversion.h"
 
-#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_, pyrogue_)                     \
+#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, doc_, pyrogue_)            \
 	[GA_FW_##id_] = {                                                                          \
 		.name = name_,                                                                     \
 		.offset = off_,                                                                    \
@@ -16,6 +16,7 @@
 		.kind = kind_,                                                                     \
 		.lsb = lsb_,                                                                       \
 		.msb = msb_,                                                                       \
+		.access = access_,                                                                 \
 		.doc = doc_,                                                                       \
 		.pyrogue = pyrogue_,                                                               \
 	},
@@ -35,6 +36,25 @@ int ga_fw_find(const char *name)
 		if (ga_fw_fields[i].name && !strcmp(ga_fw_fields[i].name, name))
 			return (int)i;
 	return -ENOENT;
+}
+
+uint32_t ga_fw_write_mask(uint32_t off)
+{
+	uint32_t mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < GA_FW_COUNT; i++) {
+		const struct ga_fw_field *f = &ga_fw_fields[i];
+
+		if (f->access != GA_FWA_RW || off < f->offset || off >= f->offset + 4u * f->words)
+			continue;
+		if (f->words > 1)
+			mask = ~0u;
+		else
+			mask |= (f->msb - f->lsb == 31 ? ~0u : ((1u << (f->msb - f->lsb + 1)) - 1))
+				<< f->lsb;
+	}
+	return mask;
 }
 
 struct out {

@@ -424,16 +424,17 @@ static void discard_reads(struct ga_model *m)
 }
 
 /*
- * Follow the control word: a disabled write engine sits at index 0 with
- * its free list intact; a disabled read engine has no pending requests
- * and sits at index 0.  Counts that shrink below the current index wrap it.
+ * Act on the control word holding @word (the enables and counts share it):
+ * a disabled write engine sits at index 0 with its free list intact; a
+ * disabled read engine has no pending requests and sits at index 0.
+ * Counts that shrink below the current index wrap it.
  */
-static void sync_control(struct ga_model *m)
+static void control_apply(struct ga_model *m, uint32_t word)
 {
-	bool we = reg_get(m, GA_REG_WRITE_ENABLE, 0) != 0;
-	bool re = reg_get(m, GA_REG_READ_ENABLE, 0) != 0;
-	uint32_t wc = reg_get(m, GA_REG_WRITE_COUNT, 0);
-	uint32_t rc = reg_get(m, GA_REG_READ_COUNT, 0);
+	bool we = field_get(m, GA_REG_WRITE_ENABLE, word) != 0;
+	bool re = field_get(m, GA_REG_READ_ENABLE, word) != 0;
+	uint32_t wc = field_get(m, GA_REG_WRITE_COUNT, word);
+	uint32_t rc = field_get(m, GA_REG_READ_COUNT, word);
 
 	if (!we)
 		m->write_index = 0;
@@ -453,6 +454,38 @@ static void sync_control(struct ga_model *m)
 	/* V5: the engines are idle between calls, so "active" = enabled. */
 	reg_set(m, GA_REG_WRITE_ACTIVE, 0, we);
 	reg_set(m, GA_REG_READ_ACTIVE, 0, re);
+}
+
+void ga_model_ctl_stored(struct ga_model *m, uint32_t val)
+{
+	struct ga_model_ctl_log *l = &m->ctl;
+	uint32_t h = __atomic_load_n(&l->head, __ATOMIC_RELAXED);
+
+	do {
+		if (h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= GA_MODEL_CTL_LOG) {
+			__atomic_add_fetch(&l->lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&l->head, &h, h + 1, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	l->val[h % GA_MODEL_CTL_LOG] = val;
+	__atomic_store_n(&l->seq[h % GA_MODEL_CTL_LOG], h + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Follow the control word: first every value a host logged (in order, up
+ * to one still being written), then what the word holds now.
+ */
+static void sync_control(struct ga_model *m)
+{
+	struct ga_model_ctl_log *l = &m->ctl;
+	uint32_t t = l->tail;
+
+	while (__atomic_load_n(&l->seq[t % GA_MODEL_CTL_LOG], __ATOMIC_ACQUIRE) == t + 1) {
+		control_apply(m, l->val[t % GA_MODEL_CTL_LOG]);
+		__atomic_store_n(&l->tail, ++t, __ATOMIC_RELEASE);
+	}
+	control_apply(m, m->regs[m->ctl_offset / 4]);
 }
 
 /* What count_reset does to each row is in the row's flags (gpuasync/regs.h):
@@ -798,6 +831,10 @@ int ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_m
 			m->rsize_stride = off - m->rsize_base;
 	}
 	m->mon[0].t0 = m->mon[1].t0 = now(m);
+	/* The enables and counts share one word in every layout (regs.h). */
+	m->ctl_offset = m->loc[GA_REG_WRITE_ENABLE].offset;
+	static_assert(sizeof(m->ctl.val) / sizeof(m->ctl.val[0]) == GA_MODEL_CTL_LOG,
+		      "one sequence word per log slot");
 	sync_control(m);
 	return 0;
 }

@@ -127,6 +127,23 @@ struct ga_model_mon {
 	bool rate_armed, bw_armed, size_armed; /* max/min hold a measurement */
 };
 
+/*
+ * Values the control word (write/read enable and counts) held after each
+ * store a host observed one at a time, oldest first (ga_model_ctl_stored):
+ * a host whose register block is plain memory sees a store through a user
+ * mapping only when it looks, so an enable 0 then 1 between two looks
+ * would be lost; logged, the model plays each value before the current
+ * one, as firmware acts on every write.  Many producers (lock-free, safe
+ * in a signal handler), one consumer (the model, under the host's lock).
+ */
+#define GA_MODEL_CTL_LOG 16
+struct ga_model_ctl_log {
+	uint32_t val[GA_MODEL_CTL_LOG];
+	uint32_t seq[GA_MODEL_CTL_LOG]; /* slot n holds entry n once seq is n + 1 */
+	uint32_t head, tail;		/* entries reserved, entries played */
+	uint32_t lost;			/* stores not logged: the log was full */
+};
+
 /* One table row as the running firmware has it (see ga_model_init). */
 struct ga_model_loc {
 	uint32_t offset; /* of index 0 */
@@ -172,6 +189,8 @@ struct ga_model {
 	uint32_t read_queue;			     /* pending read requests */
 	/* stream monitors [0] inbound, [1] outbound */
 	struct ga_model_mon mon[2];
+	uint32_t ctl_offset; /* the control word (write/read enable and counts) */
+	struct ga_model_ctl_log ctl;
 };
 
 /* Reset the register block and state to power-on values (the register
@@ -186,6 +205,10 @@ void ga_model_reg_write(struct ga_model *m, uint32_t offset, uint32_t val);
 uint32_t ga_model_reg_read(struct ga_model *m, uint32_t offset);
 /* Pick up writes made behind the host's back; run the read engine. */
 void ga_model_poll(struct ga_model *m);
+/* The control word held @val right after a store the host observed
+ * (see struct ga_model_ctl_log); the model acts on it before its next
+ * frame, poll or register write.  Any context, no lock. */
+void ga_model_ctl_stored(struct ga_model *m, uint32_t val);
 /* A frame arrives on the input stream. */
 enum ga_model_push ga_model_push(struct ga_model *m, const void *payload, uint32_t len,
 				 uint8_t first_user, uint8_t last_user);

@@ -61,6 +61,24 @@ static unsigned int buffer_limit(struct fs *fs)
 	return lim < GA_MAX_BUFFERS ? lim : GA_MAX_BUFFERS;
 }
 
+/* The driver's add stopped the write engine (or made the library clear the
+ * payload limit) while frames came: say how many the card counted then,
+ * as errors is where an operator looks for frames gone missing. */
+static void note_add_stopped(struct fs *fs, enum ga_dir dir, unsigned int i, uint64_t n)
+{
+	char why[320], path[32];
+
+	if (!n)
+		return;
+	snprintf(path, sizeof(path), "%s/%u", dir_name(dir), i);
+	snprintf(why, sizeof(why),
+		 "%llu frame%s arrived while the add had the write engine stopped or the "
+		 "payload limit cleared (dropped or cut short): upstream's datadev adds no "
+		 "buffer while frames flow (gpuasync_add_stopped_frames_total)",
+		 (unsigned long long)n, n == 1 ? "" : "s");
+	fs_error_add(fs, path, 0, why);
+}
+
 int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned int *idx)
 {
 	unsigned int i, count, lim = buffer_limit(fs);
@@ -82,12 +100,15 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 		ret = fs_err(-ENOSPC, "%u %s already, the limit ([buffers] max or firmware)", count,
 			     dir_name(dir));
 	} else {
+		uint64_t stopped = ga_dev_add_stopped_frames(fs->dev);
+
 		ret = ga_buf_create(fs->dev, dir, i, (size_t)atomic_load(&fs->alloc_size[dir]),
 				    &buf);
 		if (ret == 0) {
 			fs->slots[dir][i].gen++;
 			*idx = i;
 		}
+		note_add_stopped(fs, dir, i, ga_dev_add_stopped_frames(fs->dev) - stopped);
 	}
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	return ret;
@@ -212,8 +233,15 @@ static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
 
 	if (ret < 0)
 		return ret;
-	if (on)
-		return ga_buf_arm(c->buf);
+	if (on) {
+		/* Read the frame being handed back (and any before it in the
+		 * ring) first: every frame consumed through the mount is seen. */
+		fs_frames_scan(c->fs);
+		ret = ga_buf_arm(c->buf);
+		if (ret == 0)
+			fs_frames_rearmed(c->fs, c->idx);
+		return ret;
+	}
 	ret = buf_info(c, &bi);
 	if (ret < 0)
 		return ret;

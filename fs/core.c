@@ -46,7 +46,8 @@
  * and every write is then refused with ENOLINK.  device/firmware/ is the
  * AxiVersion identity, one file per row of gpuasync/axiversion.h, read
  * afresh each time (uptime moves); absent where the backend cannot reach
- * AxiVersion:
+ * AxiVersion.  Identity is read-only; scratch_pad (pyrogue's ScratchPad)
+ * is the block's read-write test word, as on the card:
  *
  *   $ cat /mnt/gpuasync/device/firmware/git_hash
  *   5eed5eedcafef00ddeadbeef0123456789abcdef
@@ -158,6 +159,26 @@ static int show_firmware(struct fs_ctx *c, struct strbuf *sb)
 	return sb_printf(sb, "%s\n", buf) ? -ENOMEM : 0;
 }
 
+/* device/firmware/<name> of a read-write row (scratch_pad): a number
+ * ("0x" for hex) that fits the field; the library keeps the word's other
+ * bits. */
+static int store_firmware(struct fs_ctx *c, const char *buf, size_t len)
+{
+	int id = ga_fw_find(c->node->name);
+	const struct ga_fw_field *f;
+	uint64_t v, max;
+	int ret;
+
+	if (id < 0)
+		return fs_err(-ENOENT, "%s: not an AxiVersion field", c->node->name);
+	f = &ga_fw_fields[id];
+	max = f->msb - f->lsb == 31 ? UINT32_MAX : (1u << (f->msb - f->lsb + 1)) - 1;
+	ret = fs_parse_u64(buf, len, max, false, &v);
+	if (ret < 0)
+		return ret;
+	return ga_fw_write(c->fs->dev, (enum ga_fw_id)id, (uint32_t)v);
+}
+
 static bool has_firmware(struct fs *fs, const struct fs_node *n, unsigned int idx)
 {
 	(void)n;
@@ -260,9 +281,11 @@ const struct fs_node fs_core_rows[] = {
 	  .doc = "up, or down when every register reads 0xffffffff (writes then fail: ENOLINK)" },
 	DIR_ROW("firmware", FS_D_DEVICE, FS_D_FIRMWARE, .visible = has_firmware,
 		.doc = "the card's firmware identity (AxiVersion), read live"),
-#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, doc_, ...) \
-	{ .name = name_, .parent = FS_D_FIRMWARE, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE, \
-	  .show = show_firmware, .visible = has_firmware, .reg = -1, .doc = doc_ },
+#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, doc_, ...) \
+	{ .name = name_, .parent = FS_D_FIRMWARE, .dir = FS_D_NONE, \
+	  .mode = (access_) == GA_FWA_RW ? 0644 : 0444, .flags = FS_LIVE, .show = show_firmware, \
+	  .store = (access_) == GA_FWA_RW ? store_firmware : NULL, .visible = has_firmware, \
+	  .reg = -1, .doc = doc_ },
 	GA_FIRMWARE(FW_ROW)
 #undef FW_ROW
 	DIR_ROW("registers", FS_D_ROOT, FS_D_REGISTERS,

@@ -51,6 +51,7 @@ enum fs_dir {
 	FS_D_PROMETHEUS, /* prometheus/: a textfile-collector directory */
 	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
 	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
+	FS_D_FRAMES,	 /* frames/: pulse-ID counters from the frames (frames.c) */
 	FS_D_COUNT
 };
 
@@ -66,8 +67,12 @@ enum fs_dir {
 /* Text that only grows (errors, between drops): a read at or past the end
  * of the snapshot renders again, so tail -f gets the lines added since. */
 #define FS_APPEND 0x20
+/* Text of up to FS_WHOLE_WRITE bytes per write, not FS_TEXT_MAX
+ * (settings.yaml: a pyrogue tree file; each write is one file). */
+#define FS_BIG_TEXT 0x40
 
 struct fs;
+struct fs_frames;
 struct fs_node;
 struct strbuf;
 
@@ -190,6 +195,9 @@ struct fs {
 	 * FS_SNAP_BUDGET a read is served without keeping its snapshot, so
 	 * thousands of open files cannot grow the daemon without bound. */
 	_Atomic uint64_t snap_bytes;
+	/* What the daemon read in the frames of its write buffers (frames.c);
+	 * NULL on an observer mount or before fs_frames_start. */
+	struct fs_frames *frames;
 };
 #define FS_SNAP_BUDGET (64u << 20)
 
@@ -253,11 +261,30 @@ extern const struct fs_node fs_buffer_rows[];
 extern const unsigned int fs_buffer_nrows;
 extern const struct fs_node fs_sim_rows[];
 extern const unsigned int fs_sim_nrows;
+extern const struct fs_node fs_frame_rows[];
+extern const unsigned int fs_frame_nrows;
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
-/* Apply the settings text of @path (fs/settings.c); a negative errno with
- * the reason in fs_last_error(). */
+/* Apply the settings text of @path (fs/settings.c; YAML when the name ends
+ * in .yaml or .yml); a negative errno with the reason in fs_last_error(). */
 int fs_settings_apply_file(struct fs *fs, const char *path);
+/* A setting: a register field a user chooses that stays (settings.c). */
+bool fs_is_setting(const struct fs *fs, enum ga_reg_id id);
+/* -ENOLINK with the reason when the card's link is down. */
+int fs_settings_link_check(struct fs *fs);
+/* One staged setting: the value to write, where it came from. */
+struct fs_staged {
+	enum ga_reg_id id;
+	uint32_t value, old;
+	unsigned int line;
+};
+/* Write @n staged settings in table order, read each back, roll all back
+ * on a failure (EIO), under fs->reg_store_lock.  Sorts @st. */
+int fs_settings_commit(struct fs *fs, struct fs_staged *st, unsigned int n);
+/* yaml.c: settings.yaml (pyrogue's SaveConfig/LoadConfig) and state.yaml. */
+int fs_show_settings_yaml(struct fs_ctx *c, struct strbuf *sb);
+int fs_store_settings_yaml(struct fs_ctx *c, const char *buf, size_t len);
+int fs_show_state_yaml(struct fs_ctx *c, struct strbuf *sb);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 /* device/platform/ (platform.c), from the library's check table. */
@@ -269,6 +296,17 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name);
 /* Parse a buffer directory name: 0 and the index, or -EINVAL. */
 int fs_buffer_name(const char *name, unsigned int *idx);
+
+/* ---- frames.c: pulse IDs and latencies from the frames ------------------ */
+int fs_frames_start(struct fs *fs);
+void fs_frames_stop(struct fs *fs);
+/* Read the frames that landed since the last look, in ring order; how
+ * many.  fs->bufs_lock held for reading. */
+int fs_frames_scan(struct fs *fs);
+/* The mount re-armed write buffer @idx (after fs_frames_scan saw its frame). */
+void fs_frames_rearmed(struct fs *fs, unsigned int idx);
+/* The frame counters and histograms, for metrics (bufs_lock held for reading). */
+void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);

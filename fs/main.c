@@ -113,12 +113,13 @@ static void usage(const char *prog)
 	       "    -o max_buffers=N       simulated buffers per direction\n"
 	       "    -o buffers.size=64K    size mkdir allocates; -o max=N buffers at most\n"
 	       "    -o interval_ms=100     sampling interval for poll() on live files\n"
-	       "    -o settings=FILE       apply card settings (as MNT/settings shows) at mount\n"
+	       "    -o settings=FILE       apply card settings at mount (ini as MNT/settings, *.yaml as settings.yaml)\n"
 	       "    -o pin=auto|p2p|dmabuf how buffers reach the driver (default auto: dma-buf\n"
 	       "                           where memory and driver can; dmabuf: or fail)\n"
 	       "    -o threads=N           serve with N threads, 1-256 (default 1: one loop)\n"
 	       "    -o observe             look only: another process owns the card; writes and\n"
 	       "                           mkdir get EROFS, registers are mapped read-only\n"
+	       "    -o reclaim             remove buffers a killed program left on the card\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
@@ -363,6 +364,49 @@ static void fs_log(int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	fs_vlog(prio, fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * Buffers on the card that nobody here registered: a program holding the
+ * card, or one killed without removing them (upstream 7.4 keeps them and
+ * the card keeps writing into them).  mkdir would be refused, so say at
+ * mount what to do; with -o reclaim take them back (the driver's
+ * remove-all), or fail the mount when the driver will not.
+ */
+static int fs_foreign_buffers(struct fs *fs)
+{
+	unsigned int n[2] = {0, 0};
+	char why[512];
+
+	if (ga_dev_foreign_buffers(fs->dev, n) < 0 || n[GA_DIR_WRITE] + n[GA_DIR_READ] == 0)
+		return 0;
+	if (fs->cfg.reclaim) {
+		if (ga_buf_destroy_all(fs->dev) < 0) {
+			fs_log(LOG_ERR,
+			       "-o reclaim: the card's %u write and %u read buffers could not be "
+			       "removed: %s",
+			       n[GA_DIR_WRITE], n[GA_DIR_READ], ga_last_error());
+			return -1;
+		}
+		snprintf(why, sizeof(why),
+			 "-o reclaim: removed every buffer of the card (at least %u write and %u "
+			 "read that no process of this mount registered)",
+			 n[GA_DIR_WRITE], n[GA_DIR_READ]);
+		fs_log(LOG_WARNING, "%s", why);
+		fs_error_add(fs, "device", 0, why);
+		return 0;
+	}
+	snprintf(why, sizeof(why),
+		 "the card holds buffers that no process of this mount registered (at least "
+		 "%u write and %u read): mkdir is refused (EBUSY) while they are there. Stop the "
+		 "program "
+		 "that holds them; if it is gone (killed: upstream's datadev 7.4 keeps its "
+		 "buffers, and the card keeps writing into them), mount with -o reclaim or "
+		 "reload the driver",
+		 n[GA_DIR_WRITE], n[GA_DIR_READ]);
+	fs_log(LOG_WARNING, "%s", why);
+	fs_error_add(fs, "buffers", -EBUSY, why);
+	return 0;
 }
 
 /* libfuse's own messages ("fuse: ..."), once in the background.  Its
@@ -613,6 +657,7 @@ static int fs_state_init(struct fs *fs)
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
+			{.rows = fs_frame_rows, .nrows = fs_frame_nrows},
 		};
 
 		ret = fs_table_build(fs, parts, sizeof(parts) / sizeof(parts[0]));
@@ -769,6 +814,8 @@ int main(int argc, char *argv[])
 	}
 	if (implicit_sim)
 		fs_error_add(&fs, "device", 0, SIM_WARNING);
+	if (!fs.cfg.observe && fs_foreign_buffers(&fs) < 0)
+		goto out_fini_state;
 	/* Before the mount exists: nobody sees the card half configured. */
 	if (fs.cfg.settings_file[0] && fs_settings_apply_file(&fs, fs.cfg.settings_file) < 0) {
 		fprintf(stderr, "gpuasyncfs: -o settings=%s: %s\n", fs.cfg.settings_file,
@@ -785,6 +832,10 @@ int main(int argc, char *argv[])
 	if (fs_sampler_start(&fs) < 0) {
 		fs_log(LOG_ERR, "cannot start the sampler thread");
 		goto out_unmount;
+	}
+	if (fs_frames_start(&fs) < 0) {
+		fs_log(LOG_ERR, "cannot start the frame watcher thread");
+		goto out_stop_sampler;
 	}
 	daemon_ready(&ready_fd, 0);
 	notify_ready();
@@ -806,6 +857,7 @@ int main(int argc, char *argv[])
 	ret = loop < 0 ? 1 : 0;
 	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 
+	fs_frames_stop(&fs);
 out_stop_sampler:
 	fs_sampler_stop(&fs);
 out_unmount:

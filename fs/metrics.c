@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gpuasync/platform.h>
+
 #include "fs.h"
 
 static void put_escaped(struct strbuf *sb, const char *s, bool label)
@@ -223,6 +225,13 @@ out_lost:
 	       NULL);
 	sb_printf(sb, "gpuasync_registrations_lost_total{%s} %u\n", id,
 		  ga_dev_registrations_lost(fs->dev));
+	family(sb, "gpuasync_add_stopped_frames_total", "counter",
+	       "frames the card counted while a buffer add had the write engine stopped or the "
+	       "payload limit cleared (upstream's datadev: dropped or cut short; 0 where adds "
+	       "run live)",
+	       NULL);
+	sb_printf(sb, "gpuasync_add_stopped_frames_total{%s} %llu\n", id,
+		  (unsigned long long)ga_dev_add_stopped_frames(fs->dev));
 	free(bi);
 }
 
@@ -249,6 +258,75 @@ static void sim_stats(struct fs *fs, struct strbuf *sb, const char *id)
 	       "time the input waited for a free buffer", NULL);
 	sb_printf(sb, "gpuasync_sim_stalled_seconds_total{%s} %.9g\n", id,
 		  (double)st.stalled_ns / 1e9);
+}
+
+/*
+ * The PCIe links, read at every render (links retrain at run time: a
+ * marginal slot drops to Gen1, an idle GPU slows down): the card's, and
+ * the GPU's where the memory provider knows its PCI address.  Names as
+ * node_exporter's pcidevice collector; labels end="card"|"gpu" and
+ * pci=<its address>.  What could not be read has no sample, and
+ * gpuasync_pcie_link_readable says which end could not be told (0: no PCI
+ * function, as on the simulated card, or no link files): never a made-up
+ * number.
+ */
+struct link_end {
+	const char *end;
+	char bdf[16];
+	struct ga_pci_link l;
+	bool ok;
+};
+
+static void pcie_links(struct fs *fs, struct strbuf *sb, const char *id)
+{
+	struct link_end e[2] = {{.end = "card"}, {.end = "gpu"}};
+	unsigned int n = 1;
+
+	/* The simulated card has no bus; a device node is mapped to its PCI
+	 * function at each render (the driver may have been rebound). */
+	if (fs->sim || ga_platform_card_pci(NULL, fs->device_spec, e[0].bdf, sizeof(e[0].bdf)) < 0)
+		e[0].bdf[0] = '\0';
+	if (fs->info.gpu_pci[0])
+		snprintf(e[n++].bdf, sizeof(e[1].bdf), "%s", fs->info.gpu_pci);
+	for (unsigned int i = 0; i < n; i++) {
+		e[i].l = (struct ga_pci_link){.width = -1, .max_width = -1};
+		e[i].ok = e[i].bdf[0] && ga_platform_link(NULL, e[i].bdf, &e[i].l) == 0;
+	}
+	family(sb, "gpuasync_pcie_link_readable", "gauge",
+	       "1 when this end's (card, gpu) PCIe link was read from sysfs, 0 when it could not "
+	       "be told (no PCI function, as on the simulated card, or no link files)",
+	       NULL);
+	for (unsigned int i = 0; i < n; i++)
+		sb_printf(sb, "gpuasync_pcie_link_readable{%s,end=\"%s\",pci=\"%s\"} %d\n", id,
+			  e[i].end, e[i].bdf, e[i].ok);
+	/* One family per value; a family with no sample is left out. */
+	for (unsigned int k = 0; k < 4; k++) {
+		static const char *const name[4] = {
+			"gpuasync_pcie_current_link_transfers_per_second",
+			"gpuasync_pcie_max_link_transfers_per_second",
+			"gpuasync_pcie_current_link_width", "gpuasync_pcie_max_link_width"};
+		static const char *const help[4] = {
+			"PCIe link speed now (sysfs current_link_speed)",
+			"highest PCIe link speed the function can do (max_link_speed)",
+			"PCIe lanes trained now (current_link_width; 0: link down)",
+			"PCIe lanes the function can do (max_link_width)"};
+		bool first = true;
+
+		for (unsigned int i = 0; i < n; i++) {
+			double v = k == 0   ? e[i].l.speed * 1e9
+				   : k == 1 ? e[i].l.max_speed * 1e9
+				   : k == 2 ? e[i].l.width
+					    : e[i].l.max_width;
+
+			if (k < 2 ? v <= 0 : v < 0)
+				continue; /* could not tell: no sample */
+			if (first)
+				family(sb, name[k], "gauge", help[k], NULL);
+			first = false;
+			sb_printf(sb, "%s{%s,end=\"%s\",pci=\"%s\"} %.9g\n", name[k], id, e[i].end,
+				  e[i].bdf, v);
+		}
+	}
 }
 
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
@@ -287,8 +365,10 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	if (link)
 		buffer_latencies(fs, sb, id);
 	buffer_states(fs, sb, id, link);
+	fs_frames_metrics(fs, sb, id);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	sim_stats(fs, sb, id);
+	pcie_links(fs, sb, id);
 
 	family(sb, "gpuasyncfs_errors_total", "counter", "requests refused (lines added to errors)",
 	       NULL);

@@ -42,13 +42,9 @@
 
 #include "fs.h"
 
-struct staged {
-	enum ga_reg_id id;
-	uint32_t value, old;
-	unsigned int line;
-};
+#define staged fs_staged
 
-static bool is_setting(const struct fs *fs, enum ga_reg_id id)
+bool fs_is_setting(const struct fs *fs, enum ga_reg_id id)
 {
 	const struct ga_reg *r = &ga_regs[id];
 
@@ -59,7 +55,7 @@ static bool is_setting(const struct fs *fs, enum ga_reg_id id)
 
 /* A card whose link is down reads all ones: no settings to save, and none
  * to apply (as the device/firmware files). */
-static int link_check(struct fs *fs)
+int fs_settings_link_check(struct fs *fs)
 {
 	int up = ga_dev_link(fs->dev);
 
@@ -73,7 +69,7 @@ static int link_check(struct fs *fs)
 static int show_settings(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct fs *fs = c->fs;
-	int ret = link_check(fs);
+	int ret = fs_settings_link_check(fs);
 
 	if (ret < 0)
 		return ret;
@@ -88,7 +84,7 @@ static int show_settings(struct fs_ctx *c, struct strbuf *sb)
 	for (int id = 0; id < GA_REG_COUNT && !ret; id++) {
 		uint32_t v;
 
-		if (!is_setting(fs, (enum ga_reg_id)id))
+		if (!fs_is_setting(fs, (enum ga_reg_id)id))
 			continue;
 		ret = ga_reg_read(fs->dev, (enum ga_reg_id)id, 0, &v);
 		if (ret < 0)
@@ -155,7 +151,7 @@ static int parse_line(struct fs *fs, const char *s, size_t len, unsigned int lin
 			      "(layout %s)",
 			      line, ga_regs[id].name, fs->info.version,
 			      ga_layout_name(fs->info.layout));
-	if (!is_setting(fs, (enum ga_reg_id)id))
+	if (!fs_is_setting(fs, (enum ga_reg_id)id))
 		return fs_err(-EINVAL,
 			      "settings line %u: '%s' is not a setting (read-only, programmed by "
 			      "the driver, a trigger or an engine enable)",
@@ -187,7 +183,7 @@ static int by_id(const void *a, const void *b)
 static int apply_locked(struct fs *fs, struct staged *st, unsigned int n)
 {
 	unsigned int applied = 0;
-	int ret = link_check(fs);
+	int ret = fs_settings_link_check(fs);
 
 	if (ret < 0)
 		return ret;
@@ -245,6 +241,13 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 		p += l + (nl ? 1 : 0);
 		line++;
 	}
+	return fs_settings_commit(fs, st, n);
+}
+
+int fs_settings_commit(struct fs *fs, struct fs_staged *st, unsigned int n)
+{
+	int ret;
+
 	qsort(st, n, sizeof(st[0]), by_id);
 	pthread_mutex_lock(&fs->reg_store_lock);
 	ret = apply_locked(fs, st, n);
@@ -257,6 +260,12 @@ const struct fs_node fs_settings_rows[] = {
 	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED,
 	  .show = show_settings, .store = store_settings, .reg = -1,
 	  .doc = "the card's settings as ini text; writing such a text applies it whole or not at all" },
+	{ .name = "settings.yaml", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED | FS_BIG_TEXT,
+	  .show = fs_show_settings_yaml, .store = fs_store_settings_yaml, .reg = -1,
+	  .doc = "the settings as pyrogue's SaveConfig YAML; writing pyrogue YAML applies our subtree whole or not at all" },
+	{ .name = "state.yaml", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED,
+	  .show = fs_show_state_yaml, .reg = -1,
+	  .doc = "every AxiGpuAsyncCore variable as pyrogue's SaveState YAML (read-only ones too)" },
 };
 const unsigned int fs_settings_nrows = sizeof(fs_settings_rows) / sizeof(fs_settings_rows[0]);
 /* clang-format on */
@@ -264,10 +273,14 @@ const unsigned int fs_settings_nrows = sizeof(fs_settings_rows) / sizeof(fs_sett
 int fs_settings_apply_file(struct fs *fs, const char *path)
 {
 	struct fs_ctx c = {.fs = fs, .node = &fs_settings_rows[0]};
-	char buf[FS_TEXT_MAX + 1];
+	size_t plen = strlen(path), n, max = FS_TEXT_MAX;
+	/* pyrogue's YAML (settings.yaml) by its name, else ini */
+	bool yaml = (plen > 5 && !strcmp(path + plen - 5, ".yaml")) ||
+		    (plen > 4 && !strcmp(path + plen - 4, ".yml"));
+	char *buf;
 	struct stat st;
-	size_t n;
 	FILE *f;
+	int ret;
 	/* O_NONBLOCK: a FIFO must not hang start-up before it is refused */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
@@ -282,18 +295,26 @@ int fs_settings_apply_file(struct fs *fs, const char *path)
 			      "it could block start-up forever)",
 			      path);
 	}
-	f = fdopen(fd, "r");
+	if (yaml)
+		max = FS_WHOLE_WRITE;
+	buf = malloc(max + 1);
+	f = buf ? fdopen(fd, "r") : NULL;
 	if (!f) {
+		ret = buf ? -errno : -ENOMEM;
+		free(buf);
 		close(fd);
-		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
+		return fs_err(ret, "settings file %s: %s", path, strerror(-ret));
 	}
-	n = fread(buf, 1, sizeof(buf), f);
-	if (ferror(f)) {
-		fclose(f);
-		return fs_err(-EIO, "settings file %s: read error", path);
-	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f))
+		ret = fs_err(-EIO, "settings file %s: read error", path);
+	else if (n > max)
+		ret = fs_err(-EFBIG, "settings file %s: more than %zu bytes", path, max);
+	else if (yaml)
+		ret = fs_store_settings_yaml(&c, buf, n);
+	else
+		ret = store_settings(&c, buf, n);
 	fclose(f);
-	if (n > FS_TEXT_MAX)
-		return fs_err(-EFBIG, "settings file %s: more than %u bytes", path, FS_TEXT_MAX);
-	return store_settings(&c, buf, n);
+	free(buf);
+	return ret;
 }

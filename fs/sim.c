@@ -9,6 +9,7 @@
  *   $ cat /mnt/gpuasync/sim/stats/delivered
  *   $ echo 3 > /mnt/gpuasync/sim/inject_write_error   # next 3 frames fail
  *   $ printf hello > /mnt/gpuasync/sim/push           # one frame, now
+ *   $ echo 3 > /mnt/gpuasync/sim/inject_pulse_gap     # pulse IDs skip 3
  *
  * Present only on the simulated card (rows are dropped at mount
  * otherwise).  Generator settings are changed read-modify-write under
@@ -198,6 +199,16 @@ static int store_inject_register_ignored(struct fs_ctx *c, const char *buf, size
 	return inject(c, buf, len, GA_FAULT_REG_IGNORED);
 }
 
+static int store_inject_pulse_gap(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_PULSE_GAP);
+}
+
+static int store_inject_pulse_duplicate(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_PULSE_DUPLICATE);
+}
+
 static int show_fault_code(struct fs_ctx *c, struct strbuf *sb)
 {
 	return sb_printf(sb, "%u\n", atomic_load(&c->fs->fault_code)) ? -ENOMEM : 0;
@@ -350,6 +361,10 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_WO(inject_read_error, "write N: the next N GPU->FPGA reads fail"),
 	SIM_WO(inject_register_ignored,
 	       "write N: the card ignores the next N register writes (a field its build holds fixed)"),
+	SIM_WO(inject_pulse_gap,
+	       "write N: the next generated frame's number (pulse ID, evtCounter) skips N, as if N frames were lost"),
+	SIM_WO(inject_pulse_duplicate,
+	       "write N: the next N generated frames repeat the number (pulse ID) of the frame before them"),
 	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
 	SIM_RW(link, "down: the card answers 0xffffffff everywhere, as one off the bus; up: back"),
 	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,

@@ -714,9 +714,10 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 
 	(void)ino;
 	fs_err_clear();
-	if (!(n->flags & FS_BINARY) && size > FS_TEXT_MAX) {
+	if (!(n->flags & FS_BINARY) &&
+	    size > (n->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX)) {
 		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size,
-		       FS_TEXT_MAX);
+		       n->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX);
 		fs_reply_fail_node(req, fs, n, fo->idx, -EINVAL);
 		return;
 	}

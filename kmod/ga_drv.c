@@ -467,7 +467,7 @@ struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size)
 int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
 {
 	int d = ga_dir(buf->write), ret;
-	u32 index, cur;
+	u32 index, i;
 
 	lockdep_assert_held(&card->lock);
 	ret = ga_check_owner(card);
@@ -477,11 +477,16 @@ int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
 	index = card->count[d];
 	if (index >= card->max_buffers)
 		return -EINVAL;
-	/* V4: one size for all write buffers. */
-	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version) &&
-	    card->count[1] && !ga_field_rd(card, GA_REG_WRITE_MAX_SIZE, 0, &cur) && cur > 1 &&
-	    cur != ga_payload_max(card, buf->size))
-		return -EINVAL;
+	/*
+	 * V4: one size for all write buffers.  Checked against the buffers,
+	 * not the shared register, which the owner may have lowered since: an
+	 * add while frames flow must not need the limit cleared first
+	 * (libgpuasync adds live on this driver; ga_add_commit).
+	 */
+	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
+		for (i = 0; i < card->count[1]; i++)
+			if (card->bufs[1][i] && card->bufs[1][i]->size != buf->size)
+				return -EINVAL;
 	buf->index = index;
 	return 0;
 }
@@ -641,6 +646,30 @@ static int ga_may_write_regs(struct ga_card *card)
 	return capable(CAP_SYS_RAWIO) ? 0 : -EPERM;
 }
 
+/*
+ * The kernel-log line for a refused register write or writable mapping:
+ * EPERM alone reaches a rogue user as "Memory transaction failed with
+ * error code -1", so the log says who was refused, what, and why.
+ */
+static void ga_log_write_refused(struct ga_card *card, const char *what, u64 address)
+{
+	pid_t owner = READ_ONCE(card->owner_tgid);
+
+	if (owner)
+		dev_notice_ratelimited(card->dev,
+				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
+				       "written by the owner of the card's GPU state (tgid %d) or "
+				       "with CAP_SYS_RAWIO\n",
+				       what, address, task_tgid_nr(current), current->comm, owner);
+	else
+		dev_notice_ratelimited(card->dev,
+				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
+				       "written by the owner of the card's GPU state (none now: the "
+				       "process that registers buffers becomes it) or with "
+				       "CAP_SYS_RAWIO\n",
+				       what, address, task_tgid_nr(current), current->comm);
+}
+
 static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 {
 	struct ga_card *card = gf->card;
@@ -654,8 +683,10 @@ static int ga_ioctl_reg(struct ga_file *gf, void __user *argp, bool write)
 		return ret;
 	if (write) {
 		ret = ga_may_write_regs(card);
-		if (ret)
+		if (ret) {
+			ga_log_write_refused(card, "register write", r.address);
 			return ret;
+		}
 	}
 	/* Shared words are read-modify-written by the driver under reg_lock;
 	 * a user's access takes the same lock, which also orders it against
@@ -1029,8 +1060,10 @@ static int ga_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE) {
 		int ret = ga_may_write_regs(card);
 
-		if (ret)
+		if (ret) {
+			ga_log_write_refused(card, "writable register mapping", off - base);
 			return ret;
+		}
 	} else if (ga_may_write_regs(card)) {
 		/* read-only, and it stays so (no mprotect to writable) */
 		ga_vm_flags_clear(vma, VM_MAYWRITE);
@@ -1271,6 +1304,13 @@ static void ga_card_identify(struct ga_card *card)
 	/* An unknown version has no layout (GA_LAYOUT_COUNT, limit 0). */
 	layout_max = ga_layout_max_buffers(card->layout);
 	card->gpu_en = en && card->max_buffers >= 1 && card->max_buffers <= layout_max;
+	/* Why not, for the log: the first thing a user will ask. */
+	card->gpu_off_why = !en ? "the firmware's AxiVersion GPU enable bit is clear (built "
+				  "without GPU async)"
+			    : !ga_version_find(card->version)
+				? "unknown GpuAsyncCore version (not a GpuAsyncCore at "
+				  "core_offset, or firmware newer than this driver)"
+				: "MaxBuffers out of range for its version";
 	if (!card->gpu_en)
 		return;
 	/* Engines off, no stale addresses (a disabled core still writes). */
@@ -1364,6 +1404,10 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	dev_info(card->dev, "GpuAsyncCore version %u, %u buffers, DmaDataBytes %u%s%s\n",
 		 card->version, card->max_buffers, card->dma_data_bytes,
 		 card->emulated ? ", emulated" : "", card->gpu_en ? "" : " (GPU async disabled)");
+	if (!card->gpu_en)
+		dev_warn(card->dev,
+			 "GPU async disabled: %s; registers stay readable, buffers are refused\n",
+			 card->gpu_off_why);
 	return 0;
 
 out_del_cdev:
@@ -1409,6 +1453,15 @@ void ga_card_unregister(struct ga_card *card)
 }
 
 /* ---- PCI binding (only with bind_pci=1: ga_main.c) ----------------------------------- */
+
+/*
+ * Real cards keep their registers in BAR0.  The platform suite binds a
+ * QEMU device whose RAM BAR holds a register image (tests/platform/run.sh),
+ * so it names that BAR here; nothing else should.
+ */
+static unsigned int reg_bar;
+module_param(reg_bar, uint, 0444);
+MODULE_PARM_DESC(reg_bar, "BAR holding the registers (default 0; tests: a stand-in's RAM BAR)");
 
 struct ga_pci {
 	void __iomem *bar;
@@ -1465,16 +1518,27 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	char name[32];
 	int ret;
 
+	if (reg_bar > PCI_STD_RESOURCE_END ||
+	    !(pci_resource_flags(pdev, reg_bar) & IORESOURCE_MEM)) {
+		dev_err(&pdev->dev, "reg_bar=%u: not a memory BAR of this device; not bound\n",
+			reg_bar);
+		return -ENODEV;
+	}
+	/* A device that is no datadev card (bound by hand through
+	 * driver_override or new_id) is refused here, before any access. */
+	if (pci_resource_len(pdev, reg_bar) < ga_core_offset + GA_CORE_SIZE ||
+	    pci_resource_len(pdev, reg_bar) > GA_BAR_SIZE) {
+		dev_err(&pdev->dev,
+			"BAR%u of %llu bytes cannot hold GpuAsyncCore at 0x%x (a datadev card's "
+			"BAR is 0x%x..16 MiB): not a GpuAsyncCore card; not bound\n",
+			reg_bar, (unsigned long long)pci_resource_len(pdev, reg_bar),
+			ga_core_offset, ga_core_offset + GA_CORE_SIZE);
+		return -ENODEV;
+	}
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	if (pci_resource_len(pdev, 0) < ga_core_offset + GA_CORE_SIZE ||
-	    pci_resource_len(pdev, 0) > GA_BAR_SIZE) {
-		dev_err(&pdev->dev, "BAR0 of %llu bytes is not a datadev BAR\n",
-			(unsigned long long)pci_resource_len(pdev, 0));
-		return -ENODEV;
-	}
-	ret = pcim_iomap_regions(pdev, BIT(0), "gpuasync");
+	ret = pcim_iomap_regions(pdev, BIT(reg_bar), "gpuasync");
 	if (ret)
 		return ret;
 	pci_set_master(pdev);
@@ -1484,9 +1548,9 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	p->bar = pcim_iomap_table(pdev)[0];
-	p->start = pci_resource_start(pdev, 0);
-	p->len = pci_resource_len(pdev, 0);
+	p->bar = pcim_iomap_table(pdev)[reg_bar];
+	p->start = pci_resource_start(pdev, reg_bar);
+	p->len = pci_resource_len(pdev, reg_bar);
 	snprintf(name, sizeof(name), "datadev_%02x", pdev->bus->number);
 	card = ga_card_alloc(name, &ga_pci_ops, p);
 	if (!card) {

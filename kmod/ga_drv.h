@@ -143,6 +143,7 @@ struct ga_card {
 
 	/* Identity, read once at creation. */
 	bool gpu_en;           /* GpuAsyncCore present and version supported */
+	const char *gpu_off_why; /* when !gpu_en: why (for the log) */
 	unsigned int version;
 	enum ga_layout layout;
 	unsigned int max_buffers;

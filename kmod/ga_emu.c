@@ -12,6 +12,9 @@
  *    calls ga_model_poll() every emulate_poll_us; those it sees are counted
  *    (sysfs mapped_reg_writes; the driver counts DMA_Write_Register calls
  *    in user_reg_writes), so a test can show a process wrote nothing;
+ *    stores to the page holding the control word are each seen as they
+ *    land (ga_emu_trap.c, sysfs trapped_stores), as firmware sees every
+ *    write, so an enable 0 then 1 back to back resets the ring index;
  *  - the model's DMA reaches "GPU memory" through nv_p2p_stub's bus
  *    addresses (as a card reaches BAR1), so a zeroed or stale address
  *    register fails like an IOMMU fault instead of writing anywhere;
@@ -49,6 +52,7 @@
 
 #include "ga_drv.h"
 #include "ga_emu.h"
+#include "ga_emu_trap.h"
 #include "ga_model.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/prbs.h"
@@ -116,6 +120,7 @@ struct ga_emu {
 	u32 gen_left, gen_size, gen_seq;
 	u32 gen_user; /* 0..0xff */
 	u64 delivered, dropped, diverted;
+	u64 overflowed; /* delivered, but cut at the payload limit */
 	u64 tx_frames;
 	u32 tx_last_len, tx_last_sum;
 	/* emulate_upstream: the source's next sequence number, frames sent
@@ -142,10 +147,13 @@ struct ga_emu {
 	unsigned long *watched;
 	u32 *shadow;
 	u64 mapped_reg_writes;
+	struct ga_emu_trap trap; /* user mappings (ga_emu_trap.c) */
+	u64 trapped_stores;	 /* stores to the control page, seen one by one */
 };
 
 static struct ga_card *ga_emu_cards[GA_EMU_MAX];
 static int ga_emu_count;
+static bool ga_emu_trapping; /* the store trap's notifier is registered */
 
 /* ---- AxiVersion ------------------------------------------------------------ */
 
@@ -355,9 +363,10 @@ static void ga_emu_generate(struct ga_emu *e, unsigned int max)
 			p[k] = (u8)((e->gen_seq & 0xff) + k);
 		if (r == GA_PUSH_NO_BUFFER)
 			break;
-		if (r == GA_PUSH_DELIVERED)
+		if (r == GA_PUSH_DELIVERED) {
 			e->delivered++;
-		else if (r == GA_PUSH_DROPPED)
+			e->overflowed += e->m->last.overflow;
+		} else if (r == GA_PUSH_DROPPED)
 			e->dropped++;
 		else
 			e->diverted++;
@@ -370,25 +379,30 @@ static void ga_emu_generate(struct ga_emu *e, unsigned int max)
 
 /*
  * Only a word that differs from what the card left is seen: a store of the
- * value already there, or a second store to a word before the next look
- * (the DRP's enable 0 then 1), is not, as the model itself misses them
- * (issue 25 item 4).  A look opens every model_lock section that may
- * change registers (driver writes, ticks); ga_emu_settle() closes it, so
- * the card's own changes are never counted.  Locking: model_lock held.
+ * value already there, or a second store to a word before the next look,
+ * is not, as the model itself misses them, except on the control page,
+ * whose stores are each looked at as they land (ga_emu_stored).  A look
+ * opens every model_lock section that may change registers (driver
+ * writes, ticks); ga_emu_settle() closes it, so the card's own changes
+ * are never counted.  Returns the words found changed.  Locking:
+ * model_lock held.
  */
-static void ga_emu_look(struct ga_emu *e)
+static unsigned int ga_emu_look(struct ga_emu *e)
 {
 	const u32 *core = e->bar + ga_core_offset;
+	unsigned int n = 0;
 	unsigned long w;
 	u32 v;
 
 	for_each_set_bit(w, e->watched, GA_CORE_SIZE / 4) {
 		v = READ_ONCE(core[w]);
 		if (v != e->shadow[w]) {
-			e->mapped_reg_writes++;
+			n++;
 			e->shadow[w] = v;
 		}
 	}
+	e->mapped_reg_writes += n;
+	return n;
 }
 
 static void ga_emu_settle(struct ga_emu *e)
@@ -414,6 +428,27 @@ static void ga_emu_watch(struct ga_emu *e)
 				__set_bit(off / 4, e->watched);
 	}
 	ga_emu_settle(e);
+}
+
+/*
+ * A store through a user mapping to the control page has landed (the
+ * task's single-step trap, ga_emu_trap.c): the firmware acts on it now,
+ * so the model plays it before the task's next store.  Counted as seen
+ * even when it changed nothing.
+ */
+static void ga_emu_stored(struct ga_emu_trap *t, u32 off)
+{
+	struct ga_emu *e = container_of(t, struct ga_emu, trap);
+
+	mutex_lock(&e->model_lock);
+	if (!ga_emu_look(e))
+		e->mapped_reg_writes++;
+	e->trapped_stores++;
+	ga_model_poll(e->m);
+	ga_emu_settle(e);
+	mutex_unlock(&e->model_lock);
+	WRITE_ONCE(e->kick, true); /* frames that wait for it go now */
+	wake_up(&e->wq);
 }
 
 /* ---- card ops ------------------------------------------------------------ */
@@ -442,9 +477,17 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 	bool quiet = false;
 
 	if (!ga_emu_in_core(off)) {
-		/* AxiVersion is read-only identity; the rest is plain memory. */
-		if (off < GA_AXIVERSION_OFFSET || off >= GA_AXIVERSION_OFFSET + PAGE_SIZE)
-			WRITE_ONCE(*(u32 *)(e->bar + off), val);
+		u32 *w = (u32 *)(e->bar + off), mask;
+
+		/* AxiVersion keeps a write only in its read-write words
+		 * (ScratchPad), as the card; the rest is plain memory. */
+		if (off < GA_FW_BASE || off >= GA_FW_BASE + GA_FW_SIZE) {
+			WRITE_ONCE(*w, val);
+		} else {
+			mask = ga_fw_write_mask(off - GA_FW_BASE);
+			if (mask)
+				WRITE_ONCE(*w, (READ_ONCE(*w) & ~mask) | (val & mask));
+		}
 		return;
 	}
 	off -= ga_core_offset;
@@ -494,7 +537,7 @@ static int ga_emu_mmap(struct ga_card *card, struct vm_area_struct *vma, u64 bar
 {
 	struct ga_emu *e = card->priv;
 
-	return remap_vmalloc_range(vma, e->bar, bar_off >> PAGE_SHIFT);
+	return ga_emu_trap_mmap(&e->trap, vma, bar_off);
 }
 
 static void ga_emu_dma_barrier(struct ga_card *card)
@@ -586,6 +629,7 @@ static int ga_emu_thread(void *data)
 		ga_emu_generate(e, 64);
 		ga_emu_settle(e);
 		mutex_unlock(&e->model_lock);
+		ga_emu_trap_reap();
 sleep:
 		/* An hrtimer, not jiffies: a tick is emulate_poll_us whatever HZ is. */
 		wait_event_interruptible_hrtimeout(e->wq, READ_ONCE(e->kick) || kthread_should_stop(),
@@ -620,6 +664,8 @@ GA_EMU_SHOW(delivered)
 static DEVICE_ATTR_RO(delivered);
 GA_EMU_SHOW(dropped)
 static DEVICE_ATTR_RO(dropped);
+GA_EMU_SHOW(overflowed)
+static DEVICE_ATTR_RO(overflowed);
 GA_EMU_SHOW(diverted)
 static DEVICE_ATTR_RO(diverted);
 GA_EMU_SHOW(tx_frames)
@@ -630,6 +676,8 @@ GA_EMU_SHOW(up_frames)
 static DEVICE_ATTR_RO(up_frames);
 GA_EMU_SHOW(mapped_reg_writes)
 static DEVICE_ATTR_RO(mapped_reg_writes);
+GA_EMU_SHOW(trapped_stores)
+static DEVICE_ATTR_RO(trapped_stores);
 GA_EMU_SHOW(tx_prbs_errors)
 static DEVICE_ATTR_RO(tx_prbs_errors);
 
@@ -774,6 +822,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_gen_user.attr,
 	&dev_attr_delivered.attr,
 	&dev_attr_dropped.attr,
+	&dev_attr_overflowed.attr,
 	&dev_attr_diverted.attr,
 	&dev_attr_tx_frames.attr,
 	&dev_attr_tx_last.attr,
@@ -783,6 +832,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_up_log.attr,
 	&dev_attr_tx_prbs_errors.attr,
 	&dev_attr_mapped_reg_writes.attr,
+	&dev_attr_trapped_stores.attr,
 	NULL,
 };
 
@@ -857,6 +907,10 @@ static int ga_emu_create(int i)
 			ga_model_reg_write(e->m, off, 4096);
 	}
 	ga_emu_watch(e);
+	e->trap.bar = e->bar;
+	e->trap.bar_pages = GA_BAR_SIZE >> PAGE_SHIFT;
+	e->trap.ctl_page = (ga_core_offset + e->m->ctl_offset) & PAGE_MASK;
+	e->trap.stored = ga_emu_stored;
 
 	e->pdev = platform_device_register_simple("gpuasync_emu", i, NULL, 0);
 	ret = IS_ERR(e->pdev) ? PTR_ERR(e->pdev) :
@@ -910,6 +964,12 @@ int ga_emu_create_all(int n)
 		pr_err("gpuasync: emulate_* parameters out of range\n");
 		return -EINVAL;
 	}
+	if (n) {
+		ret = ga_emu_trap_init();
+		if (ret)
+			return ret;
+		ga_emu_trapping = true;
+	}
 	for (i = 0; i < n; i++) {
 		ret = ga_emu_create(i);
 		if (ret) {
@@ -932,4 +992,7 @@ void ga_emu_destroy_all(void)
 		}
 	}
 	ga_emu_count = 0;
+	if (ga_emu_trapping)
+		ga_emu_trap_exit();
+	ga_emu_trapping = false;
 }

@@ -9,11 +9,13 @@
 #
 # FRAMES (default 1000000) timing-pattern frames of each size in SIZES
 # (default "4096 65000"; a buffer of 64 KiB holds the 32-byte descriptor area
-# too), 8 write buffers; for each size, in turn:
+# too), 8 write buffers (GA_DRP_BUFFERS); for each size, in turn:
 # gpuasync-consumer (one stream: cuStreamWaitValue32 on the doorbell,
 # copy to the host, clear, re-arm by stream write; the CPU checks every
 # frame) and gpuasync-drp-consumer with each reader count in READERS
-# (default "1 2 4").  Prints frames/s of each and the ratio, and the DRP
+# (default "1 2 4"), each with the GPU re-arming (the DRP's default build)
+# and, for READERS' first count, with the CPU re-arming (-H: the DRP's
+# HOST_REARMS_DMA build, less its ioctl).  Prints frames/s of each and the ratio, and the DRP
 # consumer's latency histogram (card made the frame -> reader saw it);
 # with OUTDIR, each run's output and histogram are kept there.
 set -u
@@ -44,7 +46,7 @@ env $CARD_ENV "$FS" --sim "$MNT" -f &
 PID=$!
 for _ in $(seq 100); do [ -r "$MNT/device/version" ] && break; sleep 0.1; done
 [ "$(cat "$MNT/device/memory" 2>/dev/null)" = gpu ] || { echo "mount not on GPU memory"; exit 2; }
-for i in $(seq 0 7); do mkdir "$MNT/buffers/$i" || exit 2; done
+for i in $(seq 0 $((${GA_DRP_BUFFERS:-8} - 1))); do mkdir "$MNT/buffers/$i" || exit 2; done
 
 rate() { sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p' <<<"$1" | tail -1; }
 for s in $SIZES; do
@@ -52,13 +54,15 @@ for s in $SIZES; do
 	[ -n "$O" ] && echo "$out" >"$O/memop_$s.txt"
 	base=$(rate "$out")
 	echo "size $s: stream-memop consumer $base frames/s"
-	for r in $READERS; do
+	first=${READERS%% *}
+	for r in $READERS "$first -H"; do
+		set -- $r
 		h=/dev/null
-		[ -n "$O" ] && h=$O/hist_${s}_r$r.txt
-		out=$("$D" -n "$N" -r "$r" -g "$s" -o "$h" "$MNT" 2>&1) || { echo "$out"; echo "DRP consumer failed"; exit 1; }
-		[ -n "$O" ] && echo "$out" >"$O/drp_${s}_r$r.txt"
+		[ -n "$O" ] && h=$O/hist_${s}_r$1${2:-}.txt
+		out=$("$D" -n "$N" -r $r -g "$s" -o "$h" "$MNT" 2>&1) || { echo "$out"; echo "DRP consumer failed"; exit 1; }
+		[ -n "$O" ] && echo "$out" >"$O/drp_${s}_r$1${2:-}.txt"
 		d=$(rate "$out")
-		echo "size $s: DRP consumer, $r readers: $d frames/s, $(awk -v a="$d" -v b="$base" 'BEGIN{printf "%.2f", a/b}')x"
+		echo "size $s: DRP consumer, $1 readers${2:+, CPU re-arms}: $d frames/s, $(awk -v a="$d" -v b="$base" 'BEGIN{printf "%.2f", a/b}')x"
 		grep -E '^(latency|  [<>])|clock offset|timer step' <<<"$out"
 	done
 done

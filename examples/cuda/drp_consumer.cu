@@ -21,7 +21,10 @@
  *          buffer with a ONE-BYTE store to its free-list register in the
  *          card's register block (host-registered, device-mapped), move on
  *          by R buffers, and tail-launch its own graph.
- * No host call is made per frame.  The CPU pops the rings in frame order
+ * No host call is made per frame (with -H the CPU re-arms instead, by a
+ * byte store through the mapping, after the reader cleared the size word
+ * and published the frame: the DRP's HOST_REARMS_DMA path, less its
+ * ioctl).  The CPU pops the rings in frame order
  * (frame k is reader k % R's) and checks that pulse IDs go up by exactly
  * one, evtCounter is the frame number, frame k sat in buffer k % N, and
  * the descriptor is clean; then the card's counters.
@@ -112,6 +115,7 @@ struct drp_cfg {
 	drp_ring *ring[MAX_READERS];
 	volatile uint32_t *stop; /* GPU memory; the host sets it to end */
 	uint32_t nbuf, nreaders, ddb, check;
+	uint32_t host_rearm; /* -H: the CPU re-arms, as the DRP's HOST_REARMS_DMA */
 	uint64_t spin_ns;
 };
 
@@ -196,13 +200,18 @@ __global__ void drp_loop(const drp_cfg *c, drp_reader *rd, unsigned int r)
 		e->buf = i;
 		e->bad = rd->bad;
 		e->t_seen = rd->t_seen;
+		/* The doorbell cleared before the buffer goes back to the card:
+		 * before the head moves where the CPU re-arms on seeing it. */
+		if (c->host_rearm)
+			*(volatile uint32_t *)(c->buf[i] + GA_HDR_SIZE_OFFSET) = 0;
 		__threadfence_system(); /* the slot before the head that shows it */
 		if (publish)
 			q->head = ++rd->head;
-		/* The doorbell cleared before the buffer goes back to the card. */
-		*(volatile uint32_t *)(c->buf[i] + GA_HDR_SIZE_OFFSET) = 0;
-		__threadfence_system();
-		*(volatile uint8_t *)(c->regs + c->free_off[i]) = 1;
+		if (!c->host_rearm) {
+			*(volatile uint32_t *)(c->buf[i] + GA_HDR_SIZE_OFFSET) = 0;
+			__threadfence_system();
+			*(volatile uint8_t *)(c->regs + c->free_off[i]) = 1;
+		}
 		rd->idx = (i + c->nreaders) % c->nbuf;
 		rd->frames++;
 	}
@@ -364,7 +373,10 @@ static void usage(void)
 		"  -b B      blocks of 256 threads for the event kernel (default 2)\n"
 		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
 		"  -o FILE   write the latency histogram there (le_ns count, one bucket a line)\n"
-		"  -d GPU    CUDA device ordinal (default 0)\n",
+		"  -d GPU    CUDA device ordinal (default 0)\n"
+		"  -H        the CPU re-arms each buffer when it takes the frame (a byte store\n"
+		"            through the register mapping), as the DRP's HOST_REARMS_DMA build\n"
+		"            does by ioctl; the GPU then never writes the registers\n",
 		MAX_READERS);
 	exit(2);
 }
@@ -372,11 +384,11 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	uint64_t nframes = 100000, gen_size = 0, spin_us = 1000;
-	unsigned int nreaders = 2, blocks = 2, check = 1;
+	unsigned int nreaders = 2, blocks = 2, check = 1, host_rearm = 0;
 	const char *hist_path = NULL;
 	int gpu = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:Hh")) != -1) {
 		switch (opt) {
 		case 'n':
 			nframes = strtoull(optarg, NULL, 0);
@@ -401,6 +413,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			gpu = atoi(optarg);
+			break;
+		case 'H':
+			host_rearm = 1;
 			break;
 		default:
 			usage();
@@ -508,6 +523,7 @@ int main(int argc, char **argv)
 	cfg.nreaders = nreaders;
 	cfg.ddb = ddb;
 	cfg.check = check;
+	cfg.host_rearm = host_rearm;
 	cfg.spin_ns = spin_us * 1000;
 	CU(cudaMalloc((void **)&dcfg, sizeof(cfg)));
 	CU(cudaMemcpy(dcfg, &cfg, sizeof(cfg), cudaMemcpyHostToDevice));
@@ -643,6 +659,9 @@ int main(int argc, char **argv)
 			}
 			prev_pulse = pulse;
 			seen.push_back({made, e->t_seen});
+			/* The reader cleared the doorbell before publishing. */
+			if (host_rearm && e->buf < nbuf)
+				((volatile uint8_t *)regs)[cfg.free_off[e->buf]] = 1;
 		}
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		q->tail = tail + 1;

@@ -118,6 +118,37 @@ int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len)
 	return 0;
 }
 
+int ga_fw_write(struct ga_dev *dev, enum ga_fw_id id, uint32_t value)
+{
+	const struct ga_fw_field *f;
+	uint32_t word = 0, mask;
+	int rc;
+
+	if (!dev)
+		return ga_err(-EINVAL, "ga_fw_write: NULL device");
+	if ((unsigned int)id >= GA_FW_COUNT)
+		return ga_err(-ENOENT, "no firmware identity field with id %d", (int)id);
+	f = &ga_fw_fields[id];
+	if (f->access != GA_FWA_RW || f->words != 1)
+		return ga_err(-EACCES, "AxiVersion %s (%s) is read-only identity", f->name,
+			      f->pyrogue);
+	if (!dev->be->fw_write)
+		return ga_err(-ENOTSUP, "%s backend: the AxiVersion block cannot be written",
+			      dev->be->name);
+	mask = ga_fw_write_mask(f->offset);
+	if (f->msb - f->lsb < 31 && value > (mask >> f->lsb))
+		return ga_err(-ERANGE, "AxiVersion %s: 0x%x does not fit bits %u-%u", f->name,
+			      value, f->lsb, f->msb);
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	if (!rc && mask != ~0u)
+		rc = dev->be->fw_read(dev, f->offset, &word);
+	if (!rc)
+		rc = dev->be->fw_write(dev, f->offset, (word & ~mask) | ((value << f->lsb) & mask));
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
 /* ---- registers ----------------------------------------------------------- */
 
 static int reg_locate(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t *off)

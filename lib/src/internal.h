@@ -131,6 +131,9 @@ struct ga_mem_ops {
 	 * with ga_err() set when this block cannot be exported. */
 	int (*dmabuf_probe)(void *ctx, char *why, size_t why_len);
 	int (*dmabuf_export)(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset);
+	/* Optional: the GPU's PCI address ("0000:1b:00.0", lower case, as
+	 * sysfs names it) into @bdf, 0; for the link metrics. */
+	int (*pci_address)(void *ctx, char *bdf, size_t len);
 };
 
 /*
@@ -208,12 +211,6 @@ struct ga_dmabuf_ref {
 /* What a backend is (struct ga_backend_ops.flags). */
 #define GA_BE_DRIVER 0x1 /* a kernel driver pins the memory (memory providers' GA_MEMP_DRIVER) */
 #define GA_BE_SIM    0x2 /* the simulated card (GA_CAP_SIM) */
-/* add_buffer programs the new slot while the engines run (address, size,
- * then the count that lets the engine use it), leaves the enables as they
- * are and accepts any existing write_max_size: the library then neither
- * clears the payload limit nor puts enables back around an add
- * (buffers/buf_card.c; issue 24 item 10). */
-#define GA_BE_ADD_LIVE 0x4
 
 /* A backend: its descriptor and ops in one, defined in its own file and
  * listed once in ga_backends (open.c), which is all that adding one takes. */
@@ -235,6 +232,9 @@ struct ga_backend_ops {
 	/* 32-bit word at @off inside the AxiVersion block (BAR0 + GA_FW_BASE,
 	 * @off < GA_FW_SIZE, aligned); NULL where it cannot be reached. */
 	int (*fw_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
+	/* Store @val at @off there (a card keeps only the bits of RW rows:
+	 * ga_fw_write_mask); NULL where the block cannot be written. */
+	int (*fw_write)(struct ga_dev *dev, uint32_t off, uint32_t val);
 	int (*map_regs)(struct ga_dev *dev, volatile uint32_t **regs);
 	void (*unmap_regs)(struct ga_dev *dev, volatile uint32_t *regs);
 	int (*reg_path)(struct ga_dev *dev, char *path, size_t len, uint64_t *off);
@@ -257,6 +257,10 @@ struct ga_backend_ops {
 	/* Engine enable; NULL (or -ENOSYS at run time) = generic
 	 * read-modify-write of the enable bit. */
 	int (*enable)(struct ga_dev *dev, enum ga_dir dir, bool on);
+	/* Add who holds the card to ga_last_error() for an EBUSY @rc (the
+	 * driver's owner, where it names one); returns @rc.  NULL: nothing
+	 * to add. */
+	int (*busy)(struct ga_dev *dev, int rc);
 	/* Backend-specific capabilities (GA_CAP_REMOVE_ONE, ...). */
 	bool (*has)(struct ga_dev *dev, enum ga_cap cap);
 	/* The driver's table of pinned buffers, whole: *@list is malloc'd
@@ -330,6 +334,10 @@ struct ga_dev {
 	/* Times the card was found without our registration (buf_state.c);
 	 * written under lock, read without (a statistic). */
 	unsigned int lost;
+	/* Frames the card counted while an add of ours had the write engine
+	 * stopped or the payload limit cleared (buffers/buf_card.c); written
+	 * under lock, read without. */
+	uint64_t add_stopped_frames;
 	/* Memory the driver still holds although our add failed after its
 	 * ioctl succeeded (upstream cannot remove one buffer): freed only
 	 * after the next remove-all (buf_register.c).  add_kept is how a

@@ -92,6 +92,9 @@ static void dev_mem_open(struct ga_dev *dev)
 		dev->memp = m;
 		snprintf(dev->info.gpu, sizeof(dev->info.gpu), "%s", m->gpu ? m->gpu : gpu);
 		snprintf(dev->info.memory, sizeof(dev->info.memory), "%s", m->memory);
+		if (!ops->pci_address ||
+		    ops->pci_address(ctx, dev->info.gpu_pci, sizeof(dev->info.gpu_pci)))
+			dev->info.gpu_pci[0] = '\0';
 		note = driver && m->note_driver ? m->note_driver : m->note;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

@@ -162,6 +162,51 @@ START_TEST(firmware_identity)
 }
 END_TEST
 
+/* device/firmware/scratch_pad: pyrogue's ScratchPad write-verify through
+ * the mount, as the simulated card's firmware keeps the word; identity
+ * stays read-only; bad values change nothing; a new card reads 0. */
+START_TEST(scratch_pad)
+{
+	char *ver, *s;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("test -w $M/device/firmware/scratch_pad && "
+			    "test \"$(stat -c %%a $M/device/firmware/fpga_version)\" = 444"),
+			 0);
+	s = readf("device/firmware/scratch_pad");
+	ck_assert_str_eq(s, "0x00000000\n");
+	free(s);
+	ver = readf("device/firmware/fpga_version");
+	ck_assert_int_eq(sh("cd $M/device/firmware && for v in 0xdeadbeef 0xffffffff 0x1 0x0; do "
+			    "echo $v > scratch_pad && "
+			    "test \"$(cat scratch_pad)\" = $(printf 0x%%08x $v) || exit 1; done"),
+			 0);
+	ck_assert_int_eq(writef("device/firmware/scratch_pad", "305419896\n"), 0);
+	s = readf("device/firmware/scratch_pad");
+	ck_assert_str_eq(s, "0x12345678\n");
+	free(s);
+	expect_refused("device/firmware/scratch_pad", "0x100000000", ERANGE);
+	expect_refused("device/firmware/scratch_pad", "pad", EINVAL);
+	s = readf("device/firmware/scratch_pad");
+	ck_assert_str_eq(s, "0x12345678\n");
+	free(s);
+	s = readf("device/firmware/fpga_version");
+	ck_assert_str_eq(s, ver);
+	free(s);
+	free(ver);
+	/* pyrogue's name for it */
+	ck_assert_int_eq(sh("grep -q '^AxiVersion.ScratchPad  *device/firmware/scratch_pad$' "
+			    "$M/pyrogue"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+	mnt_start(NULL);
+	s = readf("device/firmware/scratch_pad");
+	ck_assert_str_eq(s, "0x00000000\n");
+	free(s);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(link_down)
 {
 	struct pollfd pfd;
@@ -296,6 +341,7 @@ int main(void)
 	tcase_add_test(tc, monitors_absent_v1);
 	tcase_add_test(tc, buffer_counts);
 	tcase_add_test(tc, firmware_identity);
+	tcase_add_test(tc, scratch_pad);
 	tcase_add_test(tc, link_down);
 	tcase_add_test(tc, link_flap);
 	suite_add_tcase(s, tc);

@@ -173,6 +173,29 @@ START_TEST(names_units_labels)
 }
 END_TEST
 
+/* The PCIe link (issue 21): the simulated card has no PCI function, so
+ * its link could not be told: a 0 marker with an empty pci label, and no
+ * speed or width sample (never a made-up number); no GPU end without a
+ * GPU whose PCI address CUDA gave.  The QEMU platform suite reads a real
+ * function's link (tests/platform/init.sh). */
+START_TEST(pcie_link_unknown_on_sim)
+{
+	char *m;
+
+	mnt_start("-o version=4");
+	m = readf("metrics");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(strstr(m, "# TYPE gpuasync_pcie_link_readable gauge\n"));
+	ck_assert_ptr_nonnull(
+		strstr(m, series("gpuasync_pcie_link_readable", ",end=\"card\",pci=\"\"} 0\n")));
+	ck_assert_ptr_null(strstr(m, "end=\"gpu\""));
+	ck_assert_ptr_null(strstr(m, "gpuasync_pcie_current_link"));
+	ck_assert_ptr_null(strstr(m, "gpuasync_pcie_max_link"));
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 /* Issue 24 item 6: a latency minimum before its first sample (all ones
  * since count_reset, by the facts sheet) reads "no sample" and has no
  * metrics sample, never 4294967295 cycles or 17.18 s. */
@@ -324,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, promtool_accepts);
 	tcase_add_test(tc, names_units_labels);
 	tcase_add_test(tc, latency_min_no_sample);
+	tcase_add_test(tc, pcie_link_unknown_on_sim);
 	tcase_add_test(tc, metrics_with_1024_buffers);
 	tcase_add_test(tc, node_exporter_scrapes);
 	suite_add_tcase(s, tc);

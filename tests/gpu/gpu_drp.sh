@@ -15,7 +15,8 @@
 # of order (pulse ID +1, evtCounter = frame number, buffer k % 8), any bad
 # payload word or a card counter that disagrees.  Runs: 2 readers x 50000
 # frames of 4 KiB, 4 readers x 20000 frames of ~64 KiB, 1 reader x 20000
-# frames of 33 bytes (odd length, header and one word).  Exits 77 without
+# frames of 33 bytes (odd length, header and one word), 2 readers x 20000
+# frames of 4 KiB with the CPU re-arming (-H).  Exits 77 without
 # a GPU or FUSE, or where the GPU cannot launch graphs from the device.
 set -u
 # shellcheck source=tests/gpu/common.sh
@@ -59,6 +60,9 @@ run() {
 run readers2_4k -n 50000 -r 2 -g 4096
 run readers4_64k -n 20000 -r 4 -g 65000
 run reader1_odd -n 20000 -r 1 -g 33
+# The DRP's HOST_REARMS_DMA path: the CPU re-arms, the GPU never writes
+# the registers; the same checks hold.
+run host_rearm -n 20000 -r 2 -g 4096 -H
 CASE=stride
 # 3 readers cannot share 8 buffers: refused before anything starts.
 OUT=$("$D" -n 10 -r 3 "$MNT" 2>&1) && fail "3 readers over 8 buffers accepted"

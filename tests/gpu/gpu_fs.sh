@@ -13,7 +13,8 @@
 # written through read_buffers/<i>/data are the bytes another process sees
 # through the handle and vice versa; a pushed frame's payload reads back
 # from buffers/<i>/data and through the handle; rmdir and daemon exit give
-# the memory back.  Exits 77 (skipped) without a GPU or FUSE.
+# the memory back; metrics' GPU link end is the GPU's PCI function.  Exits
+# 77 (skipped) without a GPU or FUSE.
 set -u
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
@@ -38,6 +39,27 @@ CASE=device
 [ "$(cat "$MNT/device/memory")" = gpu ] || fail "device/memory: $(cat "$MNT/device/memory") ($(cat "$MNT/device/memory_note" 2>/dev/null))"
 grep -qF "$GPU" "$MNT/device/gpu" || fail "device/gpu '$(cat "$MNT/device/gpu")' does not name '$GPU'"
 echo "device/gpu: $(cat "$MNT/device/gpu")"
+
+CASE=pcie_link
+# The GPU end of the link metrics: the PCI address CUDA gives, an NVIDIA
+# function in sysfs, its link files' values as metrics shows them.
+M=$(grep '^gpuasync_pcie_' "$MNT/metrics")
+BDF=$(printf '%s\n' "$M" | sed -n 's/^gpuasync_pcie_link_readable{.*end="gpu",pci="\([^"]*\)"} 1$/\1/p')
+[ -n "$BDF" ] || fail "no readable gpu end in metrics: $M"
+[ "$(cat "/sys/bus/pci/devices/$BDF/vendor")" = 0x10de ] || fail "metrics' GPU $BDF is no NVIDIA function"
+W=$(cat "/sys/bus/pci/devices/$BDF/current_link_width")
+MW=$(cat "/sys/bus/pci/devices/$BDF/max_link_width")
+printf '%s\n' "$M" | grep -q "^gpuasync_pcie_current_link_width{.*end=\"gpu\",pci=\"$BDF\"} $W\$" ||
+	fail "current_link_width $W not in metrics: $M"
+printf '%s\n' "$M" | grep -q "^gpuasync_pcie_max_link_width{.*end=\"gpu\",pci=\"$BDF\"} $MW\$" ||
+	fail "max_link_width $MW not in metrics: $M"
+printf '%s\n' "$M" | grep -q '^gpuasync_pcie_link_readable{.*end="card",pci=""} 0$' ||
+	fail "the simulated card's link is not 'could not tell': $M"
+if command -v nvidia-smi >/dev/null && [ "$(nvidia-smi -L | wc -l)" = 1 ]; then
+	NB=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | tr 'A-F' 'a-f')
+	[ "${NB: -12}" = "$BDF" ] || fail "nvidia-smi says the GPU is $NB, metrics $BDF"
+fi
+echo "link: GPU $BDF x$W of x$MW, $(cat "/sys/bus/pci/devices/$BDF/current_link_speed")"
 
 CASE=mkdir
 FREE1=$(free_mib)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -375,8 +376,26 @@ static bool all_hex(const char *s, size_t n)
 	return strlen(s) == n && strspn(s, "0123456789abcdef") == n;
 }
 
+/* One AxiVersion word through the register ioctls (fw_text's path). */
+static uint32_t fw_word(int fd, uint32_t off)
+{
+	struct DmaRegisterData r = { .address = GA_FW_BASE + off };
+
+	CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+	return r.data;
+}
+
+static void fw_store(int fd, uint32_t off, uint32_t val)
+{
+	struct DmaRegisterData r = { .address = GA_FW_BASE + off, .data = val };
+
+	CHECK_OK(ioctl(fd, DMA_Write_Register, &r));
+}
+
 /* The emulated card's AxiVersion: an identity in SURF's formats, a
- * running uptime, and no way to overwrite it. */
+ * running uptime, no way to overwrite it, and a ScratchPad that keeps what
+ * is written (0 at power-up: "all" runs this case before any other case
+ * writes it). */
 static void t_firmware(void)
 {
 	int fd = open_card();
@@ -407,6 +426,73 @@ static void t_firmware(void)
 	r = (struct DmaRegisterData){ .address = GA_FW_BASE, .data = 0x12345678 };
 	CHECK_OK(ioctl(fd, DMA_Write_Register, &r));
 	CHECK((uint32_t)strtoul(fw_text(fd, GA_FW_FPGA_VERSION), NULL, 16) == ver);
+	/* ScratchPad: firmware's reset value, then pyrogue's write-verify */
+	s = fw_text(fd, GA_FW_SCRATCH_PAD);
+	CHECK(!strcmp(s, "0x00000000"), "scratch_pad at power-up %s", s);
+	static const uint32_t pat[] = { 0xdeadbeef, 0xffffffff, 0x00000001, 0x5a5aa5a5, 0 };
+	for (k = 0; k < (int)(sizeof(pat) / sizeof(pat[0])); k++) {
+		fw_store(fd, ga_fw_fields[GA_FW_SCRATCH_PAD].offset, pat[k]);
+		CHECK(fw_word(fd, ga_fw_fields[GA_FW_SCRATCH_PAD].offset) == pat[k],
+		      "scratch_pad reads %#x after writing %#x",
+		      fw_word(fd, ga_fw_fields[GA_FW_SCRATCH_PAD].offset), pat[k]);
+		CHECK((uint32_t)strtoul(fw_text(fd, GA_FW_FPGA_VERSION), NULL, 16) == ver);
+	}
+	/* the reload and reset controls (0x100-0x10C) are not emulated: a
+	 * write is dropped, they read 0 as after power-up */
+	for (k = 0; k < 4; k++) {
+		fw_store(fd, 0x100 + 4 * k, 1);
+		CHECK(fw_word(fd, 0x100 + 4 * k) == 0, "AxiVersion +%#x kept a write", 0x100 + 4 * k);
+	}
+	close(fd);
+}
+
+/*
+ * rogue's AxiMemMap on this driver (research: drp-and-rogue §2.2): open
+ * O_RDWR, DMA_Get_Version at least 0x06 and equal to DMA_VERSION (rogue's
+ * dmaGetApiVersion, then dmaCheckVersion: the same ioctl), then nothing
+ * but 32-bit DMA_Read_Register/DMA_Write_Register.  pyrogue reads every
+ * variable (each word AxiVersion's rows and the register table name on
+ * this firmware), writes the RW ones and verifies: ScratchPad and
+ * AxisDeMuxSelect.  As root (CAP_SYS_RAWIO); the unprivileged refusal is
+ * in t_perms.
+ */
+static void t_rogue_memmap(void)
+{
+	int fd = open(dev_path, O_RDWR), id, v;
+	struct DmaRegisterData r;
+	unsigned int w, n = 0;
+	uint32_t off, sp = ga_fw_fields[GA_FW_SCRATCH_PAD].offset;
+
+	CHECK(fd >= 0, "open O_RDWR: %s", strerror(errno));
+	if (fd < 0)
+		return;
+	v = ioctl(fd, DMA_Get_Version, 0);
+	CHECK(v >= 0x06, "API version %#x: AxiMemMap wants >= 0x06", v);
+	CHECK(v == DMA_VERSION, "dmaCheckVersion: %#x != DMA_VERSION %#x", v, DMA_VERSION);
+	for (id = 0; id < GA_FW_COUNT; id++)
+		for (w = 0; w < ga_fw_fields[id].words; w++, n++) {
+			r = (struct DmaRegisterData){ .address = GA_FW_BASE +
+								 ga_fw_fields[id].offset + 4 * w };
+			CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+		}
+	for (id = 0; id < GA_REG_COUNT; id++)
+		if (!ga_reg_offset(id, layout, version, 0, max_buffers, &off)) {
+			r = (struct DmaRegisterData){ .address = core_base + off };
+			CHECK_OK(ioctl(fd, DMA_Read_Register, &r));
+			n++;
+		}
+	CHECK(n > GA_FW_COUNT, "read %u words", n);
+	/* LoadConfig's write then verify, one transaction each */
+	fw_store(fd, sp, 0xc0ffee00 | (unsigned int)version);
+	CHECK(fw_word(fd, sp) == (0xc0ffee00 | version), "ScratchPad %#x", fw_word(fd, sp));
+	fw_store(fd, sp, 0);
+	if (ga_reg_present(GA_REG_DEMUX_SELECT, layout, version)) {
+		off = reg_off(GA_REG_DEMUX_SELECT, 0);
+		wr_word(fd, off, ga_reg_field_set(GA_REG_DEMUX_SELECT, layout, rd_word(fd, off), 0));
+		CHECK(field(fd, GA_REG_DEMUX_SELECT, 0) == 0, "AxisDeMuxSelect CPU_path");
+		wr_word(fd, off, ga_reg_field_set(GA_REG_DEMUX_SELECT, layout, rd_word(fd, off), 1));
+		CHECK(field(fd, GA_REG_DEMUX_SELECT, 0) == 1, "AxisDeMuxSelect GPU_path");
+	}
 	close(fd);
 }
 
@@ -1565,6 +1651,7 @@ static const struct kcase cases[] = {
 	{ "identity", t_identity },
 	{ "registers", t_registers },
 	{ "firmware", t_firmware },
+	{ "rogue_memmap", t_rogue_memmap },
 	{ "add_bad", t_add_bad },
 	{ "add_remove", t_add_remove },
 	{ "too_many", t_too_many },
@@ -1631,7 +1718,7 @@ static int unprivileged(bool owned_elsewhere, bool node_open)
 	return 0;
 }
 
-static int run_unprivileged(bool owned_elsewhere, bool node_open)
+static int run_unprivileged(bool owned_elsewhere, bool node_open, pid_t *child)
 {
 	pid_t pid = fork();
 	int st = -1;
@@ -1639,7 +1726,56 @@ static int run_unprivileged(bool owned_elsewhere, bool node_open)
 	if (pid == 0)
 		_exit(unprivileged(owned_elsewhere, node_open));
 	waitpid(pid, &st, 0);
+	if (child)
+		*child = pid;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
+/*
+ * Did the kernel log say why @pid's register write and writable mapping
+ * were refused (EPERM reaches a rogue user as "error code -1" only)?  The
+ * line must name the process, EPERM and the rule, and @owner when set.
+ */
+static void check_refusal_logged(pid_t pid, pid_t owner)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf, want[96], tgid[32];
+	const char *what[] = { "register write at", "writable register mapping at" };
+	unsigned int k;
+
+	CHECK(len > 0, "klogctl size: %s", strerror(errno));
+	if (len <= 0)
+		return;
+	buf = calloc(1, (size_t)len + 1);
+	if (!buf)
+		return;
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	CHECK(len > 0, "klogctl read: %s", strerror(errno));
+	for (k = 0; len > 0 && k < 2; k++) {
+		char *line = buf, *hit = NULL;
+
+		snprintf(want, sizeof(want), "by pid %d (kt) refused (EPERM)", (int)pid);
+		while ((line = strstr(line, what[k]))) {
+			char *eol = strchr(line, '\n');
+
+			if (eol)
+				*eol = 0;
+			if (strstr(line, want))
+				hit = line;
+			if (eol)
+				*eol = '\n';
+			line++;
+		}
+		CHECK(hit, "no kernel-log line '%s ... %s'", what[k], want);
+		if (!hit)
+			continue;
+		CHECK(strstr(hit, "owner of the card's GPU state") && strstr(hit, "CAP_SYS_RAWIO"),
+		      "the line does not say why: %.200s", hit);
+		snprintf(tgid, sizeof(tgid), "(tgid %d)", (int)owner);
+		CHECK(!owner || strstr(hit, tgid), "the line does not name owner %d: %.200s",
+		      (int)owner, hit);
+	}
+	free(buf);
 }
 
 /* Needs the card loaded with node_mode=0666 so that 65534 may open it. */
@@ -1648,12 +1784,15 @@ static void t_perms(void)
 	int fd = open_card(), s = open_stub(), rc;
 	struct gmem g = galloc(s, KB64);
 	struct DmaRegisterData r = { .address = core_base + reg_off(GA_REG_AR_CACHE, 0) };
+	pid_t child;
 
-	rc = run_unprivileged(false, true);
+	rc = run_unprivileged(false, true, &child);
 	CHECK(rc == 0, "unowned card, unprivileged: step %d", rc);
+	check_refusal_logged(child, 0);
 	CHECK_OK(add_buf(fd, 1, g.va, KB64)); /* we own it now */
-	rc = run_unprivileged(true, true);
+	rc = run_unprivileged(true, true, &child);
 	CHECK(rc == 0, "owned card, unprivileged: step %d", rc);
+	check_refusal_logged(child, getpid());
 	/* root in another process: not the owner, but CAP_SYS_RAWIO */
 	if (fork() == 0) {
 		int c = open(dev_path, O_RDWR);
@@ -1677,7 +1816,7 @@ static void t_perms_closed(void)
 
 	CHECK(stat(dev_path, &st) == 0 && (st.st_mode & 0777) == 0660 && st.st_gid == 0,
 	      "mode 0%o gid %u", st.st_mode & 0777, st.st_gid);
-	rc = run_unprivileged(false, false);
+	rc = run_unprivileged(false, false, NULL);
 	CHECK(rc == 0, "default node, unprivileged: step %d", rc);
 }
 

@@ -12,7 +12,8 @@ PREFIX="$mode/"
 # The machine (run.sh): cards and GPU stand-ins by where they were put.
 CARD_A=0000:03:00.0 GPU_A=0000:04:00.0 # under one switch (01:00.0), GPU A 512M BAR
 CARD_B=0000:05:00.0 GPU_B=0000:06:00.0 # own root ports 00:03.0 / 00:04.0, GPU B 64M BAR
-CARD_C=0000:07:00.0 RP_C=0000:00:05.0  # root port forced to Gen1 x1
+CARD_C=0000:07:00.0 RP_C=0000:00:05.0  # root port forced to Gen1 x1; an NVMe controller
+                                       # whose RAM BAR4 stands in for a card's registers
 RP_B=0000:00:03.0                      # x32 Gen4 port, trained x1 Gen1 (e1000e is x1)
 GPU_C=0000:81:00.0 CARD_D=0000:82:00.0 # second root complex pci0000:80, NUMA node 1
 for d in $CARD_A $GPU_A $CARD_B $GPU_B $CARD_C $GPU_C $CARD_D; do
@@ -178,7 +179,87 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 	rmmod gpuasync
 	insmod /t/gpuasync.ko emulate=1 emulate_gpu_en=0 || bad "insmod gpu_en=0"
 	expect card_driver FAIL "GPU async off" -- $E --gpu $GPU_A
+	rmmod gpuasync || bad "rmmod"
+
+	# ---- gpuasync.ko bound to a PCI function standing in for the card ---------------------
+	# Card C (QEMU's NVMe controller, a PCIe endpoint under the Gen1 x1 port)
+	# with a GpuAsyncCore register image in its RAM BAR4 (standin.c): the
+	# driver binds a real PCI device (driver_override, reg_bar=4), and the
+	# doctor, the stale check, a mount and its link metrics run on it.
+	C=/dev/datadev_07
+	klog() { dmesg | grep -F "$1" | tail -1; }
+	echo gpuasync >/sys/bus/pci/devices/$CARD_C/driver_override
+	if /t/standin $CARD_C 4 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4; then
+		drv=$(readlink /sys/bus/pci/devices/$CARD_C/driver)
+		[ "${drv##*/}" = gpuasync ] && [ -c $C ] &&
+			ok "gpuasync.ko bound to PCI $CARD_C ($(klog "GpuAsyncCore version 4"))" ||
+			{ bad "gpuasync.ko bound to PCI $CARD_C: driver '$drv'"; dmesg | tail -5; }
+		expect card OK "$CARD_C (1b36:0010), driver gpuasync as datadev_07" -- $C --gpu $GPU_A
+		expect card_driver OK "datadev_07: GpuAsyncCore version 4, GPU async on" -- $C --gpu $GPU_A
+		expect link_card OK "card $CARD_C: Gen1 x1 (2.5 GT/s PCIe), can do Gen1 x1" -- $C --gpu $GPU_A
+		# Found without naming it: gpuasync.ko's class lists it.
+		expect card OK "$CARD_C (1b36:0010), driver gpuasync" -- --gpu $GPU_A
+		# The stale check reads the registers through the real BAR.
+		/t/gpuasyncfs --check $C --gpu $GPU_A >$OUTF 2>&1
+		grep -q "^OK   stale: $C: no address left behind" $OUTF &&
+			ok "stale=OK on the PCI card" || { bad "stale=OK on the PCI card"; grep "stale:" $OUTF; }
+		if /t/poke $C 2 0x12345670000; then
+			/t/gpuasyncfs --check $C --gpu $GPU_A >$OUTF 2>&1
+			grep -q "^WARN stale: write 2: 0x0000012345670000," $OUTF &&
+				ok "stale=WARN on the PCI card (address left behind)" ||
+				{ bad "stale=WARN on the PCI card"; grep "stale:" $OUTF; }
+			/t/poke $C 2 0
+		else
+			bad "poke $C"
+		fi
+		# A mount: its metrics read the card's link now (the forced Gen1 x1 port).
+		mkdir -p /tmp/mc
+		/t/gpuasyncfs -f $C /tmp/mc >/tmp/fsc.out 2>&1 &
+		dp=$!
+		if wait_file /tmp/mc/metrics; then
+			grep '^gpuasync_pcie_' /tmp/mc/metrics >/tmp/link.out
+			l="end=\"card\",pci=\"$CARD_C\"} "
+			grep -q "^gpuasync_pcie_link_readable{device=\"$C\",.*$l""1$" /tmp/link.out &&
+				grep -q "^gpuasync_pcie_current_link_transfers_per_second{.*$l""2.5e+09$" /tmp/link.out &&
+				grep -q "^gpuasync_pcie_max_link_transfers_per_second{.*$l""2.5e+09$" /tmp/link.out &&
+				grep -q "^gpuasync_pcie_current_link_width{.*$l""1$" /tmp/link.out &&
+				grep -q "^gpuasync_pcie_max_link_width{.*$l""1$" /tmp/link.out &&
+				! grep -q 'end="gpu"' /tmp/link.out &&
+				ok "metrics: card link 2.5 GT/s x1 (of 2.5 GT/s x1)" ||
+				{ bad "metrics: card link"; cat /tmp/link.out; }
+			grep -q "^OK   link_card: card $CARD_C: Gen1 x1" /tmp/mc/device/platform/link_card &&
+				grep -q "^OK   card_driver: gpuasync.ko" /tmp/mc/device/platform/card_driver &&
+				ok "device/platform/ of the PCI card's mount" ||
+				bad "device/platform/ of the PCI card's mount: $(cat /tmp/mc/device/platform/link_card)"
+			umount /tmp/mc
+		else
+			bad "mount on $C"; cat /tmp/fsc.out; kill $dp
+		fi
+		wait $dp
+		rmmod gpuasync || bad "rmmod"
+	else
+		bad "standin or insmod bind_pci=1 reg_bar=4"
+	fi
+	# A core version this driver does not know: bound, GPU async off, and why.
+	if /t/standin $CARD_C 9 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4; then
+		msg=$(klog "GPU async disabled: unknown GpuAsyncCore version")
+		[ -n "$msg" ] && ok "unknown version: bound read-only, the log says why ($msg)" ||
+			{ bad "unknown version: no log line"; dmesg | tail -5; }
+		expect card_driver FAIL "GpuAsyncCore version 9, GPU async off" -- $C --gpu $GPU_A
+		rmmod gpuasync || bad "rmmod"
+	else
+		bad "standin 9 or insmod"
+	fi
+	# Registers in BAR0 (the default), where this device has its NVMe registers
+	# (16 KiB): no GpuAsyncCore fits, the probe refuses before touching it.
+	insmod /t/gpuasync.ko bind_pci=1 || bad "insmod bind_pci=1"
+	msg=$(klog "not a GpuAsyncCore card; not bound")
+	[ -n "$msg" ] && [ ! -e /sys/bus/pci/devices/$CARD_C/driver ] &&
+		ok "BAR0 without a GpuAsyncCore: refused ($msg)" ||
+		{ bad "BAR0 without a GpuAsyncCore: refused"; dmesg | tail -5; }
+	expect card_driver FAIL "no driver bound to the card" -- $CARD_C --gpu $GPU_A
 	rmmod gpuasync && rmmod nv_p2p_stub || bad "rmmod"
+	echo >/sys/bus/pci/devices/$CARD_C/driver_override
 elif [ "$mode" = off ]; then
 	echo "KTEST skip gpuasync.ko: not built (no linux-headers)"
 fi

@@ -14,11 +14,15 @@
 #          |                                      +- down 02:01.0 -- ivshmem 04:00.0  GPU A, 512M BAR
 #          -- rp2 (00:03.0) -- e1000e 05:00.0                                         card B
 #          -- rp3 (00:04.0) -- ivshmem 06:00.0                                        GPU B, 64M BAR
-#          -- rp4 (00:05.0, x-speed=2_5 x-width=1) -- e1000e 07:00.0                  card C, Gen1 x1
+#          -- rp4 (00:05.0, x-speed=2_5 x-width=1) -- nvme 07:00.0                    card C, Gen1 x1
 #          -- pxb-pcie (root complex pci0000:80, NUMA node 1) -+- rp5 -- ivshmem 81:00.0  GPU C
 #                                                               +- rp6 -- e1000e 82:00.0   card D
 # Boots: "off" (no IOMMU), "dma" (intel-iommu, intel_iommu=on: DMA groups,
 # ACS redirect on the ports), "pt" (the same with iommu=pt: identity).
+# Card C is QEMU's NVMe controller (a PCIe endpoint) with a 16 MiB RAM
+# "persistent memory region" as BAR4: in the off boot standin.c writes a
+# register image there and gpuasync.ko binds it (driver_override,
+# reg_bar=4), a real PCI function in front of which the driver runs.
 #
 # Environment: GA_PLATFORM_OUT=DIR (default: a temp dir, removed on pass),
 # GA_PLATFORM_BOOTS="off dma pt", GA_PLATFORM_TIMEOUT=S per boot (600).
@@ -51,6 +55,8 @@ if dpkg-query -W -f='${Status}' $PKGS_KMOD 2>/dev/null | grep -q 'ok installed' 
 	KMOD=$OUT/kmod/kmod
 	guest_lib_program "$OUT/poke" "$HERE/poke.c" >"$OUT/poke.log" 2>&1 ||
 		{ log "FAIL: poke does not build"; tail -20 "$OUT/poke.log"; exit 1; }
+	guest_lib_program "$OUT/standin" "$HERE/standin.c" >"$OUT/standin.log" 2>&1 ||
+		{ log "FAIL: standin does not build"; tail -20 "$OUT/standin.log"; exit 1; }
 	# kt hold: a live process with buffers registered (tests/kmod/kt.c).
 	guest_kt "$OUT/kt" || { log "FAIL: kt does not build"; exit 1; }
 elif [ "${CI:-}" = true ]; then
@@ -62,7 +68,8 @@ R=$OUT/root
 guest_root "$R"
 cp "$OUT/gpuasyncfs" "$R/t/"
 if [ -n "$KMOD" ]; then
-	cp "$KMOD/gpuasync.ko" "$KMOD/nv_p2p_stub/nv_p2p_stub.ko" "$OUT/poke" "$OUT/kt" "$R/t/"
+	cp "$KMOD/gpuasync.ko" "$KMOD/nv_p2p_stub/nv_p2p_stub.ko" "$OUT/poke" "$OUT/standin" \
+		"$OUT/kt" "$R/t/"
 fi
 cp "$HERE/init.sh" "$R/init"
 FUSE=$(modprobe -S "$KVER" --show-depends fuse 2>/dev/null | awk '$1=="insmod"{print $2}' || true)
@@ -86,7 +93,8 @@ machine() { # the topology above, as QEMU arguments
 		-object memory-backend-ram,id=bar2,size=64M,share=on
 		-device ivshmem-plain,memdev=bar2,bus=rp3,addr=0
 		-device pcie-root-port,id=rp4,bus=pcie.0,addr=0x5,chassis=6,slot=4,x-speed=2_5,x-width=1
-		-device e1000e,bus=rp4,addr=0
+		-object memory-backend-ram,id=cardregs,size=16M
+		-device nvme,serial=gpuasync-standin,pmrdev=cardregs,bus=rp4,addr=0
 		-device pxb-pcie,id=pxb1,bus_nr=0x80,numa_node=1,bus=pcie.0,addr=0x6
 		-device pcie-root-port,id=rp5,bus=pxb1,addr=0x0,chassis=7,slot=5
 		-object memory-backend-ram,id=bar3,size=64M,share=on

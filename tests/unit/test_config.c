@@ -337,7 +337,7 @@ static void round_trip(const struct ga_config *c)
 	n = ga_config_format(c, text, sizeof(text));
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(n, (int)strlen(text));
-	ck_assert_int_eq(load(text, &back, err, sizeof(err)), 0);
+	ck_assert_msg(load(text, &back, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(cfg_eq(c, &back), "round trip differs:\n%s", text);
 }
 

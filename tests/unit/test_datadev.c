@@ -182,6 +182,10 @@ static struct fake {
 	bool from_dmabuf[2][FK_MAX];
 	int dmabuf_err;
 	unsigned int dmabuf_adds;
+	/* frames the card counts during each add (rx_frame_count), and the
+	 * write_max_size the last add found */
+	unsigned int add_frames;
+	uint32_t max_at_add;
 } fk;
 
 /* The bus address the fake's table reports (not what the registers hold,
@@ -267,6 +271,12 @@ static void fk_counts(void)
 {
 	unsigned int w = fk.count[1], r = fk.count[0];
 
+	/* gpuasync.ko (table mode) writes the counts only */
+	if (fk.table) {
+		fk_set(GA_REG_WRITE_COUNT, 0, w ? w - 1 : 0);
+		fk_set(GA_REG_READ_COUNT, 0, r ? r - 1 : 0);
+		return;
+	}
 	/* main rewrites the whole word with both enables on */
 	*fk_reg(fk_off(GA_REG_WRITE_COUNT, 0)) = 0;
 	if (w) {
@@ -279,14 +289,23 @@ static void fk_counts(void)
 	}
 }
 
+/* What the driver keeps in write_max_size for a write buffer of @size:
+ * main the size, gpuasync.ko (table mode) the payload room. */
+static uint32_t fk_max_for(uint32_t size)
+{
+	return fk.table ? size - 32 : size;
+}
+
 /* The driver's add: buffer @i of the direction at address word @lo (what
- * the card is given), the write size register set as main sets it. */
+ * the card is given), the write size register set as the driver sets it;
+ * frames the card counts meanwhile (add_frames). */
 static void fk_add_slot(bool write, unsigned int i, uint32_t lo, uint32_t size)
 {
 	fk_set(write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, i, lo);
 	fk_set(write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI, i, 0xB0000000u);
 	if (write)
-		fk_set(GA_REG_WRITE_MAX_SIZE, 0, size);
+		fk_set(GA_REG_WRITE_MAX_SIZE, 0, fk_max_for(size));
+	fk_set(GA_REG_RX_FRAME_COUNT, 0, fk_get(GA_REG_RX_FRAME_COUNT, 0) + fk.add_frames);
 }
 
 static void fk_init(void)
@@ -360,9 +379,11 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 			return fk_fail(EINVAL);
 		if (fk.fail_pin)
 			return fk_fail(EPERM);
-		if (d->write && fk_get(GA_REG_WRITE_MAX_SIZE, 0) > 1 &&
-		    fk_get(GA_REG_WRITE_MAX_SIZE, 0) != d->size)
-			return fk_fail(EINVAL);
+		if (d->write) {
+			fk.max_at_add = fk_get(GA_REG_WRITE_MAX_SIZE, 0);
+			if (fk.max_at_add > 1 && fk.max_at_add != fk_max_for(d->size))
+				return fk_fail(EINVAL);
+		}
 		fk_add_slot(d->write, i, (uint32_t)(d->address | 1), d->size);
 		fk.addr[l][i] = d->address;
 		fk.size[l][i] = d->size;
@@ -736,11 +757,13 @@ START_TEST(test_upstream_quiet_probe)
 	ck_assert(ga_dev_has(dev, GA_CAP_ENABLE_IOCTL));
 	ck_assert(ga_dev_has(dev, GA_CAP_BUFFER_TABLE));
 	ck_assert_uint_eq(fk.enables, 0); /* none at open */
-	/* the fake's add turns the engines on, as main's does: putting them
-	 * back off goes through the driver, not a write of the shared word */
+	/* its add leaves the engines alone (no enable call); switching one
+	 * goes through the driver, not a write of the shared word */
 	fk_mk(dev, GA_DIR_WRITE, 0);
+	ck_assert_uint_eq(fk.enables, 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
 	ck_assert_uint_eq(fk.enables, 1);
-	ck_assert_uint_eq(fk_get(GA_REG_WRITE_ENABLE, 0), 0);
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_ENABLE, 0), 1);
 	ga_dev_close(dev);
 }
 END_TEST
@@ -824,6 +847,65 @@ START_TEST(test_upstream_add_undo)
 }
 END_TEST
 
+/* Another program's buffers on a card without an owner (upstream 7.4; issue
+ * 24 item 11a): the create is refused before anything reaches the card, and
+ * a remove-all takes them back. */
+static void fk_foreign_add(bool write, unsigned int n)
+{
+	unsigned int l = write ? 1 : 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		fk_add_slot(write, fk.count[l], 0x5000u + k, GA_GPU_PAGE_SIZE);
+		fk.count[l]++;
+	}
+	fk_counts();
+}
+
+START_TEST(test_upstream_foreign)
+{
+	unsigned int fc[2] = {9, 9}, adds, nw = _i == 0 ? 1 : 2;
+	struct ga_buf *b = NULL;
+	struct ga_dev *dev;
+	uint32_t max;
+
+	fk_init();
+	dev = fk_open();
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE] + fc[GA_DIR_READ], 0);
+	if (_i == 2) { /* ours first, theirs after */
+		fk_mk(dev, GA_DIR_WRITE, 0);
+		nw = 1;
+	}
+	fk_foreign_add(true, nw);
+	fk_foreign_add(false, 2); /* a lone one would go unseen: read slot 0 proves nothing */
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE], nw);
+	ck_assert_uint_eq(fc[GA_DIR_READ], 2);
+	adds = fk.adds;
+	max = fk_get(GA_REG_WRITE_MAX_SIZE, 0);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, ga_buf_count(dev, GA_DIR_WRITE),
+				       GA_GPU_PAGE_SIZE, &b),
+			 -EBUSY);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(ga_last_error(), "not registered here") &&
+			      strstr(ga_last_error(), "nothing was changed") &&
+			      strstr(ga_last_error(), "-o reclaim"),
+		      "%s", ga_last_error());
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_READ, 0, GA_GPU_PAGE_SIZE, &b), -EBUSY);
+	/* nothing reached the card: no add, no removal, the limit as it was */
+	ck_assert_uint_eq(fk.adds, adds);
+	ck_assert_uint_eq(fk.rem_calls, 0);
+	ck_assert_uint_eq(fk_get(GA_REG_WRITE_MAX_SIZE, 0), max);
+	ck_assert_uint_eq(fk.count[1], nw + (_i == 2));
+	/* a remove-all takes them back (7.4 lets any process) */
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_int_eq(ga_dev_foreign_buffers(dev, fc), 0);
+	ck_assert_uint_eq(fc[GA_DIR_WRITE] + fc[GA_DIR_READ], 0);
+	fk_mk(dev, GA_DIR_WRITE, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_upstream_no_table)
 {
 	struct ga_dev *dev;
@@ -895,6 +977,42 @@ START_TEST(test_table)
 	ck_assert_int_eq(bi.state, GA_BUF_ERROR);
 	ck_assert_int_eq(ga_buf_info(w1, &bi), 0);
 	ck_assert_int_ne(bi.state, GA_BUF_ERROR);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* Adding a write buffer while frames flow (issue 24 item 10): on gpuasync.ko
+ * (table mode) the add runs live, the library leaves the payload limit and
+ * the enables alone and counts nothing; on upstream main it clears the limit
+ * for the add and counts the frames the card saw meanwhile. */
+START_TEST(test_add_live)
+{
+	struct ga_dev *dev;
+
+	fk_init();
+	fk.table = _i == 1;
+	dev = fk_open();
+	ck_assert(ga_dev_has(dev, GA_CAP_ADD_LIVE) == fk.table);
+	fk_mk(dev, GA_DIR_WRITE, 0);
+	ck_assert_int_eq(ga_buf_arm(ga_buf_get(dev, GA_DIR_WRITE, 0)), 0);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	fk.add_frames = 5;
+	fk_mk(dev, GA_DIR_WRITE, 1);
+	fk_mk(dev, GA_DIR_READ, 0);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_ENABLE, 0), 1);
+	ck_assert_uint_eq(fk_field(dev, GA_REG_WRITE_MAX_SIZE, 0), GA_GPU_PAGE_SIZE - 32);
+	if (fk.table) {
+		ck_assert_uint_eq(fk.max_at_add, GA_GPU_PAGE_SIZE - 32);
+		ck_assert_uint_eq(ga_dev_add_stopped_frames(dev), 0);
+	} else {
+		ck_assert_uint_le(fk.max_at_add, 1); /* cleared for the add */
+		/* main turns the engines on: a read add loses nothing */
+		ck_assert_uint_eq(ga_dev_add_stopped_frames(dev), 5);
+	}
+	/* an add with the write engine off loses nothing */
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, false), 0);
+	fk_mk(dev, GA_DIR_WRITE, 2);
+	ck_assert_uint_eq(ga_dev_add_stopped_frames(dev), fk.table ? 0 : 5);
 	ga_dev_close(dev);
 }
 END_TEST
@@ -1095,8 +1213,10 @@ static Suite *datadev_suite(void)
 	tcase_add_test(tc, test_upstream_quiet_probe);
 	tcase_add_test(tc, test_upstream_wiped);
 	tcase_add_test(tc, test_upstream_add_undo);
+	tcase_add_loop_test(tc, test_upstream_foreign, 0, 3);
 	tcase_add_test(tc, test_upstream_no_table);
 	tcase_add_test(tc, test_table);
+	tcase_add_loop_test(tc, test_add_live, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dmabuf");
 	tcase_add_test(tc, test_pin_open);

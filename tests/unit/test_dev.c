@@ -467,6 +467,46 @@ START_TEST(test_link_down)
 }
 END_TEST
 
+/* AxiVersion's ScratchPad on the simulated card, as pyrogue checks it:
+ * 0 at power-up, keeps every pattern written, identity around it ignores
+ * writes; read-only rows refuse with -EACCES, link down with -ENOLINK;
+ * a new card powers up at 0 again. */
+START_TEST(test_fw_scratch_pad)
+{
+	static const uint32_t pat[] = {0xdeadbeef, 0xffffffff, 1, 0x5a5aa5a5, 0};
+	struct ga_dev *dev = open_sim("sim:version=4");
+	char text[GA_FW_TEXT_MAX], ver[GA_FW_TEXT_MAX];
+
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_SCRATCH_PAD, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "0x00000000");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_FPGA_VERSION, ver, sizeof(ver)), 0);
+	for (size_t k = 0; k < sizeof(pat) / sizeof(pat[0]); k++) {
+		char want[16];
+
+		ck_assert_int_eq(ga_fw_write(dev, GA_FW_SCRATCH_PAD, pat[k]), 0);
+		ck_assert_int_eq(ga_fw_read(dev, GA_FW_SCRATCH_PAD, text, sizeof(text)), 0);
+		snprintf(want, sizeof(want), "0x%08x", pat[k]);
+		ck_assert_str_eq(text, want);
+	}
+	ck_assert_int_eq(ga_fw_write(dev, GA_FW_SCRATCH_PAD, 0x1234), 0);
+	ck_assert_int_eq(ga_fw_write(dev, GA_FW_FPGA_VERSION, 7), -EACCES);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "read-only"));
+	ck_assert_int_eq(ga_fw_write(dev, GA_FW_COUNT, 7), -ENOENT);
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_FPGA_VERSION, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, ver);
+	ck_assert_int_eq(ga_sim_link_set(dev, false), 0);
+	ck_assert_int_eq(ga_fw_write(dev, GA_FW_SCRATCH_PAD, 0x99), -ENOLINK);
+	ck_assert_int_eq(ga_sim_link_set(dev, true), 0);
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_SCRATCH_PAD, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "0x00001234");
+	ga_dev_close(dev);
+	dev = open_sim("sim:version=4");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_SCRATCH_PAD, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "0x00000000");
+	ga_dev_close(dev);
+}
+END_TEST
+
 /* ---- buffers ------------------------------------------------------------- */
 
 static struct ga_buf *mk(struct ga_dev *dev, enum ga_dir dir, unsigned int i, size_t size)
@@ -983,6 +1023,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_monitor_counts);
 	tcase_add_test(tc, test_buffer_counts);
 	tcase_add_test(tc, test_link_down);
+	tcase_add_test(tc, test_fw_scratch_pad);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("buffers");

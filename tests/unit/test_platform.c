@@ -384,6 +384,45 @@ START_TEST(test_links)
 }
 END_TEST
 
+/* The link as the metrics read it (ga_platform_link): all four values,
+ * "Unknown" speed and a missing file left at "could not tell", never a
+ * number; the card found from its /dev node, an emulated card told apart. */
+START_TEST(test_link_values)
+{
+	struct ga_pci_link l;
+	char bdf[16];
+
+	base();
+	put("/sys/devices/" CARD "/current_link_speed", "2.5 GT/s PCIe\n");
+	put("/sys/devices/" CARD "/current_link_width", "1\n");
+	ck_assert_int_eq(ga_platform_link(root, "0000:03:00.0", &l), 0);
+	ck_assert_str_eq(l.bdf, "0000:03:00.0");
+	ck_assert(l.speed == 2.5 && l.max_speed == 8.0);
+	ck_assert_int_eq(l.width, 1);
+	ck_assert_int_eq(l.max_width, 8);
+	put("/sys/devices/" CARD "/current_link_speed", "Unknown\n");
+	put("/sys/devices/" CARD "/current_link_width", "0\n");
+	ck_assert_int_eq(ga_platform_link(root, "0000:03:00.0", &l), -ENODATA);
+	ck_assert(l.speed == 0 && l.max_speed == 8.0);
+	ck_assert_int_eq(l.width, 0); /* link down: the kernel's 0, a fact */
+	rm("/sys/devices/" CARD "/max_link_width");
+	ck_assert_int_eq(ga_platform_link(root, "0000:03:00.0", &l), -ENODATA);
+	ck_assert_int_eq(l.max_width, -1);
+	ck_assert_int_eq(ga_platform_link(root, "0000:0f:00.0", &l), -ENOENT);
+	ck_assert(l.speed == 0 && l.max_speed == 0 && l.width == -1 && l.max_width == -1);
+	ck_assert_int_eq(ga_platform_link(root, "not-a-bdf", &l), -EINVAL);
+	ck_assert_int_eq(ga_platform_card_pci(root, "/dev/gpuasync_0", bdf, sizeof(bdf)), 0);
+	ck_assert_str_eq(bdf, "0000:03:00.0");
+	ck_assert_int_eq(ga_platform_card_pci(root, "0000:04:00.0", bdf, sizeof(bdf)), 0);
+	ck_assert_str_eq(bdf, "0000:04:00.0");
+	ck_assert_int_eq(ga_platform_card_pci(root, "/dev/nothing_0", bdf, sizeof(bdf)), -ENOENT);
+	put("/sys/class/gpuasync/gpuasync_emu0/version", "4\n");
+	ck_assert_int_eq(ga_platform_card_pci(root, "/dev/gpuasync_emu0", bdf, sizeof(bdf)),
+			 -ENODEV);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_numa)
 {
 	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
@@ -678,6 +717,7 @@ static Suite *platform_suite(void)
 	tcase_add_test(t, test_acs_redirect);
 	tcase_add_test(t, test_acs_unreadable);
 	tcase_add_test(t, test_root_complex);
+	tcase_add_test(t, test_link_values);
 	tcase_add_test(t, test_two_root_complexes);
 	tcase_add_test(t, test_pairing);
 	tcase_add_test(t, test_iommu);

@@ -839,11 +839,11 @@ START_TEST(test_fw_facts)
 		const char *name;
 		unsigned int offset, words, lsb, msb;
 	} e[] = {
-		{"fpga_version", 0x000, 1, 0, 31}, {"uptime", 0x008, 1, 0, 31},
-		{"dma_clock_hz", 0x410, 1, 0, 31}, {"hardware_type", 0x424, 1, 0, 11},
-		{"gpu_enable", 0x428, 1, 0, 0},	   {"device_id", 0x500, 1, 0, 31},
-		{"git_hash", 0x600, 5, 0, 31},	   {"dna", 0x700, 4, 0, 31},
-		{"build_stamp", 0x800, 64, 0, 31},
+		{"fpga_version", 0x000, 1, 0, 31},  {"scratch_pad", 0x004, 1, 0, 31},
+		{"uptime", 0x008, 1, 0, 31},	    {"dma_clock_hz", 0x410, 1, 0, 31},
+		{"hardware_type", 0x424, 1, 0, 11}, {"gpu_enable", 0x428, 1, 0, 0},
+		{"device_id", 0x500, 1, 0, 31},	    {"git_hash", 0x600, 5, 0, 31},
+		{"dna", 0x700, 4, 0, 31},	    {"build_stamp", 0x800, 64, 0, 31},
 	};
 
 	ck_assert_uint_eq(sizeof(e) / sizeof(e[0]), GA_FW_COUNT);
@@ -866,6 +866,16 @@ START_TEST(test_fw_facts)
 	ck_assert_uint_eq(GA_FW_BASE + ga_fw_fields[GA_FW_DMA_CLOCK_HZ].offset,
 			  GA_AXIVERSION_CLOCK_HZ);
 	ck_assert_int_eq(ga_fw_find("nope"), -ENOENT);
+	/* read-write: ScratchPad only (surf's AxiVersion; the reload and reset
+	 * controls are deliberately no rows), and the write mask follows it */
+	for (unsigned int i = 0; i < GA_FW_COUNT; i++)
+		ck_assert_uint_eq(ga_fw_fields[i].access,
+				  i == GA_FW_SCRATCH_PAD ? GA_FWA_RW : GA_FWA_RO);
+	ck_assert_uint_eq(ga_fw_write_mask(0x004), 0xffffffffu);
+	ck_assert_uint_eq(ga_fw_write_mask(0x000), 0);
+	ck_assert_uint_eq(ga_fw_write_mask(0x008), 0);
+	ck_assert_uint_eq(ga_fw_write_mask(0x100), 0);
+	ck_assert_uint_eq(ga_fw_write_mask(0x600), 0);
 }
 END_TEST
 
@@ -949,11 +959,11 @@ START_TEST(test_pyrogue_names)
 		const char *py;
 		unsigned int offset;
 	} fw[] = {
-		{"AxiVersion.FpgaVersion", 0x000},    {"AxiVersion.UpTimeCnt", 0x008},
-		{"AxiVersion.DMA_CLK_FREQ_C", 0x410}, {"AxiVersion.PCIE_HW_TYPE_G", 0x424},
-		{"AxiVersion.DataGpuEn", 0x428},      {"AxiVersion.DeviceId", 0x500},
-		{"AxiVersion.GitHash", 0x600},	      {"AxiVersion.DeviceDna", 0x700},
-		{"AxiVersion.BuildStamp", 0x800},
+		{"AxiVersion.FpgaVersion", 0x000},    {"AxiVersion.ScratchPad", 0x004},
+		{"AxiVersion.UpTimeCnt", 0x008},      {"AxiVersion.DMA_CLK_FREQ_C", 0x410},
+		{"AxiVersion.PCIE_HW_TYPE_G", 0x424}, {"AxiVersion.DataGpuEn", 0x428},
+		{"AxiVersion.DeviceId", 0x500},	      {"AxiVersion.GitHash", 0x600},
+		{"AxiVersion.DeviceDna", 0x700},      {"AxiVersion.BuildStamp", 0x800},
 	};
 	unsigned int named = 0;
 

@@ -1,7 +1,8 @@
 #!/bin/busybox sh
 # /init of tests/upstream/tools.sh's guest: upstream's GPU tools, unmodified,
-# on gpuasync.ko's emulated card in upstream mode, RUNS times each, no
-# retries; then the card's own account (every GPU->FPGA frame was PRBS),
+# on gpuasync.ko's emulated card in upstream mode, RUNS times each (a run
+# that lost one of upstream's own races with the card's tick is run again,
+# and said); then the card's own account (every GPU->FPGA frame was PRBS),
 # the stub's (no pin left) and a clean unload.
 . /t/guest.sh
 . /t/env
@@ -19,24 +20,69 @@ SYS=/sys/class/gpuasync/gpuasync_emu0
 n=$(/bin/sh -c 'dmesg --ctime --level=emerg,alert,crit,err,warn | wc -l')
 [ "$n" -gt 0 ] && ok "dmesg_works ($n lines)" || bad "dmesg_works ($n lines)"
 
-# tool NAME SECONDS CMD...: RUNS runs; every one must pass.
+# upstream_race NAME: print why the failed run in /tmp/out lost a race that
+# upstream's tool itself runs against the card's free-running tick, with the
+# card's evidence; print nothing for any other failure.
+#  - dmaGpuToggleTest stops the preamble right after re-arming and only then
+#    disables writes; a tick in between lands frame S in an armed buffer, the
+#    tool wipes it on resume and reports "Bad Sequence. exp=S, got=S+1".  The
+#    card must show F..=S as its last frame before it saw the disable.
+#  - rdmaTestEmu re-arms every buffer on its last frame and only then clears
+#    the free list: a tick in between delivers exactly one frame more than
+#    asked (rx = expected + 1, tx = expected), as its own comment says.
+upstream_race() {
+	case $1 in
+	dmaGpuToggleTest)
+		s=$(sed -n 's/^Bad Sequence\. exp=\([0-9]*\), got=\([0-9]*\)$/\1 \2/p' /tmp/out | head -1)
+		[ -n "$s" ] || return 0
+		set -- $s
+		[ "$2" = $(($1 + 1)) ] || return 0
+		cat $SYS/up_log | tr ' ' '\n' | awk -v s="$1" -F'[:=]' '
+			found && /:[Fe]/ { exit }
+			found && /:d/ { ok = 1; exit }
+			!found && $2 ~ /^F/ && $3 == s { found = 1 }
+			END { if (ok) print "the card delivered frame " s \
+				" after the tool'"'"'s last preamble frame, before its disable" }'
+		;;
+	rdmaTestEmu_*)
+		sed -n 's/.*counter mismatch rx=\([0-9]*\) tx=\([0-9]*\) expected=\([0-9]*\).*/\1 \2 \3/p' \
+			/tmp/out | head -1 | awk '$1 == $3 + 1 && $2 == $3 {
+			print "one frame more than asked (rx " $1 ", tx " $2 "): a tick between " \
+				"the last re-arm and the free-list clear" }'
+		;;
+	esac
+}
+
+# tool NAME SECONDS CMD...: RUNS runs; every one must pass.  A run that
+# lost one of upstream's own races (upstream_race) is run again, at most
+# 1 + RUNS/10 times per tool, and counted on the KTEST line; any other
+# failure fails the tool.
 tool() {
 	name=$1 secs=$2
 	shift 2
-	n=0 pass=0 t0=$(date +%s)
+	n=0 pass=0 again=0 t0=$(date +%s)
 	while [ $n -lt "$RUNS" ]; do
 		n=$((n + 1))
 		if timeout "$secs" "$@" >/tmp/out 2>&1; then
 			pass=$((pass + 1))
-		else
-			echo "--- $name run $n failed:"
-			tail -15 /tmp/out
-			# What the card saw: its state and its last events.
-			echo "--- card: $(cat $SYS/up_state 2>/dev/null)"
-			echo "--- events: $(cat $SYS/up_log 2>/dev/null)"
+			continue
 		fi
+		why=$(upstream_race "$name")
+		if [ -n "$why" ] && [ $again -lt $((1 + RUNS / 10)) ]; then
+			again=$((again + 1)) n=$((n - 1))
+			echo "--- $name run $((n + 1)) lost upstream's own race, run again: $why"
+			grep -m 3 -e 'Bad Sequence' -e 'counter mismatch' /tmp/out
+			continue
+		fi
+		echo "--- $name run $n failed:"
+		tail -15 /tmp/out
+		# What the card saw: its state and its last events.
+		echo "--- card: $(cat $SYS/up_state 2>/dev/null)"
+		echo "--- events: $(cat $SYS/up_log 2>/dev/null)"
 	done
-	echo "KTEST $( [ $pass = "$RUNS" ] && echo ok || echo FAIL ) runs $name: $pass of $RUNS passed ($(($(date +%s) - t0)) s)"
+	extra=""
+	[ $again = 0 ] || extra="; $again run again after upstream's own race"
+	echo "KTEST $( [ $pass = "$RUNS" ] && echo ok || echo FAIL ) runs $name: $pass of $RUNS passed ($(($(date +%s) - t0)) s$extra)"
 	[ $pass = "$RUNS" ] || rc=1
 	tail -3 /tmp/out
 }

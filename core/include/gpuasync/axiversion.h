@@ -11,9 +11,17 @@
  *
  * Row columns: id, "name", offset (bytes from the AxiVersion base), words
  * (32-bit words the value spans, least significant first), kind (how the
- * words become text), lsb, msb (for single-word fields), "one-line doc",
- * "pyrogue variable" (relative to axi-pcie-core's AxiPcieCore, whose
- * PcieAxiVersion extends surf's AxiVersion with the userValues names).
+ * words become text), lsb, msb (for single-word fields), access (GA_FWA_RO
+ * identity, or GA_FWA_RW: a word the firmware keeps as written, 0 at
+ * power-up as in surf's AxiVersion), "one-line doc", "pyrogue variable"
+ * (relative to axi-pcie-core's AxiPcieCore, whose PcieAxiVersion extends
+ * surf's AxiVersion with the userValues names).
+ *
+ * The emulated cards (library and kernel) keep a write only in the bits of
+ * an RW row (ga_fw_write_mask); everything else in the block is identity
+ * and ignores writes, as on the card.  AxiVersion's reload and reset
+ * controls (0x100-0x10C) are no rows: nothing here may reload or reset a
+ * card, so the emulated cards drop writes there and read 0 (power-up).
  *
  * This header is plain C usable from the kernel (kmod/) too.
  */
@@ -31,6 +39,11 @@
 #define GA_FW_BASE 0x20000u
 #define GA_FW_SIZE 0x1000u
 
+enum ga_fw_access {
+	GA_FWA_RO, /* identity: writes are ignored */
+	GA_FWA_RW, /* kept as written (ScratchPad) */
+};
+
 enum ga_fw_kind {
 	GA_FWK_HEX,    /* one field, "0x%08x" */
 	GA_FWK_HEX3,   /* one field, "0x%03x" (hardware type, 12 bits) */
@@ -42,23 +55,26 @@ enum ga_fw_kind {
 
 /* clang-format off */
 #define GA_FIRMWARE(X) \
- X(FPGA_VERSION, "fpga_version", 0x000, 1, GA_FWK_HEX, 0, 31, \
+ X(FPGA_VERSION, "fpga_version", 0x000, 1, GA_FWK_HEX, 0, 31, GA_FWA_RO, \
    "firmware image version (AxiVersion FpgaVersion)", "AxiVersion.FpgaVersion") \
- X(UPTIME, "uptime", 0x008, 1, GA_FWK_DEC, 0, 31, \
+ X(SCRATCH_PAD, "scratch_pad", 0x004, 1, GA_FWK_HEX, 0, 31, GA_FWA_RW, \
+   "a word to test reads and writes: keeps what is written, 0 at power-up", \
+   "AxiVersion.ScratchPad") \
+ X(UPTIME, "uptime", 0x008, 1, GA_FWK_DEC, 0, 31, GA_FWA_RO, \
    "seconds since power-up or the last firmware reload", "AxiVersion.UpTimeCnt") \
- X(DMA_CLOCK_HZ, "dma_clock_hz", 0x410, 1, GA_FWK_DEC, 0, 31, \
+ X(DMA_CLOCK_HZ, "dma_clock_hz", 0x410, 1, GA_FWK_DEC, 0, 31, GA_FWA_RO, \
    "DMA clock frequency in Hz (userValues[4])", "AxiVersion.DMA_CLK_FREQ_C") \
- X(HARDWARE_TYPE, "hardware_type", 0x424, 1, GA_FWK_HEX3, 0, 11, \
+ X(HARDWARE_TYPE, "hardware_type", 0x424, 1, GA_FWK_HEX3, 0, 11, GA_FWA_RO, \
    "board type code (userValues[9] bits 11:0)", "AxiVersion.PCIE_HW_TYPE_G") \
- X(GPU_ENABLE, "gpu_enable", 0x428, 1, GA_FWK_DEC, 0, 0, \
+ X(GPU_ENABLE, "gpu_enable", 0x428, 1, GA_FWK_DEC, 0, 0, GA_FWA_RO, \
    "1 when the image was built with GpuAsync (userValues[10] bit 0)", "AxiVersion.DataGpuEn") \
- X(DEVICE_ID, "device_id", 0x500, 1, GA_FWK_HEX, 0, 31, \
+ X(DEVICE_ID, "device_id", 0x500, 1, GA_FWK_HEX, 0, 31, GA_FWA_RO, \
    "device identification set by the image", "AxiVersion.DeviceId") \
- X(GIT_HASH, "git_hash", 0x600, 5, GA_FWK_GIT, 0, 31, \
+ X(GIT_HASH, "git_hash", 0x600, 5, GA_FWK_GIT, 0, 31, GA_FWA_RO, \
    "git commit the image was built from (40 hex digits), or dirty", "AxiVersion.GitHash") \
- X(DNA, "dna", 0x700, 4, GA_FWK_WIDE, 0, 31, \
+ X(DNA, "dna", 0x700, 4, GA_FWK_WIDE, 0, 31, GA_FWA_RO, \
    "FPGA device DNA (unique per chip)", "AxiVersion.DeviceDna") \
- X(BUILD_STAMP, "build_stamp", 0x800, 64, GA_FWK_STRING, 0, 31, \
+ X(BUILD_STAMP, "build_stamp", 0x800, 64, GA_FWK_STRING, 0, 31, GA_FWA_RO, \
    "build string: image name, environment, server, date, builder", "AxiVersion.BuildStamp")
 /* clang-format on */
 
@@ -75,12 +91,20 @@ struct ga_fw_field {
 	uint8_t words;
 	uint8_t kind; /* enum ga_fw_kind */
 	uint8_t lsb, msb;
+	uint8_t access; /* enum ga_fw_access */
 	const char *doc;
 	const char *pyrogue; /* "AxiVersion.GitHash" */
 };
 
 /* The table, indexed by enum ga_fw_id (core/axiversion.c). */
 extern const struct ga_fw_field ga_fw_fields[GA_FW_COUNT];
+
+/*
+ * The bits of the AxiVersion word at @off (from GA_FW_BASE) that a write
+ * changes on the card: those of the RW rows there, 0 where the word is
+ * identity or no row's.  What the emulated cards apply a write through.
+ */
+uint32_t ga_fw_write_mask(uint32_t off);
 
 /* Longest text a row renders to (build stamp), NUL included. */
 #define GA_FW_TEXT_MAX 260u

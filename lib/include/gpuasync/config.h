@@ -37,6 +37,7 @@ struct ga_config {
 	int gpu_index;
 	bool use_gpu;
 	bool observe; /* look only: another process owns the card (docs/drp.md) */
+	bool reclaim; /* remove buffers nobody here registered, at mount */
 	int pin; /* enum ga_pin (gpuasync/device.h): auto, p2p, dmabuf */
 	/* [sim] */
 	unsigned int sim_version;

@@ -149,6 +149,10 @@ enum ga_cap {
 	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf) */
 	GA_CAP_PINNED_LIST,    /* ga_dev_pinned works: the driver's table, or what
 				* upstream's datadev publishes in /proc/datadev_N */
+	GA_CAP_ADD_LIVE,       /* a buffer is added while frames flow: the add
+				* programs the new slot before the count that lets
+				* the engine use it and stops nothing (the simulated
+				* card, gpuasync.ko; not upstream's datadev) */
 	GA_CAP_COUNT
 };
 
@@ -167,6 +171,8 @@ struct ga_dev_info {
 	char clock_note[96];     /* why clock_hz is an assumed default, if it is */
 	char pin[8];             /* the pin path chosen at open: "dmabuf" or "p2p" */
 	char pin_note[256];      /* why that path (what the other one lacks) */
+	char gpu_pci[16];        /* the GPU's PCI address (0000:1b:00.0) where the memory
+				  * provider knows it (CUDA), else "" */
 };
 
 int ga_dev_info(struct ga_dev *dev, struct ga_dev_info *info);
@@ -183,6 +189,12 @@ int ga_dev_link(struct ga_dev *dev);
  * @buf (GA_FW_TEXT_MAX bytes hold any field).  -ENOTSUP without
  * GA_CAP_FIRMWARE_ID, -ENOLINK when the link is down. */
 int ga_fw_read(struct ga_dev *dev, enum ga_fw_id id, char *buf, size_t len);
+/* Write @value into read-write AxiVersion field @id (GA_FWA_RW rows:
+ * scratch_pad), read-modify-write of its word under the device lock.
+ * -EACCES for an identity (read-only) row, -ERANGE for a value wider than
+ * the field, -ENOTSUP where the backend cannot write the block, -ENOLINK
+ * when the link is down; nothing is written then. */
+int ga_fw_write(struct ga_dev *dev, enum ga_fw_id id, uint32_t value);
 
 /* ---- registers ----------------------------------------------------------- */
 
@@ -294,6 +306,25 @@ int ga_buf_info_all(struct ga_dev *dev, enum ga_dir dir, struct ga_buf_info *out
  * buffer 0's address); the buffers are then ERROR for good: destroy them
  * (that works) before creating new ones. */
 unsigned int ga_dev_registrations_lost(struct ga_dev *dev);
+
+/* Frames the card counted (rx_frame_count) while a buffer add had the write
+ * engine stopped or its payload limit cleared, summed over every add: on
+ * a device without GA_CAP_ADD_LIVE (upstream's datadev: 7.5 turns both
+ * engines off for the add, 7.4 needs the limit cleared, so frames are
+ * dropped or cut to 1 byte).  An upper bound: a frame that landed just
+ * before the driver stopped the engine is counted too.  Always 0 where
+ * adds run live.  Thread-safe. */
+uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev);
+
+/* Buffers the card holds that this device did not register, per direction
+ * (@count[GA_DIR_WRITE], @count[GA_DIR_READ]): another program's, or left
+ * by one that exited without removing them (upstream's datadev keeps them
+ * after close).  Read from the ring sizes in 0x08 and slot 0's address, so
+ * it is a lower bound while ours and others' mix.  ga_buf_create refuses
+ * (-EBUSY, changing nothing) while the count of its direction is not 0;
+ * ga_buf_destroy_all takes them back where the driver lets any process
+ * remove everything (upstream 7.4).  0 or a negative errno. */
+int ga_dev_foreign_buffers(struct ga_dev *dev, unsigned int count[2]);
 
 /* Arm a write buffer (free list).  The 8-byte header (doorbell at +4
  * included) is cleared first, so a doorbell seen later is a new frame.

@@ -111,6 +111,36 @@ int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result 
  * newline; returns the length as snprintf does. */
 int ga_check_format(const struct ga_check_result *r, char *buf, size_t len);
 
+/*
+ * What can change while a card runs: a PCIe link retrains (a marginal
+ * slot drops to Gen1, a GPU idles down).  Read from sysfs at each call
+ * (four small files), for the mount's metrics.
+ */
+struct ga_pci_link {
+	char bdf[16];	  /* the PCI function read: "0000:07:00.0" */
+	double speed;	  /* GT/s now (current_link_speed); 0: could not tell */
+	double max_speed; /* GT/s it can do (max_link_speed); 0: could not tell */
+	int width;	  /* lanes now (current_link_width; 0: link down); -1: could not tell */
+	int max_width;	  /* lanes it can do (max_link_width); -1: could not tell */
+};
+
+/*
+ * The PCI function behind card @card (a device node or a PCI address, as
+ * ga_platform_opts.card) under @root ("" or NULL: /), into @bdf: 0;
+ * -ENODEV when the card has none (gpuasync.ko's emulated card), -ENOENT
+ * when it cannot be told (no such node, no class or proc entry).
+ */
+int ga_platform_card_pci(const char *root, const char *card, char *bdf, size_t len);
+
+/*
+ * PCI function @bdf's link now, from current_link_speed, max_link_speed,
+ * current_link_width and max_link_width: 0 when all four were read, else
+ * the first error (-ENOENT: not a PCIe function, or gone), the fields not
+ * read left at "could not tell".  Never a guess: a speed the kernel gives
+ * as "Unknown" (link down) stays 0.
+ */
+int ga_platform_link(const char *root, const char *bdf, struct ga_pci_link *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,12 @@
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
  *   rate=HZ size=BYTES pattern=prbs|counter|zero|timing  (frame generator defaults)
  *   link=up|down (default up; down: the card answers all-ones, see below)
+ *   trap=yes|no (default yes on x86-64 Linux, where it works: stores through
+ *             ga_dev_map_regs's mapping to the control word's page are seen one
+ *             by one, so enable 0 then 1 back to back resets the ring index as
+ *             on firmware; that page is then read-only to the MMU, and CUDA's
+ *             cuMemHostRegister pins for writing: pass trap=no to register the
+ *             mapping with CUDA; docs/sim.md)
  *
  * The model runs in its own thread.  It watches the register block (which
  * lives in shared memory, so a CUDA consumer in another process can map it
@@ -78,10 +84,16 @@ enum ga_sim_fault {
 	GA_FAULT_READ_ERROR,    /* next reads: AXI read error (code 1..7) */
 	GA_FAULT_REG_IGNORED,   /* next register writes do nothing, as a field a
 				 * firmware build holds fixed (code unused) */
+	GA_FAULT_PULSE_GAP,     /* the next generated frame's number (pulse ID,
+				 * evtCounter, pattern seed) jumps on by count:
+				 * count frames lost before the card */
+	GA_FAULT_PULSE_DUPLICATE, /* the next count generated frames repeat the
+				   * number of the frame before them */
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);
-/* Make the next @count operations fail with @fault (code where it applies). */
+/* Make the next @count operations fail with @fault (code where it applies);
+ * for GA_FAULT_PULSE_GAP @count is the frame numbers to skip. */
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
 		  uint32_t code);
 
@@ -104,6 +116,10 @@ struct ga_sim_stats {
 	uint32_t last_read_crc; /* CRC-32 of the last received frame */
 	uint64_t cpu_ns;        /* CPU time the card's thread (model, generator,
 				 * DMA submission) has used since open */
+	uint64_t ctl_stores;    /* stores through ga_dev_map_regs's mapping to the
+				 * control word's page, seen one by one (trap=yes) */
+	uint32_t ctl_lost;      /* control-word values seen but not logged (more
+				 * than 16 between two looks): as if missed */
 };
 int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
 

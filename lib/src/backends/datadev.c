@@ -286,6 +286,15 @@ static int dd_reg_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	return 0;
 }
 
+/* The card decides which bits keep a write (ScratchPad does). */
+static int dd_fw_write(struct ga_dev *dev, uint32_t off, uint32_t val)
+{
+	struct DmaRegisterData r = {.address = GA_FW_BASE + off, .data = val};
+	int rc = dd_ioctl(dd(dev), DMA_Write_Register, (unsigned long)&r);
+
+	return rc < 0 ? rc : 0;
+}
+
 /* AxiVersion through the register ioctl (BAR0 0x20000 is inside the
  * window it allows, 0x10000 and up); the mapping covers the core only. */
 static int dd_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
@@ -984,6 +993,11 @@ static int dd_enable(struct ga_dev *dev, enum ga_dir dir, bool on)
 	return rc < 0 ? rc : 0;
 }
 
+static int dd_busy_dev(struct ga_dev *dev, int rc)
+{
+	return dd_busy(dd(dev), rc);
+}
+
 static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 {
 	struct dd_priv *p = dd(dev);
@@ -1005,6 +1019,11 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 		return p->features & GA_FEAT_DMABUF;
 	case GA_CAP_ENABLE_IOCTL:
 		return p->enable_ioctl;
+	case GA_CAP_ADD_LIVE:
+		/* gpuasync.ko programs the slot, then the counts, and leaves
+		 * the enables alone (kmod/ga_drv.c ga_add_commit); upstream's
+		 * adds turn the engines on (7.4) or off (7.5). */
+		return p->driver == DD_GPUASYNC;
 	default:
 		return false;
 	}
@@ -1019,6 +1038,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.reg_read = dd_reg_read,
 	.reg_write = dd_reg_write,
 	.fw_read = dd_fw_read,
+	.fw_write = dd_fw_write,
 	.map_regs = dd_map_regs,
 	.unmap_regs = dd_unmap_regs,
 	.reg_path = dd_reg_path,
@@ -1027,6 +1047,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.remove_last = dd_remove_last,
 	.arm = dd_arm,
 	.enable = dd_enable,
+	.busy = dd_busy_dev,
 	.has = dd_has,
 	.pinned = dd_pinned,
 };

@@ -94,6 +94,7 @@ struct sim_cfg {
 	uint64_t clock_hz;
 	bool legacy;
 	bool link_down;
+	bool trap;
 	uint32_t core_offset; /* 0: the shm file is the core block alone */
 	char shm[128];
 	struct ga_sim_gen gen;
@@ -159,6 +160,16 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 			c->link_down = true;
 		else
 			return ga_err(-EINVAL, "sim: link must be up or down");
+	} else if (KEY("trap")) {
+		if (vlen == 3 && !strncmp(v, "yes", 3))
+			c->trap = true;
+		else if (vlen == 2 && !strncmp(v, "no", 2))
+			c->trap = false;
+		else
+			return ga_err(-EINVAL, "sim: trap must be yes or no");
+		if (c->trap && !sim_trap_supported())
+			return ga_err(-ENOTSUP, "sim: trap=yes needs x86-64 Linux (the single-step "
+						"flag)");
 	} else if (KEY("core_offset")) {
 		rc = ga_parse_u64(v, vlen, GA_CORE_OFFSET_MAX, &x);
 		if (rc || (x & (GA_CORE_ALIGN - 1)))
@@ -195,8 +206,8 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 		return ga_err(
 			-EINVAL,
 			"sim: unknown option '%.*s' (known: version, max_buffers, "
-			"dma_data_bytes, clock_hz, latency, link, core_offset, shm, rate, size, "
-			"pattern)",
+			"dma_data_bytes, clock_hz, latency, link, trap, core_offset, shm, rate, "
+			"size, pattern)",
 			(int)klen, k);
 	}
 #undef KEY
@@ -217,6 +228,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 	c->gen.size = 4096;
 	c->gen.pattern = GA_PATTERN_PRBS;
 	c->gen.first_user = 0x02; /* SOF, as the firmware's read path sends */
+	c->trap = sim_trap_supported();
 
 	if (strncmp(spec, "sim", 3) != 0 || (spec[3] && spec[3] != ':'))
 		return ga_err(-EINVAL, "'%s' is not a sim spec (sim[:key=value,...])", spec);
@@ -253,6 +265,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 
 static void sim_free(struct sim *s)
 {
+	sim_trap_unmap(s);
 	if (s->regs)
 		munmap((void *)s->regs, GA_CORE_SIZE);
 	if (s->shm_fd >= 0) {
@@ -305,6 +318,19 @@ static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
 	return 0;
 }
 
+/* The firmware keeps a write only in the bits of the RW rows (ScratchPad);
+ * identity ignores it.  Callers hold dev->lock, which orders it against
+ * sim_fw_read. */
+static int sim_fw_write(struct ga_dev *dev, uint32_t off, uint32_t val)
+{
+	struct sim *s = dev_sim(dev);
+	uint32_t mask = ga_fw_write_mask(off);
+
+	if (!atomic_load(&s->link_down) && off < GA_FW_SIZE)
+		s->fw[off / 4] = (s->fw[off / 4] & ~mask) | (val & mask);
+	return 0;
+}
+
 static int sim_open(struct ga_dev *dev, const char *spec)
 {
 	static atomic_uint instance;
@@ -334,6 +360,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	s->layout = ga_layout_for_version(c.version, c.legacy);
 	s->gen = c.gen;
 	atomic_store(&s->link_down, c.link_down);
+	s->trap = c.trap;
 	sim_fw_words(s);
 	pthread_mutex_init(&s->lock, NULL);
 	s->log_waits = ga_log_enabled();
@@ -453,9 +480,24 @@ static int sim_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 	return 0;
 }
 
+/* With trap (the default where it works) a mapping of the process's own
+ * whose stores to the control word are each seen (sim_trap.c); else the
+ * model's, whose stores it sees when it looks. */
 static int sim_map_regs(struct ga_dev *dev, volatile uint32_t **regs)
 {
-	*regs = dev_sim(dev)->regs;
+	struct sim *s = dev_sim(dev);
+	int rc;
+
+	if (!s->trap) {
+		*regs = s->regs;
+		return 0;
+	}
+	if (!s->user_regs) {
+		rc = sim_trap_map(s);
+		if (rc)
+			return rc;
+	}
+	*regs = s->user_regs;
 	return 0;
 }
 
@@ -769,6 +811,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_PINNED_LIST:
 	case GA_CAP_DMABUF:
+	case GA_CAP_ADD_LIVE: /* sim_add_buffer: the slot first, the count last */
 		return true;
 	case GA_CAP_GPU_MEMORY:
 		return ga_mem_is_gpu(dev);
@@ -784,13 +827,14 @@ static bool sim_claims(const char *spec)
 
 const struct ga_backend_ops ga_backend_sim = {
 	.name = "sim",
-	.flags = GA_BE_SIM | GA_BE_ADD_LIVE,
+	.flags = GA_BE_SIM,
 	.claims = sim_claims,
 	.open = sim_open,
 	.close = sim_close,
 	.reg_read = sim_reg_read,
 	.reg_write = sim_reg_write,
 	.fw_read = sim_fw_read,
+	.fw_write = sim_fw_write,
 	.map_regs = sim_map_regs,
 	.unmap_regs = sim_unmap_regs,
 	.reg_path = sim_reg_path,

@@ -69,6 +69,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 	if (gen->running && !s->gen.running) {
 		/* A new run: frame numbers (the pattern seed) restart at 0. */
 		s->gen_seq = 0;
+		s->gen_sent = false;
 		s->gen_t0 = t;
 		s->gen_n = 0;
 	} else if (gen->rate_hz != s->gen.rate_hz) {
@@ -143,6 +144,10 @@ const char *ga_sim_fault_name(enum ga_sim_fault f)
 		return "read_error";
 	case GA_FAULT_REG_IGNORED:
 		return "register_ignored";
+	case GA_FAULT_PULSE_GAP:
+		return "pulse_gap";
+	case GA_FAULT_PULSE_DUPLICATE:
+		return "pulse_duplicate";
 	default:
 		return "unknown";
 	}
@@ -183,6 +188,8 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 		break;
 	case GA_FAULT_WRITE_TIMEOUT:
 	case GA_FAULT_REG_IGNORED:
+	case GA_FAULT_PULSE_GAP:
+	case GA_FAULT_PULSE_DUPLICATE:
 		break;
 	default:
 		return ga_err(-EINVAL, "sim: unknown fault %d", (int)fault);
@@ -200,6 +207,12 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 		break;
 	case GA_FAULT_REG_IGNORED:
 		s->reg_ignored = count;
+		break;
+	case GA_FAULT_PULSE_GAP:
+		s->seq_gap = count;
+		break;
+	case GA_FAULT_PULSE_DUPLICATE:
+		s->seq_dup = count;
 		break;
 	default:
 		s->model.faults.read_error = count;
@@ -236,7 +249,9 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st)
 	*st = s->st;
 	if (s->stalled)
 		st->stalled_ns += ga_mono_ns() - s->stall_t0;
+	st->ctl_lost = __atomic_load_n(&s->model.ctl.lost, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
+	st->ctl_stores = atomic_load(&s->trapped_stores);
 	st->cpu_ns = thread_cpu_ns(s);
 	return 0;
 }

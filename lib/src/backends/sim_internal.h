@@ -74,6 +74,12 @@ struct sim {
 	int shm_fd;
 	uint32_t core_offset; /* of the core block in the shm file */
 	volatile uint32_t *regs;
+	/* ga_dev_map_regs's mapping where stores are trapped (trap=yes,
+	 * sim_trap.c): its control page is read-only to the MMU.  Made on
+	 * first use, unmapped at close. */
+	bool trap;
+	volatile uint32_t *user_regs;
+	_Atomic uint64_t trapped_stores; /* stores to that page, seen one by one */
 	pthread_t thread;
 	bool thread_started;
 
@@ -101,6 +107,11 @@ struct sim {
 	/* frame generator */
 	struct ga_sim_gen gen;
 	uint32_t gen_seq;	/* frame number of the frame waiting to go */
+	uint32_t gen_last;	/* number of the last frame sent, once gen_sent */
+	bool gen_sent;		/* a frame was sent since the generator started */
+	/* GA_FAULT_PULSE_GAP: numbers the next frame skips; GA_FAULT_PULSE_DUPLICATE:
+	 * frames left that repeat gen_last (applied before a gap) */
+	uint32_t seq_gap, seq_dup;
 	uint64_t gen_t0, gen_n; /* rate schedule: frame gen_n is due at t0 + n/rate */
 	bool stalled;
 	uint64_t stall_t0;
@@ -157,6 +168,16 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
 	       ((uint64_t)(dir == GA_DIR_WRITE) << SIM_BUS_DIR_SHIFT) |
 	       ((uint64_t)index << SIM_BUS_INDEX_SHIFT);
 }
+
+/* ---- sim_trap.c ------------------------------------------------------------ */
+
+/* Can this build single-step a store (x86-64 Linux)? */
+bool sim_trap_supported(void);
+/* Make s->user_regs, its control page trapped; a negative errno with the
+ * reason in ga_last_error otherwise.  dev->lock held. */
+int sim_trap_map(struct sim *s);
+/* Stop trapping and unmap s->user_regs (at close; safe when never mapped). */
+void sim_trap_unmap(struct sim *s);
 
 /* ---- sim_thread.c ---------------------------------------------------------- */
 

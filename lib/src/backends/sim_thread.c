@@ -441,9 +441,19 @@ static void gen_run(struct sim *s)
 	     s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES && !sim_lock_wanted(s);
 	     burst++) {
 		enum ga_model_push r;
+		bool dup;
 
 		if (s->gen.rate_hz && gen_due(s) > t)
 			break;
+		/* Injected pulse-ID faults (ga_sim_inject) number this frame;
+		 * a frame that waits for a buffer keeps the number. */
+		dup = s->seq_dup && s->gen_sent;
+		if (dup) {
+			s->gen_seq = s->gen_last;
+		} else if (s->seq_gap) {
+			s->gen_seq += s->seq_gap;
+			s->seq_gap = 0;
+		}
 		frame = gen_const_frame(s);
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
 		    !gen_room(s, frame && s->zero_pinned ? 0 : s->gen.size, false))
@@ -466,6 +476,10 @@ static void gen_run(struct sim *s)
 		ga_simdev_stall_end(s, ga_mono_ns());
 		ga_simdev_account(s, r, true);
 		bytes += s->gen.size;
+		s->gen_last = s->gen_seq;
+		s->gen_sent = true;
+		if (dup)
+			s->seq_dup--;
 		s->gen_seq++;
 		/* Keep the schedule's numbers small: move t0 a second on. */
 		if (++s->gen_n == s->gen.rate_hz) {

@@ -14,8 +14,12 @@
  * +dma_data_bytes, and upstream's add would let a frame run past the end
  * of the registered memory.  Upstream main refuses an add while the limit
  * is another size, so it is cleared for the add (frames meanwhile are cut
- * to 1 byte).  A backend whose add runs live (GA_BE_ADD_LIVE: the simulated
- * card) needs neither.  Everything here runs under dev->lock.
+ * to 1 byte).  A device whose add runs live (GA_CAP_ADD_LIVE: the
+ * simulated card, gpuasync.ko) needs neither.  Elsewhere the frames the card
+ * counts while an add has the engine stopped or the limit cleared are
+ * added to dev->add_stopped_frames (dropped or cut short: the counter cannot
+ * say which, nor whether a few of them landed just before the driver
+ * stopped the engine).  Everything here runs under dev->lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,13 +113,17 @@ static int add_to_driver(struct ga_dev *dev, struct ga_buf *b)
 int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 {
 	enum ga_dir dir = b->dir;
-	uint32_t wr = 0, rd = 0, old_max = 0;
-	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE && !(dev->be->flags & GA_BE_ADD_LIVE);
+	uint32_t wr = 0, rd = 0, old_max = 0, f0 = 0, f1 = 0;
+	bool live = ga_dev_has(dev, GA_CAP_ADD_LIVE);
+	bool v4w = is_v4(dev) && dir == GA_DIR_WRITE && !live;
+	bool counted;
 	int rc, rc2;
 
 	rc = buf_read_enables(dev, &wr, &rd);
 	if (rc)
 		return rc;
+	/* Frames only go missing while the write engine was meant to run. */
+	counted = !live && wr && ga_field_read_locked(dev, GA_REG_RX_FRAME_COUNT, 0, &f0) == 0;
 	/* Upstream main refuses a size different from write_max_size when it
 	 * is > 1; ours is size - dma_data_bytes, so clear it for the add.
 	 * gpuasync.ko lets nobody but the owner (or CAP_SYS_RAWIO) write
@@ -134,6 +142,13 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 	}
 	b->index = dev->nbufs[dir];
 	rc = add_to_driver(dev, b);
+	/* Without the limit cleared frames go missing only if the driver
+	 * turned the write engine off (7.5; 7.4 turns it on). */
+	if (counted && !v4w) {
+		uint32_t cw = 1;
+
+		counted = ga_field_read_locked(dev, GA_REG_WRITE_ENABLE, 0, &cw) == 0 && !cw;
+	}
 	if (rc) {
 		if (v4w)
 			ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, old_max);
@@ -150,6 +165,9 @@ int buf_register_locked(struct ga_dev *dev, struct ga_buf *b)
 
 	rc = set_payload_limit(dev, b);
 	rc2 = restore_enables(dev, wr, rd);
+	if (counted && ga_field_read_locked(dev, GA_REG_RX_FRAME_COUNT, 0, &f1) == 0 && f1 != f0)
+		__atomic_add_fetch(&dev->add_stopped_frames, (uint64_t)(uint32_t)(f1 - f0),
+				   __ATOMIC_RELAXED);
 	return rc ? rc : rc2;
 }
 

@@ -76,6 +76,76 @@ static void free_parked(struct ga_dev *dev)
 	dev->nparked = 0;
 }
 
+/*
+ * Registrations the card holds in @dir beyond this device's own: from the
+ * ring size in 0x08 (count - 1, so 0 means none or one) and, for that
+ * ambiguity, write slot 0's address (every driver zeroes it on removal,
+ * and so do we).  Not read slot 0's: upstream's removals clear the wrong
+ * read slots, so an address left there proves nothing; a lone foreign read
+ * buffer is then missed here and caught after the add (dd_added_check).
+ * A lower bound.  dev->lock held.
+ */
+static int foreign_locked(struct ga_dev *dev, enum ga_dir dir, unsigned int *n)
+{
+	unsigned int have = dev->nbufs[dir], total;
+	uint32_t cf = 0, lo = 0, hi = 0;
+	int rc;
+
+	rc = ga_field_read_locked(dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_COUNT : GA_REG_READ_COUNT,
+				  0, &cf);
+	if (!rc && !cf && !have && dir == GA_DIR_WRITE) {
+		rc = ga_field_read_locked(
+			dev, dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO, 0,
+			&lo);
+		if (!rc)
+			rc = ga_field_read_locked(dev,
+						  dir == GA_DIR_WRITE ? GA_REG_WRITE_ADDR_HI
+								      : GA_REG_READ_ADDR_HI,
+						  0, &hi);
+	}
+	if (rc)
+		return rc;
+	total = cf ? cf + 1 : (have || lo || hi) ? 1 : 0;
+	*n = total > have ? total - have : 0;
+	return 0;
+}
+
+int ga_dev_foreign_buffers(struct ga_dev *dev, unsigned int count[2])
+{
+	int rc;
+
+	if (!dev || !count)
+		return ga_err(-EINVAL, "ga_dev_foreign_buffers: NULL argument");
+	pthread_mutex_lock(&dev->lock);
+	rc = ga_link_check_locked(dev);
+	if (!rc)
+		rc = foreign_locked(dev, GA_DIR_WRITE, &count[GA_DIR_WRITE]);
+	if (!rc)
+		rc = foreign_locked(dev, GA_DIR_READ, &count[GA_DIR_READ]);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+/* Refuse an add while the card holds buffers of @dir we did not register:
+ * the driver would number ours after them (upstream 7.4 has no owner to
+ * refuse it), and undoing that takes a remove-all of everyone's. */
+static int check_foreign_locked(struct ga_dev *dev, enum ga_dir dir)
+{
+	unsigned int n = 0;
+	int rc = foreign_locked(dev, dir, &n);
+
+	if (rc || !n)
+		return rc;
+	rc = ga_err(-EBUSY,
+		    "the card already holds %u %s buffer%s not registered here (another "
+		    "program's, or left by one that exited without removing them: upstream's "
+		    "datadev keeps them, and the card keeps writing into them): nothing was "
+		    "changed; stop the program that holds them, or if none does, mount with "
+		    "-o reclaim or reload the driver",
+		    n, dir_name(dir), n == 1 ? "" : "s");
+	return dev->be->busy ? dev->be->busy(dev, rc) : rc;
+}
+
 int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_t size,
 		  struct ga_buf **out)
 {
@@ -146,6 +216,9 @@ int ga_buf_create(struct ga_dev *dev, enum ga_dir dir, unsigned int index, size_
 			    dev->info.version, dev->bufs[GA_DIR_WRITE][0]->mem.size, size);
 		goto out_unlock;
 	}
+	rc = check_foreign_locked(dev, dir);
+	if (rc)
+		goto out_unlock;
 
 	b = calloc(1, sizeof(*b));
 	if (!b) {
@@ -272,9 +345,13 @@ static int destroy_all(struct ga_dev *dev, bool force)
 	if (rc)
 		return rc;
 	free_parked(dev);
+	/* Every slot's address, not only ours: upstream 7.4's remove-all
+	 * clears the wrong read slots, and an address left there would read
+	 * as a registration (foreign_locked). */
 	for (d = 0; d < 2; d++) {
-		for (i = 0; i < dev->nbufs[d]; i++) {
+		for (i = 0; i < dev->info.max_buffers && i < GA_MAX_BUFFERS; i++)
 			buf_zero_addresses(dev, (enum ga_dir)d, i);
+		for (i = 0; i < dev->nbufs[d]; i++) {
 			buf_free(dev, dev->bufs[d][i]);
 			dev->bufs[d][i] = NULL;
 		}

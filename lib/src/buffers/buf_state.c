@@ -162,6 +162,11 @@ unsigned int ga_dev_registrations_lost(struct ga_dev *dev)
 	return dev ? __atomic_load_n(&dev->lost, __ATOMIC_RELAXED) : 0;
 }
 
+uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev)
+{
+	return dev ? __atomic_load_n(&dev->add_stopped_frames, __ATOMIC_RELAXED) : 0;
+}
+
 /* Everything but the state.  dev->lock held. */
 void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 {

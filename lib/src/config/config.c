@@ -92,6 +92,9 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("device", "observe", GA_CT_BOOL, observe, 0, 1, 0, 0,
 	       "look only: never add or remove a buffer, write a register or switch an engine; "
 	       "writes and mkdir get EROFS (another process, e.g. LCLS-II's DRP, owns the card)"),
+	GA_KEY("device", "reclaim", GA_CT_BOOL, reclaim, 0, 1, 0, 0,
+	       "at mount, remove the card's buffers nobody here registered (a killed program's, "
+	       "which upstream's datadev 7.4 keeps): only when that program is gone"),
 	GA_KEY("device", "pin", GA_CT_PIN, pin, 0, 0, 0, 0,
 	       "how buffers reach the driver: auto (dma-buf where memory and driver can), "
 	       "p2p (by address, nvidia_p2p) or dmabuf (required)"),

@@ -230,6 +230,7 @@ struct cuda_ctx {
 	 * errno with the reason in dmabuf_why (set once at open). */
 	int dmabuf;
 	char dmabuf_why[160];
+	char pci[16]; /* the GPU's PCI address (sysfs form), "" when CUDA did not say */
 };
 
 /* ---- shared between the files (see each for what it does) -------------- */

@@ -1067,6 +1067,16 @@ long long ga_mem_cuda_kernel_copies(void *ctx)
 	return (long long)__atomic_load_n(&c->kcopies, __ATOMIC_RELAXED);
 }
 
+static int cuda_pci_address(void *ctx, char *bdf, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+
+	if (!c->pci[0])
+		return -ENODATA;
+	snprintf(bdf, len, "%s", c->pci);
+	return 0;
+}
+
 static const struct ga_mem_ops cuda_ops = {
 	.name = "cuda",
 	.alloc = cuda_alloc,
@@ -1086,6 +1096,7 @@ static const struct ga_mem_ops cuda_ops = {
 	.read_many = cuda_read_many,
 	.dmabuf_probe = cuda_dmabuf_probe,
 	.dmabuf_export = cuda_dmabuf_export,
+	.pci_address = cuda_pci_address,
 };
 
 /* ---- open --------------------------------------------------------------- */
@@ -1190,6 +1201,21 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 		c->f.cuDeviceGetAttribute(&v64, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
 					  c->dev);
 		c->memop32 = c->f.cuStreamWriteValue32 != NULL;
+		/* Where it sits on the bus, for the link metrics (sysfs form). */
+		{
+			int dom = -1, bus = -1, slot = -1;
+
+			if (c->f.cuDeviceGetAttribute(&dom, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+						      c->dev) == CUDA_SUCCESS &&
+			    c->f.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+						      c->dev) == CUDA_SUCCESS &&
+			    c->f.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+						      c->dev) == CUDA_SUCCESS &&
+			    dom >= 0 && dom <= 0xffff && bus >= 0 && bus <= 0xff && slot >= 0 &&
+			    slot <= 0x1f)
+				snprintf(c->pci, sizeof(c->pci), "%04x:%02x:%02x.0", dom, bus,
+					 slot);
+		}
 		c->memop64 = c->f.cuStreamWriteValue64 != NULL && v64;
 		(void)v32;
 	}

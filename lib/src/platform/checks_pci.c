@@ -583,6 +583,76 @@ void pf_check_link_gpu(struct pf *pf, struct ga_check_result *r)
 			   "reseat the GPU or move it to a full-width slot");
 }
 
+/* ---- the link now, for metrics (gpuasync/platform.h) ------------------------------ */
+
+/* A run-less pf: only its root is used by the readers (heap: it is large). */
+static struct pf *pf_at(const char *root)
+{
+	struct pf *pf = calloc(1, sizeof(*pf));
+	size_t n;
+
+	if (!pf)
+		return NULL;
+	snprintf(pf->root, sizeof(pf->root), "%s", root ? root : "");
+	n = strlen(pf->root);
+	while (n && pf->root[n - 1] == '/')
+		pf->root[--n] = 0;
+	return pf;
+}
+
+int ga_platform_card_pci(const char *root, const char *card, char *bdf, size_t len)
+{
+	struct ga_check_result scratch;
+	struct pf *pf;
+	int rc;
+
+	if (!card || !bdf || !len)
+		return -EINVAL;
+	if (!(pf = pf_at(root)))
+		return -ENOMEM;
+	rc = card_from_opt(pf, card, bdf, len, &scratch);
+	free(pf);
+	return rc;
+}
+
+int ga_platform_link(const char *root, const char *bdf, struct ga_pci_link *l)
+{
+	static const char *const file[4] = {"current_link_speed", "max_link_speed",
+					    "current_link_width", "max_link_width"};
+	struct pf *pf;
+	char v[48], *end;
+	int rc = 0;
+
+	if (!bdf || !l || !pf_is_bdf(bdf))
+		return -EINVAL;
+	*l = (struct ga_pci_link){.width = -1, .max_width = -1};
+	snprintf(l->bdf, sizeof(l->bdf), "%s", bdf);
+	if (!(pf = pf_at(root)))
+		return -ENOMEM;
+	for (int i = 0; i < 4; i++) {
+		int e = pf_read(pf, v, sizeof(v), "/sys/bus/pci/devices/%s/%s", bdf, file[i]);
+		long w;
+
+		if (!e && i < 2) {
+			/* "2.5 GT/s PCIe"; "Unknown" while the link is down */
+			if (gts(v) > 0)
+				*(i ? &l->max_speed : &l->speed) = gts(v);
+			else
+				e = -ENODATA;
+		} else if (!e) {
+			w = strtol(v, &end, 10);
+			if (end != v && w >= 0 && w <= 64)
+				*(i == 2 ? &l->width : &l->max_width) = (int)w;
+			else
+				e = -ENODATA;
+		}
+		if (e && !rc)
+			rc = e;
+	}
+	free(pf);
+	return rc;
+}
+
 /* ---- NUMA ---------------------------------------------------------------------- */
 
 #define CPU_BITS 4096

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Issue 25 item 6: frames/ and the frame histograms in metrics, on the
+ * simulated card driven with real echo, printf and cat.
+ *
+ *   - pulse-ID gap and duplicate injected through sim/inject_pulse_gap and
+ *     sim/inject_pulse_duplicate into the timing pattern: exact counts in
+ *     frames/ and metrics, every delivered frame seen once;
+ *   - TimingHeaders written by printf into sim/push: duplicate, backwards
+ *     (out of order), gap, and a frame too short to carry one;
+ *   - every histogram in metrics is a valid Prometheus histogram (buckets
+ *     ascending in le, counts never falling, +Inf == _count, _sum there),
+ *     and promtool check metrics accepts the text;
+ *   - buffer 0's latency registers are sampled once per ring lap (V4): the
+ *     sample count follows the laps, not reads of metrics nor the 1 ms
+ *     poll interval, and the sums are exactly the values the registers
+ *     held at each lap; on V1 (a latency set per buffer) once per frame;
+ *   - an observer mount has no frames/ and no frame series.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gpuasync/timing.h>
+
+#include "harness.h"
+
+/* The value of the one sample whose line starts with @name and whose
+ * labels contain @label ("" for any). */
+static double sample(const char *text, const char *name, const char *label)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		const char *end = strchr(p, '\n'), *sp;
+
+		if (strncmp(p, name, n) || p[n] != '{')
+			continue;
+		sp = strstr(p, "} ");
+		if (!sp || (end && sp > end))
+			continue;
+		if (*label) {
+			char *l = strstr(p, label);
+
+			if (!l || l > sp)
+				continue;
+		}
+		return strtod(sp + 2, NULL);
+	}
+	ck_abort_msg("no sample %s{..%s..}", name, label);
+	return 0;
+}
+
+static char *metrics(void)
+{
+	char *m = readf("metrics");
+
+	ck_assert_ptr_nonnull(m);
+	return m;
+}
+
+/* Buffers 0..@n-1 of @size made, the timing pattern of 64-byte frames. */
+static void setup(unsigned int n, const char *size)
+{
+	ck_assert_int_eq(sh("echo %s > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
+			    "mkdir $M/buffers/$i || exit 1; done",
+			    size, n - 1),
+			 0);
+	ck_assert_int_eq(sh("echo timing > $M/sim/pattern && echo 64 > $M/sim/size"), 0);
+}
+
+static void arm(unsigned int i)
+{
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/%u/write_enable", i), 0);
+}
+
+START_TEST(pulse_gap_and_duplicate)
+{
+	char *m;
+
+	mnt_start(NULL);
+	setup(4, "64K");
+	arm(0);
+	arm(1);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 8 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	/* Frames 0 and 1 in buffers 0 and 1; frame 2 waits for buffer 2. */
+	wait_num("sim/stats/delivered", 2);
+	/* It goes as frame 5: numbers 2, 3, 4 lost before the card. */
+	ck_assert_int_eq(sh("echo 3 > $M/sim/inject_pulse_gap"), 0);
+	arm(2);
+	wait_num("sim/stats/delivered", 3);
+	/* The next one repeats 5. */
+	ck_assert_int_eq(sh("echo 1 > $M/sim/inject_pulse_duplicate"), 0);
+	arm(3);
+	wait_num("sim/stats/delivered", 4);
+	/* Consumed through the mount: 6, 7 into buffers 0, 1; 8, 9 into 2, 3. */
+	arm(0);
+	arm(1);
+	wait_num("sim/stats/delivered", 6);
+	arm(2);
+	arm(3);
+	wait_num("sim/stats/delivered", 8);
+
+	/* 0 1 5 5 6 7 8 9 */
+	ck_assert_uint_eq(readnum("frames/seen"), 8);
+	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 3);
+	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
+	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
+	ck_assert_uint_eq(readnum("frames/ring_laps"), 2);
+	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 9);
+	m = metrics();
+	ck_assert_double_eq(sample(m, "gpuasync_frames_seen_total", ""), 8);
+	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_gaps_total", ""), 1);
+	ck_assert_double_eq(sample(m, "gpuasync_pulse_ids_missed_total", ""), 3);
+	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_duplicates_total", ""), 1);
+	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_backwards_total", ""), 0);
+	ck_assert_double_eq(sample(m, "gpuasync_ring_laps_total", ""), 2);
+	/* Every frame has an age (the card's stamp is this host's clock). */
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 8);
+	ck_assert_double_gt(sample(m, "gpuasync_frame_age_seconds_sum", ""), 0);
+	free(m);
+	/* Reading again counts nothing twice. */
+	ck_assert_uint_eq(readnum("frames/seen"), 8);
+	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* One frame of a TimingHeader with @pulse, pushed with printf (octal
+ * escapes: dash's printf has no \x), stamp 0 (the epoch: a very old frame). */
+static void push_pulse(uint64_t pulse)
+{
+	uint8_t h[GA_TIMING_HDR_BYTES] = {0};
+	char fmt[GA_TIMING_HDR_BYTES * 4 + 1];
+	uint64_t w = pulse | (uint64_t)GA_TIMING_CONTROL << 56;
+
+	for (int i = 0; i < 8; i++)
+		h[i] = (uint8_t)(w >> (8 * i));
+	for (unsigned int i = 0; i < GA_TIMING_HDR_BYTES; i++)
+		sprintf(fmt + 4 * i, "\\%03o", h[i]);
+	ck_assert_int_eq(sh("printf '%s' > $M/sim/push", fmt), 0);
+}
+
+START_TEST(pushed_out_of_order)
+{
+	char *m;
+
+	mnt_start(NULL);
+	setup(8, "64K");
+	ck_assert_int_eq(sh("for i in $(seq 0 7); do echo 1 > $M/buffers/$i/write_enable; done && "
+			    "echo 1 > $M/registers/write_enable"),
+			 0);
+	push_pulse(10);
+	push_pulse(11);
+	push_pulse(11); /* duplicate */
+	push_pulse(9);	/* backwards */
+	push_pulse(14); /* gap: 10..13 missed (compared with 9, the frame before) */
+	ck_assert_int_eq(sh("printf hello > $M/sim/push"), 0); /* too short to check */
+	push_pulse(15);
+	ck_assert_uint_eq(readnum("frames/seen"), 7);
+	ck_assert_uint_eq(readnum("frames/unchecked"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 4);
+	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 15);
+	ck_assert_uint_eq(readnum("frames/ring_laps"), 1);
+	/* Stamped 1970: every age in the +Inf bucket only. */
+	m = metrics();
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 6);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_bucket", "le=\"10\""), 0);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_bucket", "le=\"+Inf\""), 6);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* Check every histogram of @text: per series (name and labels without le),
+ * buckets in ascending le ending at +Inf, counts never falling, the +Inf
+ * count equal to _count, and a _sum.  Returns how many histograms. */
+static unsigned int check_histograms(const char *text)
+{
+	char series[1024] = "", name[256];
+	double last_le = -INFINITY, last_count = -1, inf_count = -1;
+	unsigned int found = 0;
+	const char *p = text;
+
+	while (*p) {
+		const char *end = strchr(p, '\n');
+		char line[2048], *b, *le, *close;
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		ck_assert_uint_lt(n, sizeof(line));
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n + (end ? 1 : 0);
+		b = strstr(line, "_bucket{");
+		if (line[0] == '#' || !b)
+			continue;
+		le = strstr(b, ",le=\"");
+		ck_assert_msg(le != NULL, "bucket without le: %s", line);
+		close = strstr(le, "\"} ");
+		ck_assert_ptr_nonnull(close);
+		{
+			/* the series: everything but the le label */
+			char key[1024];
+			double v = strtod(close + 3, NULL), bound;
+
+			snprintf(key, sizeof(key), "%.*s%s", (int)(le - line), line, close + 1);
+			*strstr(key, "} ") = '\0';
+			if (strcmp(key, series)) {
+				ck_assert_msg(!series[0] || inf_count >= 0, "%s: no +Inf bucket",
+					      series);
+				snprintf(series, sizeof(series), "%s", key);
+				last_le = -INFINITY;
+				last_count = -1;
+				inf_count = -1;
+				found++;
+			}
+			ck_assert_msg(inf_count < 0, "%s: a bucket after +Inf", line);
+			bound = !strncmp(le + 5, "+Inf\"", 5) ? INFINITY : strtod(le + 5, NULL);
+			ck_assert_msg(bound > last_le, "%s: le not ascending", line);
+			ck_assert_msg(v >= last_count, "%s: count falls", line);
+			last_le = bound;
+			last_count = v;
+			if (isinf(bound)) {
+				/* _count and _sum of the same labels */
+				char want[1024], *lb = strchr(key, '{');
+
+				inf_count = v;
+				snprintf(name, sizeof(name), "%.*s", (int)(b - line), line);
+				snprintf(want, sizeof(want), "%s_count", name);
+				ck_assert_double_eq(sample(text, want, lb + 1), v);
+				snprintf(want, sizeof(want), "%s_sum", name);
+				(void)sample(text, want, lb + 1);
+			}
+		}
+	}
+	ck_assert_msg(!series[0] || inf_count >= 0, "%s: no +Inf bucket", series);
+	return found;
+}
+
+START_TEST(histograms_are_valid)
+{
+	char *m, *out;
+
+	mnt_start(NULL);
+	setup(2, "64K");
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable && echo 1 > "
+			    "$M/buffers/1/write_enable && echo 1 > $M/registers/write_enable && "
+			    "echo 5 > $M/sim/remaining && echo 1 > $M/sim/running"),
+			 0);
+	for (unsigned int i = 2; i < 5; i++) {
+		wait_num("sim/stats/delivered", i);
+		arm((i - 2) % 2);
+	}
+	wait_num("sim/stats/delivered", 5);
+	m = metrics();
+	/* frame age, and the total, gpu and write latencies of V4 */
+	ck_assert_uint_eq(check_histograms(m), 4);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 5);
+	free(m);
+	if (have_cmd("promtool", "prometheus")) {
+		out = sh_out("promtool check metrics < $M/metrics 2>&1; echo rc=$?");
+		ck_assert_msg(strstr(out, "rc=0\n"), "promtool:\n%.3000s", out);
+		free(out);
+	}
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* The cycles buffer 0's @what latency register holds now. */
+static unsigned long long lat0(const char *what)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "buffers/0/latency/%s", what);
+	return readnum(rel);
+}
+
+START_TEST(latency_sampled_once_per_lap)
+{
+	const unsigned int laps = 5;
+	unsigned long long write_sum = 0, gpu_sum = 0, hz;
+	char *m;
+
+	/* A poll interval of 1 ms: samples must not follow it. */
+	mnt_start("-o interval_ms=1");
+	hz = readnum("device/clock_hz");
+	setup(2, "64K");
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable && echo 1 > "
+			    "$M/buffers/1/write_enable && echo 1 > $M/registers/write_enable && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	for (unsigned int lap = 1; lap <= laps; lap++) {
+		/* Lap @lap: frames in buffers 0 and 1, the card waits for 0. */
+		wait_num("sim/stats/delivered", 2 * lap);
+		ck_assert_uint_eq(readnum("frames/ring_laps"), lap);
+		/* What buffer 0's registers say now: its frame's write
+		 * latency, and its previous re-arm (none at the first lap). */
+		write_sum += lat0("write");
+		if (lap > 1)
+			gpu_sum += lat0("gpu");
+		/* Reads and time add no sample: the watcher looks every 1 ms
+		 * and the sampler every 1 ms while this polls. */
+		for (int i = 0; i < 20; i++) {
+			m = metrics();
+			ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count",
+						   "latency=\"write\""),
+					    lap);
+			free(m);
+		}
+		/* poll(POLLPRI) on buffer 0's write latency for 50 x 1 ms: the
+		 * sampler renders it every interval_ms meanwhile */
+		ck_assert_int_eq(sh("python3 -c 'import os, select, sys\n"
+				    "fd = os.open(sys.argv[1], os.O_RDONLY); os.read(fd, 64)\n"
+				    "p = select.poll(); p.register(fd, select.POLLPRI)\n"
+				    "for i in range(50): p.poll(1)' $M/buffers/0/latency/write"),
+				 0);
+		ck_assert_uint_eq(readnum("frames/ring_laps"), lap);
+		if (lap < laps) {
+			arm(0);
+			arm(1);
+		}
+	}
+	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
+	m = metrics();
+	ck_assert_double_eq(sample(m, "gpuasync_ring_laps_total", ""), laps);
+	ck_assert_double_eq(sample(m, "gpuasync_frames_seen_total", ""), 2 * laps);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""),
+			    laps);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"gpu\""),
+			    laps - 1);
+	/* No read DMA: the total latency never measured, never sampled. */
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"total\""),
+			    0);
+	/* The sums are the registers' values at each lap (9 digits printed). */
+	ck_assert_double_eq_tol(
+		sample(m, "gpuasync_frame_latency_seconds_sum", "latency=\"write\"") * (double)hz,
+		(double)write_sum, 1e-6 * (double)write_sum + 1);
+	ck_assert_double_eq_tol(sample(m, "gpuasync_frame_latency_seconds_sum", "latency=\"gpu\"") *
+					(double)hz,
+				(double)gpu_sum, 1e-6 * (double)gpu_sum + 1);
+	ck_assert_uint_gt(write_sum, 0);
+	ck_assert_uint_gt(gpu_sum, 0);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* V1 keeps a latency set per buffer: a sample at every frame. */
+START_TEST(v1_sampled_every_frame)
+{
+	char *m;
+
+	mnt_start("-o version=1");
+	setup(3, "64K");
+	ck_assert_int_eq(sh("for i in 0 1 2; do echo 1 > $M/buffers/$i/write_enable; done && "
+			    "echo 1 > $M/registers/write_enable && echo 3 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	wait_num("sim/stats/delivered", 3);
+	ck_assert_uint_eq(readnum("frames/seen"), 3);
+	ck_assert_uint_eq(readnum("frames/ring_laps"), 1);
+	m = metrics();
+	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""),
+			    3);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(observer_has_no_frames)
+{
+	char *m;
+
+	mnt_start("-o observe");
+	ck_assert_int_ne(access(P("frames"), F_OK), 0);
+	ck_assert_int_eq(errno, ENOENT);
+	m = metrics();
+	ck_assert_ptr_null(strstr(m, "gpuasync_frames_seen_total"));
+	ck_assert_ptr_null(strstr(m, "_bucket{"));
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("frames");
+	TCase *tc = tcase_create("frames");
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	tcase_add_test(tc, pulse_gap_and_duplicate);
+	tcase_add_test(tc, pushed_out_of_order);
+	tcase_add_test(tc, histograms_are_valid);
+	tcase_add_test(tc, latency_sampled_once_per_lap);
+	tcase_add_test(tc, v1_sampled_every_frame);
+	tcase_add_test(tc, observer_has_no_frames);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
