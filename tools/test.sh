@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README): install what is missing, build the project
 # twice (build/: plain, build-asan/: AddressSanitizer + UBSan), run every
-# ctest in both, the kernel module tests (tests/kmod/run.sh), the platform
-# doctor against QEMU's PCIe topologies (tests/platform/run.sh), and the
+# ctest in both, the kernel module tests (tests/kmod/run.sh), the DKMS
+# package (tests/install/dkms.sh), the platform doctor against QEMU's PCIe
+# topologies (tests/platform/run.sh), and the
 # upstream suites (tests/upstream: our library and filesystem on SLAC's
 # driver and emulator, upstream's GPU tools on gpuasync.ko).  Every step
 # runs even after a failure, so one run shows everything that is broken.
@@ -150,6 +151,8 @@ build_and_test "$build" plain -DGA_SANITIZE=OFF
 build_and_test "$build-asan" asan -DGA_SANITIZE=ON
 
 step "kmod tests" kmod tests/kmod/run.sh
+# The DKMS package: installed with dpkg, built by Debian's dkms, loaded in QEMU, removed.
+step "DKMS package (QEMU)" dkms tests/install/dkms.sh "$build"
 # The platform doctor's verdicts against real PCIe topologies QEMU builds.
 step "platform doctor (QEMU)" platform tests/platform/run.sh
 

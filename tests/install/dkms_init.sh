@@ -1,0 +1,21 @@
+#!/bin/sh
+# /init of tests/install/dkms.sh's guest: the modules Debian's dkms built and installed, in
+# /lib/modules/<kernel>/updates/dkms with the modules.dep depmod wrote, loaded by name as a
+# machine loads them.  One "KTEST ok|FAIL <step>" line per step (tests/kmod/guest.sh).
+. /t/guest.sh
+guest_up
+. /t/env
+K=$(uname -r)
+echo "KTEST guest up: $K"
+if modprobe gpuasync emulate=1; then
+	ok dkms_modprobe
+else
+	bad dkms_modprobe
+fi
+grep -q '^nv_p2p_stub ' /proc/modules && ok dkms_dependency_loaded || bad dkms_dependency_loaded
+[ "$(cat /sys/module/gpuasync/version 2>/dev/null)" = "$VERSION" ] && ok dkms_module_version ||
+	bad "dkms_module_version ($(cat /sys/module/gpuasync/version 2>/dev/null))"
+[ -c /dev/gpuasync_emu0 ] && [ -c /dev/nv_p2p_stub ] && ok dkms_device_nodes || bad dkms_device_nodes
+run /t/kt -d /dev/gpuasync_emu0 identity frames
+rmmod gpuasync && rmmod nv_p2p_stub && ok dkms_unload || bad dkms_unload
+guest_down
