@@ -69,11 +69,17 @@ static int set_payload_limit(struct ga_dev *dev, struct ga_buf *b)
 {
 	uint32_t limit = (uint32_t)(b->mem.size - dev->info.dma_data_bytes);
 
+	enum ga_reg_id id = is_v4(dev) ? GA_REG_WRITE_MAX_SIZE : GA_REG_WRITE_SIZE;
+	unsigned int index = is_v4(dev) ? 0 : b->index;
+	uint32_t cur;
+
 	if (b->dir != GA_DIR_WRITE)
 		return 0;
-	if (is_v4(dev))
-		return ga_field_write_locked(dev, GA_REG_WRITE_MAX_SIZE, 0, limit);
-	return ga_field_write_locked(dev, GA_REG_WRITE_SIZE, b->index, limit);
+	/* Only a change is stored: on V4/V5 the one limit usually holds it
+	 * already, and an emulated card counts every store to that page. */
+	if (ga_field_read_locked(dev, id, index, &cur) == 0 && cur == limit)
+		return 0;
+	return ga_field_write_locked(dev, id, index, limit);
 }
 
 /*
