@@ -418,6 +418,21 @@ const char *err_last(void)
 	return last;
 }
 
+void write_refused(const char *file, const char *text, int err, const char *what)
+{
+	char *before = readf("settings"), *after;
+	unsigned int lines = err_lines();
+	int ret = writef(file, text);
+
+	ck_assert_msg(ret == -err, "'%s': got %d, want -%d", text, ret, err);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_msg(strstr(err_last(), what), "errors line '%s' lacks '%s'", err_last(), what);
+	after = readf("settings");
+	ck_assert_str_eq(after, before);
+	free(before);
+	free(after);
+}
+
 unsigned long long readnum(const char *rel)
 {
 	char *s = readf(rel), *end;

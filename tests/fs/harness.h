@@ -84,6 +84,10 @@ int writen(const char *rel, const void *buf, size_t len);
 /* Lines in errors, and the last one (static buffer). */
 unsigned int err_lines(void);
 const char *err_last(void);
+/* @text written to the mount's file @file is refused with @err, one errors
+ * line more that names @what, and the mount's `settings` read the same
+ * after: a whole-or-nothing refusal. */
+void write_refused(const char *file, const char *text, int err, const char *what);
 /* The value of a one-line file as a number (fails the test if absent). */
 unsigned long long readnum(const char *rel);
 /* Wait until the number in @rel reaches @want (10 s at most; fails the test). */

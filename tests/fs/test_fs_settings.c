@@ -118,40 +118,24 @@ START_TEST(save_change_restore)
 }
 END_TEST
 
-/* @text is refused with @err, the errors line names @what, nothing changed. */
-static void refused(const char *text, int err, const char *what)
-{
-	char *before = readf("settings"), *after;
-	unsigned int lines = err_lines();
-	int ret = writef("settings", text);
-
-	ck_assert_msg(ret == -err, "'%s': got %d, want -%d", text, ret, err);
-	ck_assert_uint_eq(err_lines(), lines + 1);
-	ck_assert_msg(strstr(err_last(), what), "errors line '%s' lacks '%s'", err_last(), what);
-	after = readf("settings");
-	ck_assert_str_eq(after, before);
-	free(before);
-	free(after);
-}
-
 START_TEST(bad_text_refused_whole)
 {
 	bool v1 = _i < 2;
 
 	mnt_start(FLAVOURS[_i]);
 	/* The good first line must not be applied when line 4 is bad. */
-	refused("ar_cache = 0x7\n# comment\n\nbogus = 1\n", EINVAL,
+	write_refused("settings", "ar_cache = 0x7\n# comment\n\nbogus = 1\n", EINVAL,
 		"line 4: unknown setting 'bogus'");
-	refused("ar_cache = 0x10\n", ERANGE, "line 1"); /* a 4-bit field */
-	refused("aw_cache = many\n", EINVAL, "line 1");
-	refused("max_buffers = 4\n", EINVAL, "'max_buffers' is not a setting");
-	refused("write_count = 1\n", EINVAL, "'write_count' is not a setting"); /* the driver's */
-	refused("write_enable = 1\n", EINVAL, "not a setting");			/* run control */
-	refused("aw_cache = 1\naw_cache = 2\n", EINVAL, "line 2: 'aw_cache' already set on line 1");
-	refused("[sim]\nar_cache = 1\n", EINVAL, "line 1: unknown section");
-	refused("ar_cache 1\n", EINVAL, "line 1");
+	write_refused("settings", "ar_cache = 0x10\n", ERANGE, "line 1"); /* a 4-bit field */
+	write_refused("settings", "aw_cache = many\n", EINVAL, "line 1");
+	write_refused("settings", "max_buffers = 4\n", EINVAL, "'max_buffers' is not a setting");
+	write_refused("settings", "write_count = 1\n", EINVAL, "'write_count' is not a setting"); /* the driver's */
+	write_refused("settings", "write_enable = 1\n", EINVAL, "not a setting");			/* run control */
+	write_refused("settings", "aw_cache = 1\naw_cache = 2\n", EINVAL, "line 2: 'aw_cache' already set on line 1");
+	write_refused("settings", "[sim]\nar_cache = 1\n", EINVAL, "line 1: unknown section");
+	write_refused("settings", "ar_cache 1\n", EINVAL, "line 1");
 	/* A field of another layout: named as absent on this firmware. */
-	refused(v1 ? "write_max_size = 100\n" : "route_mask0 = 1\n", EINVAL, "does not exist");
+	write_refused("settings", v1 ? "write_max_size = 100\n" : "route_mask0 = 1\n", EINVAL, "does not exist");
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST

@@ -283,41 +283,25 @@ START_TEST(overlay)
 }
 END_TEST
 
-/* @text is refused with @err, the errors line names @what, nothing changed. */
-static void refused(const char *text, int err, const char *what)
-{
-	char *before = readf("settings"), *after;
-	unsigned int lines = err_lines();
-	int ret = writef("settings.yaml", text);
-
-	ck_assert_msg(ret == -err, "'%s': got %d, want -%d", text, ret, err);
-	ck_assert_uint_eq(err_lines(), lines + 1);
-	ck_assert_msg(strstr(err_last(), what), "errors line '%s' lacks '%s'", err_last(), what);
-	after = readf("settings");
-	ck_assert_str_eq(after, before);
-	free(before);
-	free(after);
-}
-
 START_TEST(bad_input_refused_whole)
 {
 	mnt_start("-o version=4");
 	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache"), 0);
-	refused(CORE "      AxisDeMuxSelect: GPU\n", EINVAL,
+	write_refused("settings.yaml", CORE "      AxisDeMuxSelect: GPU\n", EINVAL,
 		"line 5: AxiGpuAsyncCore.AxisDeMuxSelect: 'GPU' is not CPU_path or GPU_path");
-	refused(CORE "      AxiWriteCache: 0x10\n", ERANGE,
+	write_refused("settings.yaml", CORE "      AxiWriteCache: 0x10\n", ERANGE,
 		"line 5: AxiGpuAsyncCore.AxiWriteCache: '0x10': out of range");
-	refused(CORE "      AxiWriteCache: many\n", EINVAL, "not a number");
-	refused(CORE "      AxiWriteCache: [1, 2]\n", EINVAL, "line 5");
-	refused(CORE "      AxiWriteCache: &a 1\n", EINVAL, "not understood");
-	refused(CORE "      - 1\n", EINVAL, "line 5");
-	refused(CORE "\tAxiWriteCache: 1\n", EINVAL, "line 5: a tab");
-	refused(CORE "        AxiWriteCache: 1\n", EINVAL, "line 5: indented below a key");
-	refused(CORE "      AxiWriteCache 1\n", EINVAL, "is not 'name: value'");
-	refused("Root:\n  AxiPcieCore: 3\n", EINVAL, "AxiPcieCore is a device");
-	refused("- Root\n", EINVAL, "line 1");
-	refused(CORE "---\nRoot: {}\n", EINVAL, "a second YAML document");
-	refused(CORE "      AxiWriteCache: \"\\x31\"\n", EINVAL, "not understood");
+	write_refused("settings.yaml", CORE "      AxiWriteCache: many\n", EINVAL, "not a number");
+	write_refused("settings.yaml", CORE "      AxiWriteCache: [1, 2]\n", EINVAL, "line 5");
+	write_refused("settings.yaml", CORE "      AxiWriteCache: &a 1\n", EINVAL, "not understood");
+	write_refused("settings.yaml", CORE "      - 1\n", EINVAL, "line 5");
+	write_refused("settings.yaml", CORE "\tAxiWriteCache: 1\n", EINVAL, "line 5: a tab");
+	write_refused("settings.yaml", CORE "        AxiWriteCache: 1\n", EINVAL, "line 5: indented below a key");
+	write_refused("settings.yaml", CORE "      AxiWriteCache 1\n", EINVAL, "is not 'name: value'");
+	write_refused("settings.yaml", "Root:\n  AxiPcieCore: 3\n", EINVAL, "AxiPcieCore is a device");
+	write_refused("settings.yaml", "- Root\n", EINVAL, "line 1");
+	write_refused("settings.yaml", CORE "---\nRoot: {}\n", EINVAL, "a second YAML document");
+	write_refused("settings.yaml", CORE "      AxiWriteCache: \"\\x31\"\n", EINVAL, "not understood");
 	/* a list elsewhere is no reason to refuse: that node is skipped */
 	ck_assert_int_eq(writef("settings.yaml", CORE "  App:\n    - 1\n    - {a: b}\n"), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 9);
