@@ -543,6 +543,11 @@ static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
 		   n / (now_s() - t0));
 	bad_seq == 0 && got == n ? ok("sequence", "%u consecutive PRBS frames from %u", got, first)
 				 : bad("sequence", "%u of %u frames out of sequence", bad_seq, got);
+	/* The card may count a frame a moment after its size word shows (the
+	 * counter is a register, the size word DMA): wait up to 2 s for the
+	 * count to catch up with the frames seen. */
+	for (double until = now_s() + 2.0; rx_prev - rx0 < got && now_s() < until;)
+		rx_prev = get(GA_REG_RX_FRAME_COUNT);
 	rx_prev - rx0 >= got ? ok("rx_frame_count", "+%u", rx_prev - rx0)
 			     : bad("rx_frame_count", "+%u for %u frames", rx_prev - rx0, got);
 	if (repair_wiped)
