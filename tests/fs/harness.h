@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "../common/suite_tests.h"
+
 struct mnt {
 	char dir[128];
 	pid_t pid;

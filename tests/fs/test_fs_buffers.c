@@ -228,16 +228,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_buffers");
-	TCase *tc = tcase_create("buffers");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, write_buffer_lifecycle);
-	tcase_add_test(tc, index_order_and_removal);
-	tcase_add_test(tc, busy_with_open_files);
-	tcase_add_test(tc, sizes);
-	tcase_add_test(tc, read_buffer_send);
-	tcase_add_test(tc, stale_inode_after_rmdir);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_buffers", "buffers", TEST_TIMEOUT,
+				  SUITE_TESTS({write_buffer_lifecycle}, {index_order_and_removal},
+					      {busy_with_open_files}, {sizes}, {read_buffer_send},
+					      {stale_inode_after_rmdir})));
 }

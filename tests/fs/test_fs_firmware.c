@@ -333,17 +333,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("firmware");
-	TCase *tc = tcase_create("monitors");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, monitors);
-	tcase_add_test(tc, monitors_absent_v1);
-	tcase_add_test(tc, buffer_counts);
-	tcase_add_test(tc, firmware_identity);
-	tcase_add_test(tc, scratch_pad);
-	tcase_add_test(tc, link_down);
-	tcase_add_test(tc, link_flap);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("firmware", "monitors", TEST_TIMEOUT,
+				  SUITE_TESTS({monitors}, {monitors_absent_v1}, {buffer_counts},
+					      {firmware_identity}, {scratch_pad}, {link_down},
+					      {link_flap})));
 }

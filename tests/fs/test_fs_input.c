@@ -252,17 +252,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_input");
-	TCase *tc = tcase_create("input");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, garbage_and_ranges);
-	tcase_add_test(tc, one_value_one_newline);
-	tcase_add_test(tc, huge_writes);
-	tcase_add_test(tc, read_only_and_write_only);
-	tcase_add_test(tc, mkdir_names_and_limits);
-	tcase_add_test(tc, removed_buffer);
-	tcase_add_test(tc, concurrent_writers);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_input", "input", TEST_TIMEOUT,
+			 SUITE_TESTS({garbage_and_ranges}, {one_value_one_newline}, {huge_writes},
+				     {read_only_and_write_only}, {mkdir_names_and_limits},
+				     {removed_buffer}, {concurrent_writers})));
 }

@@ -371,21 +371,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_lifecycle");
-	TCase *tc = tcase_create("lifecycle");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, help_and_version);
-	tcase_add_test(tc, background_start_and_fusermount);
-	tcase_add_test(tc, leading_source_argument);
-	tcase_add_test(tc, datadev_missing);
-	tcase_add_test(tc, bad_startup_options);
-	tcase_add_test(tc, killed_not_reaped);
-	tcase_add_test(tc, stop_on_sigint);
-	tcase_add_test(tc, stop_on_sigterm);
-	tcase_add_test(tc, stop_on_fusermount);
-	tcase_add_test(tc, killed_mid_run);
-	tcase_add_test(tc, unmount_with_open_files);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of(
+		"fs_lifecycle", "lifecycle", TEST_TIMEOUT,
+		SUITE_TESTS({help_and_version}, {background_start_and_fusermount},
+			    {leading_source_argument}, {datadev_missing}, {bad_startup_options},
+			    {killed_not_reaped}, {stop_on_sigint}, {stop_on_sigterm},
+			    {stop_on_fusermount}, {killed_mid_run}, {unmount_with_open_files})));
 }

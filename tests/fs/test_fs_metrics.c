@@ -340,16 +340,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_metrics");
-	TCase *tc = tcase_create("metrics");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, promtool_accepts);
-	tcase_add_test(tc, names_units_labels);
-	tcase_add_test(tc, latency_min_no_sample);
-	tcase_add_test(tc, pcie_link_unknown_on_sim);
-	tcase_add_test(tc, metrics_with_1024_buffers);
-	tcase_add_test(tc, node_exporter_scrapes);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_metrics", "metrics", TEST_TIMEOUT,
+			 SUITE_TESTS({promtool_accepts}, {names_units_labels},
+				     {latency_min_no_sample}, {pcie_link_unknown_on_sim},
+				     {metrics_with_1024_buffers}, {node_exporter_scrapes})));
 }

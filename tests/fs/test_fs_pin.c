@@ -190,16 +190,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_pin");
-	TCase *tc = tcase_create("pin");
-
 	probe();
 	printf("pin=dmabuf here: %s\n", no_dmabuf[0] ? no_dmabuf : "works");
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, pin_p2p);
-	tcase_add_test(tc, pin_auto);
-	tcase_add_test(tc, pin_dmabuf);
-	tcase_add_test(tc, pin_bad);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_pin", "pin", TEST_TIMEOUT,
+				  SUITE_TESTS({pin_p2p}, {pin_auto}, {pin_dmabuf}, {pin_bad})));
 }

@@ -295,16 +295,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("settings");
-	TCase *tc = tcase_create("settings");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_loop_test(tc, save_change_restore, 0, NFLAV);
-	tcase_add_loop_test(tc, bad_text_refused_whole, 0, NFLAV);
-	tcase_add_loop_test(tc, rolled_back, 0, NFLAV);
-	tcase_add_test(tc, applied_at_mount);
-	tcase_add_test(tc, link_down);
-	tcase_add_test(tc, concurrent_writers);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("settings", "settings", TEST_TIMEOUT,
+			 SUITE_TESTS({save_change_restore, NFLAV}, {bad_text_refused_whole, NFLAV},
+				     {rolled_back, NFLAV}, {applied_at_mount}, {link_down},
+				     {concurrent_writers})));
 }

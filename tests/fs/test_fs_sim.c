@@ -244,16 +244,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_sim");
-	TCase *tc = tcase_create("sim");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, generator);
-	tcase_add_test(tc, dropped_while_disabled);
-	tcase_add_test(tc, fault_injection);
-	tcase_add_test(tc, push_without_buffer);
-	tcase_add_test(tc, push_one_write_one_frame);
-	tcase_add_loop_test(tc, mkdir_while_flowing, 0, 2);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_sim", "sim", TEST_TIMEOUT,
+			 SUITE_TESTS({generator}, {dropped_while_disabled}, {fault_injection},
+				     {push_without_buffer}, {push_one_write_one_frame},
+				     {mkdir_while_flowing, 2})));
 }
