@@ -65,9 +65,7 @@ START_TEST(one_value_one_newline)
 	expect_refused("registers/ar_cache", "1\n\n", EINVAL);
 	expect_refused("sim/size", "2K\n\n", EINVAL);
 	ck_assert_int_eq(writef("sim/pattern", "zero\n"), 0);
-	s = readf("sim/pattern");
-	ck_assert_str_eq(s, "zero\n");
-	free(s);
+	assert_file_eq("sim/pattern", "zero\n");
 	ck_assert_int_eq(writef("buffers/0/write_enable", "1\n"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

@@ -147,8 +147,6 @@ END_TEST
 
 START_TEST(leading_source_argument)
 {
-	char *v;
-
 	/* "gpuasyncfs SOURCE MNT -o ..." as mount.fuse3 runs it */
 	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(M.dir));
@@ -165,9 +163,7 @@ START_TEST(leading_source_argument)
 	setenv("M", M.dir, 1);
 	M.pid = daemon_spawn("-f gpuasyncfs \"$M\"");
 	ck_assert(wait_mounted(M.dir, true, 10000));
-	v = readf("device/backend");
-	ck_assert_str_eq(v, "sim\n");
-	free(v);
+	assert_file_eq("device/backend", "sim\n");
 	ck_assert_int_eq(mnt_stop(), 0);
 
 	/* mount.fuse3 itself, both fstab spellings (fuse3 package; some

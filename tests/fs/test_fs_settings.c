@@ -103,9 +103,7 @@ START_TEST(save_change_restore)
 	ck_assert_str_ne(again, saved);
 	free(again);
 	ck_assert_int_eq(cat_into_settings(saved), 0);
-	again = readf("settings");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings", saved);
 	if (NSETTINGS(_i) == 3)
 		ck_assert_uint_eq(readnum("registers/demux_select"), 1);
 	/* A saved text with other values applies them. */
@@ -166,7 +164,7 @@ END_TEST
  * (all ones is not ar_cache = 0xf) and none are applied. */
 START_TEST(link_down)
 {
-	char *saved, *again;
+	char *saved;
 
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache"), 0);
@@ -183,9 +181,7 @@ START_TEST(link_down)
 	ck_assert_int_eq(writef("settings", "bogus = 1\n"), -EINVAL);
 	ck_assert_int_eq(writef("sim/link", "up"), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
-	again = readf("settings");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings", saved);
 	free(saved);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

@@ -159,9 +159,7 @@ START_TEST(save_change_restore)
 	ck_assert_str_ne(again, saved);
 	free(again);
 	ck_assert_int_eq(sh("cp %s/card.yaml $M/settings.yaml", dir), 0);
-	again = readf("settings.yaml");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings.yaml", saved);
 	free(saved);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 0);

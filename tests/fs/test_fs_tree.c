@@ -24,12 +24,8 @@
 
 START_TEST(device_files)
 {
-	char *s;
-
 	mnt_start("-o version=4");
-	s = readf("device/backend");
-	ck_assert_str_eq(s, "sim\n");
-	free(s);
+	assert_file_eq("device/backend", "sim\n");
 	ck_assert_uint_eq(readnum("device/version"), 4);
 	ck_assert_uint_eq(readnum("device/max_buffers"), 1024);
 	ck_assert_uint_eq(readnum("device/dma_data_bytes"), 32);
