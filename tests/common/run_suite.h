@@ -6,6 +6,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "suite_tests.h"
+
 static inline int run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

@@ -18,7 +18,10 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/types.h>
+
+#include "../common/suite_tests.h"
 
 struct mnt {
 	char dir[128];
@@ -78,6 +81,15 @@ char *scrape(int port);
 const char *P(const char *rel);
 /* Whole file as a string (malloc'd), or NULL with errno set. */
 char *readf(const char *rel);
+/* Fails the test unless file @rel reads exactly @want; a macro, so the
+ * failure names the test's line. */
+#define assert_file_eq(rel, want)                                                                  \
+	do {                                                                                       \
+		char *file_ = readf(rel);                                                          \
+                                                                                                   \
+		ck_assert_str_eq(file_, (want));                                                   \
+		free(file_);                                                                       \
+	} while (0)
 /* One write() of @s to @rel: 0, or -errno from open or write. */
 int writef(const char *rel, const char *s);
 int writen(const char *rel, const void *buf, size_t len);

@@ -146,14 +146,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_access");
-	TCase *tc = tcase_create("access");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, default_root_only);
-	tcase_add_test(tc, allow_other_reads_only);
-	tcase_add_test(tc, group_with_write_access);
-	tcase_add_test(tc, prometheus_user_scrape);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_access", "access", TEST_TIMEOUT,
+			 SUITE_TESTS({default_root_only}, {allow_other_reads_only},
+				     {group_with_write_access}, {prometheus_user_scrape})));
 }

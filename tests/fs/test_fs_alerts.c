@@ -199,18 +199,12 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("fs_alerts");
-	TCase *tc = tcase_create("alerts");
-	TCase *live = tcase_create("prometheus");
 
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, rules_are_valid);
-	tcase_add_test(tc, alerts_follow_recorded_faults);
-	tcase_add_test(tc, wedged_card_rule);
-	suite_add_tcase(s, tc);
+	suite_add_tests(s, "alerts", TEST_TIMEOUT,
+			SUITE_TESTS({rules_are_valid}, {alerts_follow_recorded_faults},
+				    {wedged_card_rule}));
 	/* Prometheus and node_exporter start (seconds on a loaded machine) and
 	 * each wait is bounded at 45 s by prom_wait.py. */
-	tcase_set_timeout(live, 300);
-	tcase_add_test(live, prometheus_sees_daemon_die);
-	suite_add_tcase(s, live);
+	suite_add_tests(s, "prometheus", 300, SUITE_TESTS({prometheus_sees_daemon_die}));
 	return run_suite(s);
 }

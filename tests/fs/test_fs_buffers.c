@@ -19,32 +19,23 @@
 
 START_TEST(write_buffer_lifecycle)
 {
-	char *s;
-
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("mkdir $M/buffers/0"), 0);
 	ck_assert_int_eq(sh("test \"$(ls $M/buffers)\" = \"$(printf '0\\nalloc_size')\""), 0);
 	ck_assert_uint_eq(readnum("buffers/0/size"), 65536);
 	ck_assert_uint_ne(readnum("buffers/0/gpu_address"), 0);
-	s = readf("buffers/0/status");
-	ck_assert_str_eq(s, "IDLE\n");
-	free(s);
+	assert_file_eq("buffers/0/status", "IDLE\n");
 	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 0);
 	/* arm, enable the engine, push one frame: READY with its header and data */
 	ck_assert_int_eq(sh("echo 1 > $M/buffers/0/write_enable"), 0);
 	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 1);
-	s = readf("buffers/0/status");
-	ck_assert_str_eq(s, "FREE\n");
-	free(s);
+	assert_file_eq("buffers/0/status", "FREE\n");
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	ck_assert_int_eq(sh("printf 'hello, gpu' > $M/sim/push"), 0);
-	s = readf("buffers/0/status");
-	ck_assert_str_eq(s, "READY\n");
-	free(s);
+	assert_file_eq("buffers/0/status", "READY\n");
 	ck_assert_uint_eq(readnum("buffers/0/write_enable"), 0);
-	s = readf("buffers/0/header");
-	ck_assert_str_eq(s, "size=10 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
-	free(s);
+	assert_file_eq("buffers/0/header",
+		       "size=10 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
 	ck_assert_int_eq(sh("test \"$(cat $M/buffers/0/data)\" = 'hello, gpu'"), 0);
 	ck_assert_int_eq(
 		sh("test $(dd if=$M/buffers/0/data bs=3 skip=1 count=1 2>/dev/null) = 'lo,'"), 0);
@@ -148,7 +139,6 @@ END_TEST
 
 START_TEST(read_buffer_send)
 {
-	char *s;
 	struct stat st;
 
 	mnt_start("-o version=4");
@@ -162,9 +152,7 @@ START_TEST(read_buffer_send)
 		sh("printf 'FRAME' | dd of=$M/read_buffers/0/data conv=notrunc 2>/dev/null"), 0);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/read_enable"), 0);
 	ck_assert_int_eq(sh("echo 17 > $M/read_buffers/0/send"), 0);
-	s = readf("read_buffers/0/status");
-	ck_assert_str_eq(s, "READY\n");
-	free(s);
+	assert_file_eq("read_buffers/0/status", "READY\n");
 	ck_assert_int_eq(sh("test \"$(cat $M/sim/last_read)\" = 'FRAME to the FPGA'"), 0);
 	/* offsets: inside the frame, at its end, and 4 GiB away (once cost a
 	 * 4 GiB allocation; now what the frame holds, or nothing) */
@@ -228,16 +216,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_buffers");
-	TCase *tc = tcase_create("buffers");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, write_buffer_lifecycle);
-	tcase_add_test(tc, index_order_and_removal);
-	tcase_add_test(tc, busy_with_open_files);
-	tcase_add_test(tc, sizes);
-	tcase_add_test(tc, read_buffer_send);
-	tcase_add_test(tc, stale_inode_after_rmdir);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_buffers", "buffers", TEST_TIMEOUT,
+				  SUITE_TESTS({write_buffer_lifecycle}, {index_order_and_removal},
+					      {busy_with_open_files}, {sizes}, {read_buffer_send},
+					      {stale_inode_after_rmdir})));
 }

@@ -155,11 +155,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_cards");
-	TCase *tc = tcase_create("cards");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, two_cards_one_node_exporter);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_cards", "cards", TEST_TIMEOUT,
+				  SUITE_TESTS({two_cards_one_node_exporter})));
 }

@@ -209,16 +209,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_examples");
-	TCase *tc = tcase_create("examples");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, walkthrough);
-	tcase_add_test(tc, monitor_prints_rates);
-	tcase_add_test(tc, metrics_reader);
-	tcase_add_test(tc, metrics_reader_errors);
-	tcase_add_test(tc, fstab_line);
-	tcase_add_test(tc, unit_and_lint);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_examples", "examples", TEST_TIMEOUT,
+			 SUITE_TESTS({walkthrough}, {monitor_prints_rates}, {metrics_reader},
+				     {metrics_reader_errors}, {fstab_line}, {unit_and_lint})));
 }

@@ -167,32 +167,24 @@ END_TEST
  * stays read-only; bad values change nothing; a new card reads 0. */
 START_TEST(scratch_pad)
 {
-	char *ver, *s;
+	char *ver;
 
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("test -w $M/device/firmware/scratch_pad && "
 			    "test \"$(stat -c %%a $M/device/firmware/fpga_version)\" = 444"),
 			 0);
-	s = readf("device/firmware/scratch_pad");
-	ck_assert_str_eq(s, "0x00000000\n");
-	free(s);
+	assert_file_eq("device/firmware/scratch_pad", "0x00000000\n");
 	ver = readf("device/firmware/fpga_version");
 	ck_assert_int_eq(sh("cd $M/device/firmware && for v in 0xdeadbeef 0xffffffff 0x1 0x0; do "
 			    "echo $v > scratch_pad && "
 			    "test \"$(cat scratch_pad)\" = $(printf 0x%%08x $v) || exit 1; done"),
 			 0);
 	ck_assert_int_eq(writef("device/firmware/scratch_pad", "305419896\n"), 0);
-	s = readf("device/firmware/scratch_pad");
-	ck_assert_str_eq(s, "0x12345678\n");
-	free(s);
+	assert_file_eq("device/firmware/scratch_pad", "0x12345678\n");
 	expect_refused("device/firmware/scratch_pad", "0x100000000", ERANGE);
 	expect_refused("device/firmware/scratch_pad", "pad", EINVAL);
-	s = readf("device/firmware/scratch_pad");
-	ck_assert_str_eq(s, "0x12345678\n");
-	free(s);
-	s = readf("device/firmware/fpga_version");
-	ck_assert_str_eq(s, ver);
-	free(s);
+	assert_file_eq("device/firmware/scratch_pad", "0x12345678\n");
+	assert_file_eq("device/firmware/fpga_version", ver);
 	free(ver);
 	/* pyrogue's name for it */
 	ck_assert_int_eq(sh("grep -q '^AxiVersion.ScratchPad  *device/firmware/scratch_pad$' "
@@ -200,9 +192,7 @@ START_TEST(scratch_pad)
 			 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 	mnt_start(NULL);
-	s = readf("device/firmware/scratch_pad");
-	ck_assert_str_eq(s, "0x00000000\n");
-	free(s);
+	assert_file_eq("device/firmware/scratch_pad", "0x00000000\n");
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -212,14 +202,11 @@ START_TEST(link_down)
 	struct pollfd pfd;
 	char buf[16];
 	unsigned int lines;
-	char *s;
 
 	mnt_start(NULL);
 	ck_assert_int_eq(
 		sh("cd $M && mkdir buffers/0 read_buffers/0 && echo 3 > registers/aw_cache"), 0);
-	s = readf("device/link");
-	ck_assert_str_eq(s, "up\n");
-	free(s);
+	assert_file_eq("device/link", "up\n");
 	/* a poller on device/link: the sampler wakes it when the link drops */
 	pfd.fd = open(P("device/link"), O_RDONLY);
 	ck_assert_int_ge(pfd.fd, 0);
@@ -233,12 +220,8 @@ START_TEST(link_down)
 	close(pfd.fd);
 	ck_assert_uint_eq(err_lines(), lines + 1);
 	ck_assert_ptr_nonnull(strstr(err_last(), "device/link: ENOLINK: link down"));
-	s = readf("device/link");
-	ck_assert_str_eq(s, "down\n");
-	free(s);
-	s = readf("sim/link");
-	ck_assert_str_eq(s, "down\n");
-	free(s);
+	assert_file_eq("device/link", "down\n");
+	assert_file_eq("sim/link", "down\n");
 	/* what the card answers (all ones) is no value: ENOLINK, never 0xf */
 	ck_assert_ptr_null(readf("registers/aw_cache"));
 	ck_assert_int_eq(errno, ENOLINK);
@@ -258,9 +241,7 @@ START_TEST(link_down)
 	expect_refused("sim/link", "sideways", EINVAL);
 	/* back up: nothing of the refused writes happened, writes work again */
 	ck_assert_int_eq(writef("sim/link", "up"), 0);
-	s = readf("device/link");
-	ck_assert_str_eq(s, "up\n");
-	free(s);
+	assert_file_eq("device/link", "up\n");
 	ck_assert_ptr_nonnull(strstr(err_last(), "link up again"));
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 3);
 	ck_assert_uint_eq(readnum("registers/write_enable"), 0);
@@ -333,17 +314,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("firmware");
-	TCase *tc = tcase_create("monitors");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, monitors);
-	tcase_add_test(tc, monitors_absent_v1);
-	tcase_add_test(tc, buffer_counts);
-	tcase_add_test(tc, firmware_identity);
-	tcase_add_test(tc, scratch_pad);
-	tcase_add_test(tc, link_down);
-	tcase_add_test(tc, link_flap);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("firmware", "monitors", TEST_TIMEOUT,
+				  SUITE_TESTS({monitors}, {monitors_absent_v1}, {buffer_counts},
+					      {firmware_identity}, {scratch_pad}, {link_down},
+					      {link_flap})));
 }

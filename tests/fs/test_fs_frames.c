@@ -396,16 +396,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("frames");
-	TCase *tc = tcase_create("frames");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, pulse_gap_and_duplicate);
-	tcase_add_test(tc, pushed_out_of_order);
-	tcase_add_test(tc, histograms_are_valid);
-	tcase_add_test(tc, latency_sampled_once_per_lap);
-	tcase_add_test(tc, v1_sampled_every_frame);
-	tcase_add_test(tc, observer_has_no_frames);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("frames", "frames", TEST_TIMEOUT,
+			 SUITE_TESTS({pulse_gap_and_duplicate}, {pushed_out_of_order},
+				     {histograms_are_valid}, {latency_sampled_once_per_lap},
+				     {v1_sampled_every_frame}, {observer_has_no_frames})));
 }

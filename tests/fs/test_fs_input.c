@@ -65,9 +65,7 @@ START_TEST(one_value_one_newline)
 	expect_refused("registers/ar_cache", "1\n\n", EINVAL);
 	expect_refused("sim/size", "2K\n\n", EINVAL);
 	ck_assert_int_eq(writef("sim/pattern", "zero\n"), 0);
-	s = readf("sim/pattern");
-	ck_assert_str_eq(s, "zero\n");
-	free(s);
+	assert_file_eq("sim/pattern", "zero\n");
 	ck_assert_int_eq(writef("buffers/0/write_enable", "1\n"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
@@ -252,17 +250,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_input");
-	TCase *tc = tcase_create("input");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, garbage_and_ranges);
-	tcase_add_test(tc, one_value_one_newline);
-	tcase_add_test(tc, huge_writes);
-	tcase_add_test(tc, read_only_and_write_only);
-	tcase_add_test(tc, mkdir_names_and_limits);
-	tcase_add_test(tc, removed_buffer);
-	tcase_add_test(tc, concurrent_writers);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_input", "input", TEST_TIMEOUT,
+			 SUITE_TESTS({garbage_and_ranges}, {one_value_one_newline}, {huge_writes},
+				     {read_only_and_write_only}, {mkdir_names_and_limits},
+				     {removed_buffer}, {concurrent_writers})));
 }

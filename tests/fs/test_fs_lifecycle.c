@@ -147,8 +147,6 @@ END_TEST
 
 START_TEST(leading_source_argument)
 {
-	char *v;
-
 	/* "gpuasyncfs SOURCE MNT -o ..." as mount.fuse3 runs it */
 	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(M.dir));
@@ -165,9 +163,7 @@ START_TEST(leading_source_argument)
 	setenv("M", M.dir, 1);
 	M.pid = daemon_spawn("-f gpuasyncfs \"$M\"");
 	ck_assert(wait_mounted(M.dir, true, 10000));
-	v = readf("device/backend");
-	ck_assert_str_eq(v, "sim\n");
-	free(v);
+	assert_file_eq("device/backend", "sim\n");
 	ck_assert_int_eq(mnt_stop(), 0);
 
 	/* mount.fuse3 itself, both fstab spellings (fuse3 package; some
@@ -371,21 +367,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_lifecycle");
-	TCase *tc = tcase_create("lifecycle");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, help_and_version);
-	tcase_add_test(tc, background_start_and_fusermount);
-	tcase_add_test(tc, leading_source_argument);
-	tcase_add_test(tc, datadev_missing);
-	tcase_add_test(tc, bad_startup_options);
-	tcase_add_test(tc, killed_not_reaped);
-	tcase_add_test(tc, stop_on_sigint);
-	tcase_add_test(tc, stop_on_sigterm);
-	tcase_add_test(tc, stop_on_fusermount);
-	tcase_add_test(tc, killed_mid_run);
-	tcase_add_test(tc, unmount_with_open_files);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of(
+		"fs_lifecycle", "lifecycle", TEST_TIMEOUT,
+		SUITE_TESTS({help_and_version}, {background_start_and_fusermount},
+			    {leading_source_argument}, {datadev_missing}, {bad_startup_options},
+			    {killed_not_reaped}, {stop_on_sigint}, {stop_on_sigterm},
+			    {stop_on_fusermount}, {killed_mid_run}, {unmount_with_open_files})));
 }

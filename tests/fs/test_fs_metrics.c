@@ -205,12 +205,8 @@ START_TEST(latency_min_no_sample)
 
 	mnt_start("-o version=5");
 	ck_assert_int_eq(sh("cd $M && mkdir buffers/0 && echo 1 > registers/write_enable"), 0);
-	s = readf("buffers/0/latency/gpu_min");
-	ck_assert_str_eq(s, "no sample\n");
-	free(s);
-	s = readf("buffers/0/latency/total_min");
-	ck_assert_str_eq(s, "no sample\n");
-	free(s);
+	assert_file_eq("buffers/0/latency/gpu_min", "no sample\n");
+	assert_file_eq("buffers/0/latency/total_min", "no sample\n");
 	ck_assert_int_ne(
 		sh("grep -E '^gpuasync_(gpu|total)_latency_min_seconds|4294967295|17\\.18' "
 		   "$M/metrics"),
@@ -228,9 +224,7 @@ START_TEST(latency_min_no_sample)
 			 0);
 	/* count_reset: no sample again */
 	ck_assert_int_eq(writef("registers/count_reset", "1"), 0);
-	s = readf("buffers/0/latency/gpu_min");
-	ck_assert_str_eq(s, "no sample\n");
-	free(s);
+	assert_file_eq("buffers/0/latency/gpu_min", "no sample\n");
 	ck_assert_int_ne(sh("grep -q '^gpuasync_gpu_latency_min_seconds' $M/metrics"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
@@ -340,16 +334,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_metrics");
-	TCase *tc = tcase_create("metrics");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, promtool_accepts);
-	tcase_add_test(tc, names_units_labels);
-	tcase_add_test(tc, latency_min_no_sample);
-	tcase_add_test(tc, pcie_link_unknown_on_sim);
-	tcase_add_test(tc, metrics_with_1024_buffers);
-	tcase_add_test(tc, node_exporter_scrapes);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_metrics", "metrics", TEST_TIMEOUT,
+			 SUITE_TESTS({promtool_accepts}, {names_units_labels},
+				     {latency_min_no_sample}, {pcie_link_unknown_on_sim},
+				     {metrics_with_1024_buffers}, {node_exporter_scrapes})));
 }

@@ -87,12 +87,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("observe");
-	TCase *tc = tcase_create("observe");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, observe_refuses_and_changes_nothing);
-	tcase_add_test(tc, plain_mount_writes);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("observe", "observe", TEST_TIMEOUT,
+			 SUITE_TESTS({observe_refuses_and_changes_nothing}, {plain_mount_writes})));
 }

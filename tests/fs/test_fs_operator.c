@@ -180,16 +180,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("operator");
-	TCase *tc = tcase_create("operator");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT * 2);
-	tcase_add_test(tc, fifo_refused);
-	tcase_add_test(tc, bad_options);
-	tcase_add_test(tc, controls_escaped);
-	tcase_add_test(tc, names_refused);
-	tcase_add_test(tc, push_on_dead_link);
-	tcase_add_test(tc, many_open_metrics);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("operator", "operator", TEST_TIMEOUT * 2,
+			 SUITE_TESTS({fifo_refused}, {bad_options}, {controls_escaped},
+				     {names_refused}, {push_on_dead_link}, {many_open_metrics})));
 }

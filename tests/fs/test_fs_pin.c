@@ -54,9 +54,7 @@ START_TEST(pin_p2p)
 	char *s;
 
 	mnt_start("-o pin=p2p");
-	s = readf("device/pin");
-	ck_assert_str_eq(s, "p2p\n");
-	free(s);
+	assert_file_eq("device/pin", "p2p\n");
 	ck_assert_int_eq(sh("sed -n 2p $M/device/memory_note | grep -q '^pin=p2p: '"), 0);
 	ck_assert_int_eq(sh("grep -qx 'pin = p2p' $M/config"), 0);
 	ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/buffers/1"), 0);
@@ -77,9 +75,7 @@ START_TEST(pin_auto)
 	char *s;
 
 	mnt_start(""); /* the default */
-	s = readf("device/pin");
-	ck_assert_str_eq(s, want);
-	free(s);
+	assert_file_eq("device/pin", want);
 	ck_assert_int_eq(sh("grep -qx 'pin = auto' $M/config"), 0);
 	s = sh_out("sed -n 2p $M/device/memory_note");
 	ck_assert_msg(strncmp(s, "pin=auto: ", 10) == 0, "memory_note: %s", s);
@@ -102,9 +98,7 @@ static void dmabuf_mount(void)
 	char *s, *fds0, *fds1;
 
 	mnt_start("-o pin=dmabuf,buffers.size=128K");
-	s = readf("device/pin");
-	ck_assert_str_eq(s, "dmabuf\n");
-	free(s);
+	assert_file_eq("device/pin", "dmabuf\n");
 	ck_assert_int_eq(sh("sed -n 2p $M/device/memory_note | grep -q '^pin=dmabuf: buffers are "
 			    "registered as dma-bufs'"),
 			 0);
@@ -190,16 +184,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_pin");
-	TCase *tc = tcase_create("pin");
-
 	probe();
 	printf("pin=dmabuf here: %s\n", no_dmabuf[0] ? no_dmabuf : "works");
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, pin_p2p);
-	tcase_add_test(tc, pin_auto);
-	tcase_add_test(tc, pin_dmabuf);
-	tcase_add_test(tc, pin_bad);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_pin", "pin", TEST_TIMEOUT,
+				  SUITE_TESTS({pin_p2p}, {pin_auto}, {pin_dmabuf}, {pin_bad})));
 }

@@ -230,15 +230,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_poll");
-	TCase *tc = tcase_create("poll");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, rx_frame_count_wakes_poll);
-	tcase_add_test(tc, rx_frame_count_wakes_select);
-	tcase_add_test(tc, quiet_when_unchanged);
-	tcase_add_test(tc, buffer_status_and_errors_wake);
-	tcase_add_test(tc, header_write_enable_and_sim_wake);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_poll", "poll", TEST_TIMEOUT,
+			 SUITE_TESTS({rx_frame_count_wakes_poll}, {rx_frame_count_wakes_select},
+				     {quiet_when_unchanged}, {buffer_status_and_errors_wake},
+				     {header_write_enable_and_sim_wake})));
 }

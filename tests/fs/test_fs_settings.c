@@ -103,9 +103,7 @@ START_TEST(save_change_restore)
 	ck_assert_str_ne(again, saved);
 	free(again);
 	ck_assert_int_eq(cat_into_settings(saved), 0);
-	again = readf("settings");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings", saved);
 	if (NSETTINGS(_i) == 3)
 		ck_assert_uint_eq(readnum("registers/demux_select"), 1);
 	/* A saved text with other values applies them. */
@@ -166,7 +164,7 @@ END_TEST
  * (all ones is not ar_cache = 0xf) and none are applied. */
 START_TEST(link_down)
 {
-	char *saved, *again;
+	char *saved;
 
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache"), 0);
@@ -183,9 +181,7 @@ START_TEST(link_down)
 	ck_assert_int_eq(writef("settings", "bogus = 1\n"), -EINVAL);
 	ck_assert_int_eq(writef("sim/link", "up"), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
-	again = readf("settings");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings", saved);
 	free(saved);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
@@ -295,16 +291,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("settings");
-	TCase *tc = tcase_create("settings");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_loop_test(tc, save_change_restore, 0, NFLAV);
-	tcase_add_loop_test(tc, bad_text_refused_whole, 0, NFLAV);
-	tcase_add_loop_test(tc, rolled_back, 0, NFLAV);
-	tcase_add_test(tc, applied_at_mount);
-	tcase_add_test(tc, link_down);
-	tcase_add_test(tc, concurrent_writers);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("settings", "settings", TEST_TIMEOUT,
+			 SUITE_TESTS({save_change_restore, NFLAV}, {bad_text_refused_whole, NFLAV},
+				     {rolled_back, NFLAV}, {applied_at_mount}, {link_down},
+				     {concurrent_writers})));
 }

@@ -159,9 +159,7 @@ START_TEST(save_change_restore)
 	ck_assert_str_ne(again, saved);
 	free(again);
 	ck_assert_int_eq(sh("cp %s/card.yaml $M/settings.yaml", dir), 0);
-	again = readf("settings.yaml");
-	ck_assert_str_eq(again, saved);
-	free(again);
+	assert_file_eq("settings.yaml", saved);
 	free(saved);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 0);
@@ -330,17 +328,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("settings_yaml");
-	TCase *tc = tcase_create("settings_yaml");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, export_parses, 0, NFLAV);
-	tcase_add_loop_test(tc, save_change_restore, 0, NFLAV);
-	tcase_add_test(tc, full_tree);
-	tcase_add_test(tc, overlay);
-	tcase_add_test(tc, applied_at_mount);
-	tcase_add_test(tc, bad_input_refused_whole);
-	tcase_add_test(tc, rolled_back);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("settings_yaml", "settings_yaml", 120,
+				  SUITE_TESTS({export_parses, NFLAV}, {save_change_restore, NFLAV},
+					      {full_tree}, {overlay}, {applied_at_mount},
+					      {bad_input_refused_whole}, {rolled_back})));
 }

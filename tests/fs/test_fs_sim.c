@@ -106,15 +106,10 @@ START_TEST(generator)
 	ck_assert_uint_eq(readnum("sim/stats/delivered"), 3);
 	ck_assert_uint_eq(readnum("sim/remaining"), 0);
 	ck_assert_uint_eq(readnum("sim/running"), 0);
-	s = readf("sim/pattern");
-	ck_assert_str_eq(s, "counter\n");
-	free(s);
-	s = readf("buffers/2/header");
-	ck_assert_str_eq(s, "size=256 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
-	free(s);
-	s = readf("buffers/3/status");
-	ck_assert_str_eq(s, "FREE\n");
-	free(s);
+	assert_file_eq("sim/pattern", "counter\n");
+	assert_file_eq("buffers/2/header",
+		       "size=256 result=0 overflow=0 cont=0 first_user=0x02 last_user=0x00\n");
+	assert_file_eq("buffers/3/status", "FREE\n");
 	/* counter pattern: consecutive 32-bit words */
 	fd = open(P("buffers/1/data"), O_RDONLY);
 	ck_assert_int_ge(fd, 0);
@@ -169,9 +164,7 @@ START_TEST(fault_injection)
 	s = readf("buffers/0/header");
 	ck_assert_ptr_nonnull(strstr(s, "result=2"));
 	free(s);
-	s = readf("buffers/0/status");
-	ck_assert_str_eq(s, "ERROR\n");
-	free(s);
+	assert_file_eq("buffers/0/status", "ERROR\n");
 	ck_assert_uint_eq(readnum("registers/axi_write_error_count"), 1);
 	ck_assert_uint_eq(readnum("registers/axi_write_error_value"), 2);
 	ck_assert_int_eq(sh("cd $M && echo 1 > buffers/1/write_enable && "
@@ -244,16 +237,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_sim");
-	TCase *tc = tcase_create("sim");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, generator);
-	tcase_add_test(tc, dropped_while_disabled);
-	tcase_add_test(tc, fault_injection);
-	tcase_add_test(tc, push_without_buffer);
-	tcase_add_test(tc, push_one_write_one_frame);
-	tcase_add_loop_test(tc, mkdir_while_flowing, 0, 2);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_sim", "sim", TEST_TIMEOUT,
+			 SUITE_TESTS({generator}, {dropped_while_disabled}, {fault_injection},
+				     {push_without_buffer}, {push_one_write_one_frame},
+				     {mkdir_while_flowing, 2})));
 }

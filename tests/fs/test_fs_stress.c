@@ -272,11 +272,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_stress");
-	TCase *tc = tcase_create("stress");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT * 2);
-	tcase_add_test(tc, everything_at_once);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("fs_stress", "stress", TEST_TIMEOUT * 2,
+				  SUITE_TESTS({everything_at_once})));
 }

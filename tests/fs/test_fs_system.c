@@ -341,15 +341,12 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("fs_system");
-	TCase *tc = tcase_create("system");
+	TCase *tc =
+		suite_add_tests(s, "system", TEST_TIMEOUT,
+				SUITE_TESTS({notify_ready_when_mounted}, {second_daemon_refused},
+					    {dead_mount_refused}, {sim_warning_when_unattended},
+					    {background_logs_to_syslog}));
 
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, notify_ready_when_mounted);
-	tcase_add_test(tc, second_daemon_refused);
-	tcase_add_test(tc, dead_mount_refused);
-	tcase_add_test(tc, sim_warning_when_unattended);
-	tcase_add_test(tc, background_logs_to_syslog);
 	tcase_add_unchecked_fixture(tc, NULL, bg_teardown);
-	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -136,12 +136,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("tools");
-	TCase *tc = tcase_create("tools");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT * 2);
-	tcase_add_test(tc, real_sizes);
-	tcase_add_test(tc, tail_follow);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of("tools", "tools", TEST_TIMEOUT * 2,
+				  SUITE_TESTS({real_sizes}, {tail_follow})));
 }

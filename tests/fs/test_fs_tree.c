@@ -24,12 +24,8 @@
 
 START_TEST(device_files)
 {
-	char *s;
-
 	mnt_start("-o version=4");
-	s = readf("device/backend");
-	ck_assert_str_eq(s, "sim\n");
-	free(s);
+	assert_file_eq("device/backend", "sim\n");
 	ck_assert_uint_eq(readnum("device/version"), 4);
 	ck_assert_uint_eq(readnum("device/max_buffers"), 1024);
 	ck_assert_uint_eq(readnum("device/dma_data_bytes"), 32);
@@ -579,26 +575,14 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fs_tree");
-	TCase *tc = tcase_create("tree");
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	tcase_add_test(tc, device_files);
-	tcase_add_test(tc, device_pinned);
-	tcase_add_loop_test(tc, registers_path_maps, 0, sizeof(PLACES) / sizeof(PLACES[0]));
-	tcase_add_test(tc, core_offset_refused);
-	tcase_add_test(tc, registers_by_version_v1);
-	tcase_add_test(tc, registers_by_version_v4);
-	tcase_add_test(tc, registers_by_version_v5);
-	tcase_add_test(tc, register_read_write);
-	tcase_add_test(tc, register_raw_window);
-	tcase_add_test(tc, config_file_and_options);
-	tcase_add_test(tc, readme_matches_tree_v4);
-	tcase_add_test(tc, readme_matches_tree_v1);
-	tcase_add_test(tc, readme_matches_tree_v4_legacy);
-	tcase_add_test(tc, absent_not_failing);
-	tcase_add_test(tc, repo_readme_tree);
-	tcase_add_test(tc, pyrogue_index);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("fs_tree", "tree", TEST_TIMEOUT,
+			 SUITE_TESTS({device_files}, {device_pinned},
+				     {registers_path_maps, sizeof(PLACES) / sizeof(PLACES[0])},
+				     {core_offset_refused}, {registers_by_version_v1},
+				     {registers_by_version_v4}, {registers_by_version_v5},
+				     {register_read_write}, {register_raw_window},
+				     {config_file_and_options}, {readme_matches_tree_v4},
+				     {readme_matches_tree_v1}, {readme_matches_tree_v4_legacy},
+				     {absent_not_failing}, {repo_readme_tree}, {pyrogue_index})));
 }

@@ -200,19 +200,13 @@ END_TEST
 int main(int argc, char **argv)
 {
 	int printed = doc_file_print(argc, argv, render);
-	Suite *s;
-	TCase *t;
 
 	if (printed >= 0)
 		return printed;
 
-	s = suite_create("abi");
-	t = tcase_create("table");
-	tcase_add_test(t, test_each_number_selects_its_row);
-	tcase_add_test(t, test_masked_generic_never_takes_ours);
-	tcase_add_test(t, test_ours_size_and_direction);
-	tcase_add_test(t, test_render);
-	tcase_add_test(t, test_doc_matches_table);
-	suite_add_tcase(s, t);
-	return run_suite(s);
+	return run_suite(suite_of("abi", "table", 0,
+				  SUITE_TESTS({test_each_number_selects_its_row},
+					      {test_masked_generic_never_takes_ours},
+					      {test_ours_size_and_direction}, {test_render},
+					      {test_doc_matches_table})));
 }

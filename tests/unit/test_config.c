@@ -427,21 +427,12 @@ END_TEST
 
 static Suite *config_suite(void)
 {
-	Suite *s = suite_create("config");
-	TCase *t = tcase_create("config");
-
-	tcase_add_test(t, test_defaults);
-	tcase_add_test(t, test_good_file);
-	tcase_add_test(t, test_partial_file);
-	tcase_add_loop_test(t, test_bad_files, 0, (int)(sizeof(bad_files) / sizeof(bad_files[0])));
-	tcase_add_test(t, test_missing_file);
-	tcase_add_test(t, test_set);
-	tcase_add_test(t, test_pin);
-	tcase_add_test(t, test_round_trip);
-	tcase_add_test(t, test_format);
-	tcase_add_test(t, test_device_spec);
-	suite_add_tcase(s, t);
-	return s;
+	return suite_of(
+		"config", "config", 0,
+		SUITE_TESTS({test_defaults}, {test_good_file}, {test_partial_file},
+			    {test_bad_files, (int)(sizeof(bad_files) / sizeof(bad_files[0]))},
+			    {test_missing_file}, {test_set}, {test_pin}, {test_round_trip},
+			    {test_format}, {test_device_spec}));
 }
 
 int main(void)

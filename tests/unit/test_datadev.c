@@ -1197,34 +1197,19 @@ END_TEST
 static Suite *datadev_suite(void)
 {
 	Suite *s = suite_create("datadev");
-	TCase *tc = tcase_create("errno");
 
-	tcase_add_test(tc, test_mapping_every_command);
-	tcase_add_test(tc, test_mapping_dmabuf);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("open");
-	tcase_add_test(tc, test_open_missing);
-	tcase_add_test(tc, test_open_regular_file);
-	tcase_add_test(tc, test_open_wrong_chardev);
-	tcase_add_test(tc, test_open_directory);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("upstream");
-	tcase_add_test(tc, test_upstream_open);
-	tcase_add_loop_test(tc, test_upstream_registers, 0, 2);
-	tcase_add_loop_test(tc, test_upstream_buffers, 0, 2);
-	tcase_add_test(tc, test_upstream_failures);
-	tcase_add_test(tc, test_upstream_quiet_probe);
-	tcase_add_test(tc, test_upstream_wiped);
-	tcase_add_test(tc, test_upstream_add_undo);
-	tcase_add_loop_test(tc, test_upstream_foreign, 0, 3);
-	tcase_add_test(tc, test_upstream_no_table);
-	tcase_add_test(tc, test_table);
-	tcase_add_loop_test(tc, test_add_live, 0, 2);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("dmabuf");
-	tcase_add_test(tc, test_pin_open);
-	tcase_add_test(tc, test_pin_dmabuf_add);
-	suite_add_tcase(s, tc);
+	suite_add_tests(s, "errno", 0,
+			SUITE_TESTS({test_mapping_every_command}, {test_mapping_dmabuf}));
+	suite_add_tests(s, "open", 0,
+			SUITE_TESTS({test_open_missing}, {test_open_regular_file},
+				    {test_open_wrong_chardev}, {test_open_directory}));
+	suite_add_tests(s, "upstream", 0,
+			SUITE_TESTS({test_upstream_open}, {test_upstream_registers, 2},
+				    {test_upstream_buffers, 2}, {test_upstream_failures},
+				    {test_upstream_quiet_probe}, {test_upstream_wiped},
+				    {test_upstream_add_undo}, {test_upstream_foreign, 3},
+				    {test_upstream_no_table}, {test_table}, {test_add_live, 2}));
+	suite_add_tests(s, "dmabuf", 0, SUITE_TESTS({test_pin_open}, {test_pin_dmabuf_add}));
 	return s;
 }
 

@@ -1010,33 +1010,19 @@ END_TEST
 static Suite *dev_suite(void)
 {
 	Suite *s = suite_create("dev");
-	TCase *tc = tcase_create("open");
 
-	tcase_add_test(tc, test_open_specs);
-	tcase_add_loop_test(tc, test_info_per_version, 0, GA_VERSION_MAX);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("registers");
-	tcase_add_test(tc, test_reg_errors);
-	tcase_add_loop_test(tc, test_rmw_neighbours, 0, GA_VERSION_MAX);
-	tcase_add_test(tc, test_rmw_concurrent);
-	tcase_add_test(tc, test_monitor_counts);
-	tcase_add_test(tc, test_buffer_counts);
-	tcase_add_test(tc, test_link_down);
-	tcase_add_test(tc, test_fw_scratch_pad);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("buffers");
-	tcase_add_test(tc, test_buf_create_rules);
-	tcase_add_test(tc, test_buf_v1_sizes);
-	tcase_add_test(tc, test_buf_state_and_memory);
-	tcase_add_test(tc, test_header_roundtrip);
-	tcase_add_test(tc, test_descriptor_lists);
-	tcase_add_test(tc, test_emulated_remove);
-	tcase_add_test(tc, test_default_memory);
-	tcase_add_test(tc, test_pinned_sim);
-	tcase_add_test(tc, test_pinned_invalidated);
-	suite_add_tcase(s, tc);
+	suite_add_tests(s, "open", 0,
+			SUITE_TESTS({test_open_specs}, {test_info_per_version, GA_VERSION_MAX}));
+	suite_add_tests(s, "registers", 0,
+			SUITE_TESTS({test_reg_errors}, {test_rmw_neighbours, GA_VERSION_MAX},
+				    {test_rmw_concurrent}, {test_monitor_counts},
+				    {test_buffer_counts}, {test_link_down}, {test_fw_scratch_pad}));
+	suite_add_tests(s, "buffers", 0,
+			SUITE_TESTS({test_buf_create_rules}, {test_buf_v1_sizes},
+				    {test_buf_state_and_memory}, {test_header_roundtrip},
+				    {test_descriptor_lists}, {test_emulated_remove},
+				    {test_default_memory}, {test_pinned_sim},
+				    {test_pinned_invalidated}));
 	return s;
 }
 

@@ -130,15 +130,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("log");
-	TCase *t = tcase_create("log");
-
-	tcase_add_test(t, test_err_basics);
-	tcase_add_test(t, test_err_keeps_errno);
-	tcase_add_test(t, test_err_long);
-	tcase_add_test(t, test_err_per_thread);
-	tcase_add_test(t, test_log_quiet_by_default);
-	tcase_add_test(t, test_log_enabled);
-	suite_add_tcase(s, t);
-	return run_suite(s);
+	return run_suite(suite_of("log", "log", 0,
+				  SUITE_TESTS({test_err_basics}, {test_err_keeps_errno},
+					      {test_err_long}, {test_err_per_thread},
+					      {test_log_quiet_by_default}, {test_log_enabled})));
 }

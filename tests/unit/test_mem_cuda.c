@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/gpu_probe.h"
+#include "common/suite_tests.h"
 #include "internal.h"
 
 extern char **environ;
@@ -564,20 +565,11 @@ END_TEST
 
 static Suite *mem_cuda_suite(void)
 {
-	Suite *s = suite_create("mem_cuda");
-	TCase *tc = tcase_create("core");
-
-	tcase_add_test(tc, test_open_reports);
-	tcase_add_test(tc, test_bad_index);
-	tcase_add_test(tc, test_alloc_rw_leak);
-	tcase_add_test(tc, test_async_order);
-	tcase_add_test(tc, test_threads);
-	tcase_add_test(tc, test_ipc);
-	tcase_add_test(tc, test_read_many);
-	tcase_add_test(tc, test_defer_copies);
-	tcase_add_test(tc, test_alloc_waits_for_frees);
-	suite_add_tcase(s, tc);
-	return s;
+	return suite_of("mem_cuda", "core", 0,
+			SUITE_TESTS({test_open_reports}, {test_bad_index}, {test_alloc_rw_leak},
+				    {test_async_order}, {test_threads}, {test_ipc},
+				    {test_read_many}, {test_defer_copies},
+				    {test_alloc_waits_for_frees}));
 }
 
 int main(int argc, char **argv)

@@ -1176,32 +1176,18 @@ END_TEST
 
 static Suite *model_suite(void)
 {
-	Suite *s = suite_create("model");
-	TCase *tc = tcase_create("flavours");
-
-	tcase_add_loop_test(tc, test_power_on, 0, NFLAV);
-	tcase_add_loop_test(tc, test_round_robin, 0, NFLAV);
-	tcase_add_loop_test(tc, test_backpressure, 0, NFLAV);
-	tcase_add_loop_test(tc, test_drop_disabled, 0, NFLAV);
-	tcase_add_loop_test(tc, test_overflow, 0, NFLAV);
-	tcase_add_loop_test(tc, test_faults, 0, NFLAV);
-	tcase_add_loop_test(tc, test_saturation, 0, NFLAV);
-	tcase_add_loop_test(tc, test_count_reset, 0, NFLAV);
-	tcase_add_loop_test(tc, test_watermarks, 0, NFLAV);
-	tcase_add_loop_test(tc, test_latency, 0, NFLAV);
-	tcase_add_loop_test(tc, test_total_latency_exact, 0, NFLAV);
-	tcase_add_loop_test(tc, test_read_path, 0, NFLAV);
-	tcase_add_loop_test(tc, test_level_words, 0, NFLAV);
-	tcase_add_loop_test(tc, test_active_bits, 0, NFLAV);
-	tcase_add_loop_test(tc, test_monitor, 0, NFLAV);
-	tcase_add_loop_test(tc, test_monitor_block, 0, NFLAV);
-	tcase_add_loop_test(tc, test_monitor_count_64, 0, NFLAV);
-	tcase_add_loop_test(tc, test_monitor_reset, 0, NFLAV);
-	tcase_add_loop_test(tc, test_push_fill, 0, NFLAV);
-	tcase_add_loop_test(tc, test_forget, 0, NFLAV);
-	tcase_add_loop_test(tc, test_wide_count, 0, NFLAV);
-	suite_add_tcase(s, tc);
-	return s;
+	return suite_of("model", "flavours", 0,
+			SUITE_TESTS({test_power_on, NFLAV}, {test_round_robin, NFLAV},
+				    {test_backpressure, NFLAV}, {test_drop_disabled, NFLAV},
+				    {test_overflow, NFLAV}, {test_faults, NFLAV},
+				    {test_saturation, NFLAV}, {test_count_reset, NFLAV},
+				    {test_watermarks, NFLAV}, {test_latency, NFLAV},
+				    {test_total_latency_exact, NFLAV}, {test_read_path, NFLAV},
+				    {test_level_words, NFLAV}, {test_active_bits, NFLAV},
+				    {test_monitor, NFLAV}, {test_monitor_block, NFLAV},
+				    {test_monitor_count_64, NFLAV}, {test_monitor_reset, NFLAV},
+				    {test_push_fill, NFLAV}, {test_forget, NFLAV},
+				    {test_wide_count, NFLAV}));
 }
 
 int main(void)

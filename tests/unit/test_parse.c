@@ -254,17 +254,9 @@ END_TEST
 
 static Suite *parse_suite(void)
 {
-	Suite *s = suite_create("parse");
-	TCase *t = tcase_create("parse");
-
-	tcase_add_test(t, test_u64);
-	tcase_add_test(t, test_size);
-	tcase_add_test(t, test_length_bound);
-	tcase_add_test(t, test_bool);
-	tcase_add_test(t, test_format_u64);
-	tcase_add_test(t, test_format_size);
-	suite_add_tcase(s, t);
-	return s;
+	return suite_of("parse", "parse", 0,
+			SUITE_TESTS({test_u64}, {test_size}, {test_length_bound}, {test_bool},
+				    {test_format_u64}, {test_format_size}));
 }
 
 int main(void)

@@ -117,11 +117,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pattern_ref");
-	TCase *tc = tcase_create("core");
-
-	tcase_add_test(tc, test_patterns_match_reference);
-	tcase_add_test(tc, test_crc_matches_reference);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(suite_of(
+		"pattern_ref", "core", 0,
+		SUITE_TESTS({test_patterns_match_reference}, {test_crc_matches_reference})));
 }

@@ -24,6 +24,7 @@
 #include "gpuasync/sim.h"
 #include "common/fd_count.h"
 #include "common/gpu_probe.h"
+#include "common/suite_tests.h"
 
 static bool gpu_mode;
 /* What the machine offers, found once in main(): "" when the memory
@@ -194,8 +195,6 @@ int main(int argc, char **argv)
 	struct ga_dev_info info;
 	struct ga_dev *dev;
 	const char *ci = getenv("CI");
-	Suite *s;
-	TCase *tc;
 	SRunner *sr;
 	int failed, rc;
 
@@ -225,16 +224,9 @@ int main(int argc, char **argv)
 	printf("dma-buf export (%s memory): %s\n", gpu_mode ? "CUDA" : "host",
 	       no_dmabuf[0] ? no_dmabuf : "works");
 
-	s = suite_create("pin");
-	tc = tcase_create("sim");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_p2p);
-	tcase_add_test(tc, test_auto);
-	tcase_add_test(tc, test_dmabuf_refused);
-	tcase_add_test(tc, test_dmabuf_path);
-	tcase_add_test(tc, test_bad_pin);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
+	sr = srunner_create(suite_of("pin", "sim", 120,
+				     SUITE_TESTS({test_p2p}, {test_auto}, {test_dmabuf_refused},
+						 {test_dmabuf_path}, {test_bad_pin})));
 	if (gpu_mode) /* CUDA state must not cross a fork: main() used it */
 		srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);

@@ -708,30 +708,13 @@ END_TEST
 
 static Suite *platform_suite(void)
 {
-	Suite *s = suite_create("platform");
-	TCase *t = tcase_create("platform");
-
-	tcase_add_test(t, test_table);
-	tcase_add_test(t, test_docs);
-	tcase_add_test(t, test_good);
-	tcase_add_test(t, test_acs_redirect);
-	tcase_add_test(t, test_acs_unreadable);
-	tcase_add_test(t, test_root_complex);
-	tcase_add_test(t, test_link_values);
-	tcase_add_test(t, test_two_root_complexes);
-	tcase_add_test(t, test_pairing);
-	tcase_add_test(t, test_iommu);
-	tcase_add_test(t, test_links);
-	tcase_add_test(t, test_numa);
-	tcase_add_test(t, test_bar1);
-	tcase_add_test(t, test_nvidia);
-	tcase_add_test(t, test_dmabuf);
-	tcase_add_test(t, test_datadev);
-	tcase_add_test(t, test_card_driver);
-	tcase_add_test(t, test_vanished);
-	tcase_add_test(t, test_empty_root);
-	suite_add_tcase(s, t);
-	return s;
+	return suite_of("platform", "platform", 0,
+			SUITE_TESTS({test_table}, {test_docs}, {test_good}, {test_acs_redirect},
+				    {test_acs_unreadable}, {test_root_complex}, {test_link_values},
+				    {test_two_root_complexes}, {test_pairing}, {test_iommu},
+				    {test_links}, {test_numa}, {test_bar1}, {test_nvidia},
+				    {test_dmabuf}, {test_datadev}, {test_card_driver},
+				    {test_vanished}, {test_empty_root}));
 }
 
 int main(void)

@@ -72,12 +72,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("prbs");
-	TCase *tc = tcase_create("core");
-
-	tcase_add_test(tc, test_words_by_hand);
-	tcase_add_test(tc, test_round_trip);
-	tcase_add_test(tc, test_rejects);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("prbs", "core", 0,
+			 SUITE_TESTS({test_words_by_hand}, {test_round_trip}, {test_rejects})));
 }

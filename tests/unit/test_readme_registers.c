@@ -118,16 +118,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	int printed = doc_file_print(argc, argv, render);
-	Suite *s;
-	TCase *t;
 
 	if (printed >= 0)
 		return printed;
 
-	s = suite_create("readme");
-	t = tcase_create("registers");
-	tcase_add_test(t, test_render);
-	tcase_add_test(t, test_readme_matches_table);
-	suite_add_tcase(s, t);
-	return run_suite(s);
+	return run_suite(suite_of("readme", "registers", 0,
+				  SUITE_TESTS({test_render}, {test_readme_matches_table})));
 }

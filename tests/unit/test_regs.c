@@ -1064,35 +1064,18 @@ END_TEST
 static Suite *regs_suite(void)
 {
 	Suite *s = suite_create("regs");
-	TCase *t = tcase_create("table");
 
-	tcase_add_test(t, test_names);
-	tcase_add_test(t, test_enum_and_lookup);
-	tcase_add_test(t, test_bits_and_offsets);
-	tcase_add_test(t, test_every_row_somewhere);
-	tcase_add_test(t, test_no_overlap);
-	tcase_add_test(t, test_views);
-	tcase_add_test(t, test_columns);
-	tcase_add_test(t, test_layout_for_version);
-	tcase_add_test(t, test_version_rows);
-	tcase_add_test(t, test_field_write);
-	tcase_add_test(t, test_version_gating);
-	tcase_add_test(t, test_absent_enoent);
-	tcase_add_test(t, test_per_buffer_offsets);
-	tcase_add_test(t, test_per_buffer_facts);
-	tcase_add_test(t, test_fields);
-	suite_add_tcase(s, t);
-
-	t = tcase_create("facts");
-	tcase_add_test(t, test_fw_facts);
-	tcase_add_test(t, test_pyrogue_names);
-	tcase_add_test(t, test_fw_format);
-	tcase_add_test(t, test_facts_v1);
-	tcase_add_test(t, test_facts_v4);
-	tcase_add_test(t, test_facts_v4_legacy);
-	tcase_add_test(t, test_facts_access);
-	tcase_add_test(t, test_facts_engines);
-	suite_add_tcase(s, t);
+	suite_add_tests(s, "table", 0,
+			SUITE_TESTS({test_names}, {test_enum_and_lookup}, {test_bits_and_offsets},
+				    {test_every_row_somewhere}, {test_no_overlap}, {test_views},
+				    {test_columns}, {test_layout_for_version}, {test_version_rows},
+				    {test_field_write}, {test_version_gating}, {test_absent_enoent},
+				    {test_per_buffer_offsets}, {test_per_buffer_facts},
+				    {test_fields}));
+	suite_add_tests(s, "facts", 0,
+			SUITE_TESTS({test_fw_facts}, {test_pyrogue_names}, {test_fw_format},
+				    {test_facts_v1}, {test_facts_v4}, {test_facts_v4_legacy},
+				    {test_facts_access}, {test_facts_engines}));
 	return s;
 }
 

@@ -1229,33 +1229,19 @@ END_TEST
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
-	TCase *tc = tcase_create("flavours");
-	TCase *one = tcase_create("once");
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_open_info, 0, NFLAV);
-	tcase_add_loop_test(tc, test_stream, 0, NFLAV);
-	tcase_add_loop_test(tc, test_push_drop_overflow, 0, NFLAV);
-	tcase_add_loop_test(tc, test_faults, 0, NFLAV);
-	tcase_add_loop_test(tc, test_count_reset, 0, NFLAV);
-	tcase_add_loop_test(tc, test_latency, 0, NFLAV);
-	tcase_add_loop_test(tc, test_read_path, 0, NFLAV);
-	tcase_add_loop_test(tc, test_shm_consumer, 0, NFLAV);
-	tcase_add_loop_test(tc, test_versions, 0, NFLAV);
-	tcase_add_loop_test(tc, test_lifecycle, 0, NFLAV);
-	tcase_add_loop_test(tc, test_close_alive, 0, NFLAV);
-	tcase_add_loop_test(tc, test_concurrency, 0, NFLAV);
-	tcase_add_loop_test(tc, test_drop_header, 0, NFLAV);
-	tcase_add_loop_test(tc, test_toggle_under_load, 0, NFLAV);
-	tcase_add_loop_test(tc, test_info_all, 0, NFLAV);
-	suite_add_tcase(s, tc);
-	tcase_set_timeout(one, 60);
-	tcase_add_test(one, test_bad_specs);
-	tcase_add_test(one, test_not_sim);
-	tcase_add_test(one, test_patterns);
-	tcase_add_test(one, test_timing_pattern);
-	tcase_add_test(one, test_stall_sleeps);
-	suite_add_tcase(s, one);
+	suite_add_tests(s, "flavours", 120,
+			SUITE_TESTS({test_open_info, NFLAV}, {test_stream, NFLAV},
+				    {test_push_drop_overflow, NFLAV}, {test_faults, NFLAV},
+				    {test_count_reset, NFLAV}, {test_latency, NFLAV},
+				    {test_read_path, NFLAV}, {test_shm_consumer, NFLAV},
+				    {test_versions, NFLAV}, {test_lifecycle, NFLAV},
+				    {test_close_alive, NFLAV}, {test_concurrency, NFLAV},
+				    {test_drop_header, NFLAV}, {test_toggle_under_load, NFLAV},
+				    {test_info_all, NFLAV}));
+	suite_add_tests(s, "once", 60,
+			SUITE_TESTS({test_bad_specs}, {test_not_sim}, {test_patterns},
+				    {test_timing_pattern}, {test_stall_sleeps}));
 	return s;
 }
 
@@ -1264,15 +1250,9 @@ static Suite *sim_suite(void)
  * running the host path. */
 static Suite *sim_gpu_suite(void)
 {
-	Suite *s = suite_create("sim_gpu");
-	TCase *tc = tcase_create("flavours");
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_stream_gpu, 0, NFLAV);
-	tcase_add_loop_test(tc, test_info_all_gpu, 0, NFLAV);
-	tcase_add_loop_test(tc, test_toggle_under_load_gpu, 0, NFLAV);
-	suite_add_tcase(s, tc);
-	return s;
+	return suite_of("sim_gpu", "flavours", 120,
+			SUITE_TESTS({test_stream_gpu, NFLAV}, {test_info_all_gpu, NFLAV},
+				    {test_toggle_under_load_gpu, NFLAV}));
 }
 
 int main(int argc, char **argv)

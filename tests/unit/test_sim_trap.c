@@ -178,17 +178,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("sim_trap");
-	TCase *tc = tcase_create("trap");
-
 	NFLAV = flavours_init();
 #if !(defined(__x86_64__) && defined(__linux__))
 	return 77; /* the store trap needs the x86 single-step flag */
 #endif
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_enable_pulse, 0, NFLAV);
-	tcase_add_test(tc, test_trap_off);
-	tcase_add_test(tc, test_chain);
-	suite_add_tcase(s, tc);
-	return run_suite(s);
+	return run_suite(
+		suite_of("sim_trap", "trap", 60,
+			 SUITE_TESTS({test_enable_pulse, NFLAV}, {test_trap_off}, {test_chain})));
 }
