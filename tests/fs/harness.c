@@ -123,6 +123,25 @@ void mnt_start(const char *extra)
 	ck_abort_msg("gpuasyncfs %s: no mount after 10 s", args);
 }
 
+/* The daemon did not exit after the unmount: say where each of its threads
+ * waits (kernel wchan and stack, user stacks where gdb is installed), so a
+ * rare hang under load leaves evidence in the test log (stderr). */
+static void dump_stuck_daemon(pid_t pid, const char *dir)
+{
+	char cmd[600];
+
+	fprintf(stderr, "gpuasyncfs %d did not exit 5 s after unmounting %s (%s)\n", (int)pid, dir,
+		is_mounted(dir) ? "still mounted" : "unmounted");
+	snprintf(cmd, sizeof(cmd),
+		 "for t in /proc/%d/task/*; do echo \"$t $(cat $t/wchan)\"; cat $t/stack; done; "
+		 "command -v gdb >/dev/null && gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | "
+		 "grep -v '^\\[New'",
+		 (int)pid, (int)pid);
+	if (system(cmd) != 0) {
+		/* best effort: the kill that follows ends the daemon anyway */
+	}
+}
+
 int mnt_stop(void)
 {
 	int st = -1, rc = -1;
@@ -150,6 +169,7 @@ int mnt_stop(void)
 			sleep_ms(10);
 		}
 		if (M.pid > 0) {
+			dump_stuck_daemon(M.pid, M.dir);
 			kill(M.pid, SIGKILL);
 			waitpid(M.pid, &st, 0);
 			M.pid = 0;

@@ -67,13 +67,25 @@ static pid_t find_daemon(const char *dir)
 	return found;
 }
 
+/* A daemon that has exited counts as gone while still a zombie: the
+ * background daemon's parent is pid 1, which may reap it only seconds
+ * later on a loaded machine (the VM's init reaps on its own schedule). */
 static bool pid_alive(pid_t pid)
 {
-	char path[64];
-	struct stat st;
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
 static bool wait_gone(pid_t pid, int ms)
