@@ -96,10 +96,11 @@ else
 fi
 
 # Every other firmware version: V1 layout (1-3) and V5 (active bits).  V3
-# also takes the fixed post-stop wait that real cards before V5 get.
+# also takes the fixed post-stop wait that real cards before V5 get, set
+# above the version's 50 ms so a driver that ignored it would wait too little.
 for v in 1 3 5; do
 	extra=
-	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=10"
+	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=80"
 	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v $extra; then
 		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
 			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move enable_pulse

@@ -989,8 +989,10 @@ static void t_invalidate(void)
 
 		printf("KTEST info callback quiesce (v%u): longest %ld us (%s)\n", version, us,
 		       version >= 5 ? "active bits" : fixed ? "fixed quiesce_ms" : "emulated barrier");
+		/* At least quiesce_ms (init.sh sets it above the version's 50 ms),
+		 * and not wildly more: half a second of slack for a loaded host. */
 		if (fixed)
-			CHECK(us >= q * 1000 && us < q * 1000 + 20000,
+			CHECK(us >= q * 1000 && us < q * 1000 + 500000,
 			      "fixed wait %ld us for quiesce_ms %ld", us, q);
 		else
 			CHECK(us >= 0 && us < 100000, "waited %ld us for an idle card", us);
