@@ -99,20 +99,6 @@ static void hist_add(struct hist *h, double v)
 	h->sum += v;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Sample the latency registers of buffer @b, where it has them. */
 static void sample_latencies(struct fs *fs, struct fs_frames *fr, unsigned int b)
 {
@@ -146,6 +132,7 @@ static void sample_latencies(struct fs *fs, struct fs_frames *fr, unsigned int b
 static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, const struct ga_header *h,
 		    const uint8_t *p, uint32_t len)
 {
+	struct ga_timing_header th;
 	uint64_t pulse;
 	struct timespec now;
 	double age;
@@ -158,7 +145,8 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, const s
 		fr->unchecked++; /* an error frame, or too short for a TimingHeader */
 		return;
 	}
-	pulse = le64(p) & GA_TIMING_PULSE_MASK;
+	ga_timing_decode(p, &th);
+	pulse = th.pulse_ctl & GA_TIMING_PULSE_MASK;
 	if (fr->have_pulse) {
 		if (pulse == fr->last_pulse) {
 			fr->duplicates++;
@@ -175,8 +163,8 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, const s
 	 * CLOCK_REALTIME on the simulated card.  A stamp ahead of ours says
 	 * the clocks differ; no age then. */
 	clock_gettime(CLOCK_REALTIME, &now);
-	age = (double)((int64_t)now.tv_sec - (int64_t)le32(p + GA_TIMING_TIME_OFF + 4)) +
-	      ((double)now.tv_nsec - (double)le32(p + GA_TIMING_TIME_OFF)) / 1e9;
+	age = (double)((int64_t)now.tv_sec - (int64_t)th.time_s) +
+	      ((double)now.tv_nsec - (double)th.time_ns) / 1e9;
 	if (age >= 0)
 		hist_add(&fr->age, age);
 }

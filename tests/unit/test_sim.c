@@ -1077,6 +1077,13 @@ START_TEST(test_timing_pattern)
 	ck_assert_uint_eq(th.env, GA_TIMING_ENV);
 	ck_assert_uint_lt(th.time_ns, 1000000000u);
 	ck_assert_int_le(llabs((long long)th.time_s - (long long)now), 5);
+	{
+		/* ga_timing_decode reads the same record byte by byte */
+		struct ga_timing_header d;
+
+		ga_timing_decode(a, &d);
+		ck_assert_mem_eq(&d, &th, sizeof(d));
+	}
 	memcpy(&w, a + GA_TIMING_HDR_BYTES, 4);
 	ck_assert_uint_eq(w, 7 + GA_TIMING_HDR_BYTES / 4); /* counter words go on */
 	ck_assert_int_eq(ga_pattern_check(GA_PATTERN_TIMING, 7, a, sizeof(a)), -1);

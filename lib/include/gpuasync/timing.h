@@ -69,4 +69,22 @@ GA_TIMING_FN uint32_t ga_timing_word(uint32_t seq, uint64_t t, uint32_t k)
 	}
 }
 
+/* The record at @p (eight little-endian words, as ga_timing_word makes
+ * them) into @th, whatever the host's byte order. */
+GA_TIMING_FN void ga_timing_decode(const uint8_t *p, struct ga_timing_header *th)
+{
+	uint32_t w[8];
+
+	for (unsigned int k = 0; k < 8; k++)
+		w[k] = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 |
+		       (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+	th->pulse_ctl = (uint64_t)w[1] << 32 | w[0];
+	th->time_ns = w[2];
+	th->time_s = w[3];
+	th->env = w[4];
+	th->evt_counter = w[5];
+	th->opaque[0] = w[6];
+	th->opaque[1] = w[7];
+}
+
 #endif /* GPUASYNC_TIMING_H */
