@@ -14,16 +14,8 @@ set -u
 BUILD=$1
 # shellcheck source=tests/install/common.sh
 . "$(dirname "$0")/common.sh"
-for t in cpack dpkg dpkg-deb lintian man fusermount3 systemd-analyze; do
-	command -v "$t" >/dev/null || skip "no $t"
-done
-[ -c /dev/fuse ] || skip "no /dev/fuse"
+need_tools cpack dpkg dpkg-deb lintian man fusermount3 systemd-analyze
 install_scratch gafs-deb
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/log" ] && tail -30 "$T/log"
-	exit 1
-}
 
 (cd "$BUILD" && cpack --config CPackConfig.cmake -G DEB -B "$T/pkg") >"$T/log" 2>&1 ||
 	fail "cpack failed"

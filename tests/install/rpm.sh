@@ -27,16 +27,8 @@ set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/install/common.sh
 . "$SRC/tests/install/common.sh"
-for t in cmake cpack rpm rpmbuild rpmlint rpm2cpio dpkg-deb python3 fusermount3; do
-	command -v "$t" >/dev/null || skip "no $t"
-done
-[ -c /dev/fuse ] || skip "no /dev/fuse"
+need_tools cmake cpack rpm rpmbuild rpmlint rpm2cpio dpkg-deb python3 fusermount3
 install_scratch gafs-rpm
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/log" ] && tail -30 "$T/log"
-	exit 1
-}
 
 B=$T/build
 nice cmake -S "$SRC" -B "$B" -DCMAKE_INSTALL_PREFIX=/usr -DGA_LAYOUT=rpm -DGA_SANITIZE=OFF \
