@@ -63,12 +63,15 @@ enum py_disp {
 	PD_DEC,
 	PD_HEX,
 	PD_ENUM,
+	PD_MBPS, /* hex, then surf's LinkVariable: the name less "Raw", in Mbps */
 };
 
 /*
  * Where pyrogue displays a variable otherwise than the row's own format
  * (axi-pcie-core's _AxiGpuAsyncCore.py: disp '{}' is decimal, no disp on
- * a UInt is hex, enum names).
+ * a UInt is hex, enum names; surf's AxiStreamMonAxiL: FrameCnt a UInt,
+ * each RawBandwidth* beside a Bandwidth* in Mbps shown '{:1.1f}').
+ * tests/rogue checks every line against pyrogue's own.
  */
 static const struct {
 	enum ga_reg_id id;
@@ -79,6 +82,14 @@ static const struct {
 	{GA_REG_AXI_WRITE_ERROR_VALUE, PD_DEC, {0}},
 	{GA_REG_AXI_READ_ERROR_VALUE, PD_DEC, {0}},
 	{GA_REG_WRITE_MAX_SIZE, PD_HEX, {0}},
+	{GA_REG_IB_MON_FRAME_COUNT, PD_HEX, {0}},
+	{GA_REG_OB_MON_FRAME_COUNT, PD_HEX, {0}},
+	{GA_REG_IB_MON_BANDWIDTH, PD_MBPS, {0}},
+	{GA_REG_IB_MON_BANDWIDTH_MAX, PD_MBPS, {0}},
+	{GA_REG_IB_MON_BANDWIDTH_MIN, PD_MBPS, {0}},
+	{GA_REG_OB_MON_BANDWIDTH, PD_MBPS, {0}},
+	{GA_REG_OB_MON_BANDWIDTH_MAX, PD_MBPS, {0}},
+	{GA_REG_OB_MON_BANDWIDTH_MIN, PD_MBPS, {0}},
 };
 
 static enum py_disp disp_of(enum ga_reg_id id, const char *const **names)
@@ -127,7 +138,10 @@ static bool in_yaml(const struct fs *fs, enum ga_reg_id id, bool state)
 
 /* ---- export ------------------------------------------------------------- */
 
-static int put_value(struct fs *fs, struct strbuf *sb, enum ga_reg_id id)
+/* @name's value, then for PD_MBPS the LinkVariable pyrogue derives from
+ * it, on its own line at @indent. */
+static int put_value(struct fs *fs, struct strbuf *sb, enum ga_reg_id id, int indent,
+		     const char *name)
 {
 	const char *const *names = bool_names;
 	enum py_disp d = disp_of(id, &names);
@@ -138,6 +152,11 @@ static int put_value(struct fs *fs, struct strbuf *sb, enum ga_reg_id id)
 		return ret;
 	if (d == PD_ENUM && v < 2)
 		return sb_printf(sb, "%s\n", names[v]) ? -ENOMEM : 0;
+	if (d == PD_MBPS)
+		return sb_printf(sb, "0x%llx\n%*s%s: %.1f\n", (unsigned long long)v, indent, "",
+				 name + strlen("Raw"), (double)v * 8e-6) ?
+			       -ENOMEM :
+			       0;
 	if (d == PD_HEX)
 		return sb_printf(sb, "0x%llx\n", (unsigned long long)v) ? -ENOMEM : 0;
 	return sb_printf(sb, "%llu\n", (unsigned long long)v) ? -ENOMEM : 0;
@@ -183,7 +202,7 @@ static int show_yaml(struct fs_ctx *c, struct strbuf *sb, bool state)
 		}
 		snprintf(prev, sizeof(prev), "%s", py);
 		sb_printf(sb, "%*s%s: ", 6 + 2 * depth, "", p);
-		ret = put_value(fs, sb, (enum ga_reg_id)id);
+		ret = put_value(fs, sb, (enum ga_reg_id)id, 6 + 2 * depth, p);
 	}
 	if (ret < 0)
 		return ret;
@@ -262,9 +281,23 @@ static void generic_index(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* Is @gen the generic name of a PD_MBPS row's LinkVariable (the last
+ * component less "Raw") equal to @want? */
+static bool link_name_is(enum ga_reg_id id, const char *gen, const char *want)
+{
+	const char *const *names;
+	const char *last = strrchr(gen, '.');
+	size_t head;
+
+	if (disp_of(id, &names) != PD_MBPS || !last || strncmp(last + 1, "Raw", 3))
+		return false;
+	head = (size_t)(last + 1 - gen);
+	return !strncmp(gen, want, head) && !strcmp(want + head, last + 4);
+}
+
 /* Does some row's pyrogue name start with @path below AxiGpuAsyncCore
  * (a device or a variable of the subtree)?  Sets *@id when it names a
- * row exactly. */
+ * row exactly, or the LinkVariable pyrogue derives from it. */
 static bool core_known(const char *path, int *id)
 {
 	char want[160];
@@ -280,7 +313,7 @@ static bool core_known(const char *path, int *id)
 		if (!py)
 			continue;
 		generic_index(py, gen, sizeof(gen));
-		if (!strcmp(gen, want)) {
+		if (!strcmp(gen, want) || link_name_is((enum ga_reg_id)i, gen, want)) {
 			*id = i;
 			return true;
 		}

@@ -5,7 +5,8 @@
 # package (tests/install/dkms.sh), the platform doctor against QEMU's PCIe
 # topologies (tests/platform/run.sh), and the
 # upstream suites (tests/upstream: our library and filesystem on SLAC's
-# driver and emulator, upstream's GPU tools on gpuasync.ko).  Every step
+# driver and emulator, upstream's GPU tools on gpuasync.ko) and rogue's
+# pyrogue on gpuasync.ko (tests/rogue).  Every step
 # runs even after a failure, so one run shows everything that is broken.
 #
 # The summary gives each step PASS, FAIL or SKIP with its step counts (run,
@@ -21,7 +22,8 @@
 # GA_KMOD_CACHE (debug kernel and upstream source cache, default
 # /var/cache/gpuasync-kmod), GA_UPSTREAM_SRC (upstream's source: see
 # upstream_source below), GA_UPSTREAM_TOOL_RUNS (runs of each upstream tool;
-# default 20, under CI=true $CI_TOOL_RUNS), GA_TEST_LOGS (where each step's
+# default 20, under CI=true $CI_TOOL_RUNS), GA_ROGUE_SRC, GA_AXIPCIE_SRC,
+# GA_SURF_SRC (rogue and the python trees: see rogue_sources), GA_TEST_LOGS (where each step's
 # output is kept; default a temp dir).
 set -uo pipefail
 
@@ -219,6 +221,32 @@ else
 		skip "upstream conformance" "$reason"
 		skip "upstream tools on gpuasync.ko" "$reason"
 	fi
+fi
+
+# rogue (slaclab/rogue) and axi-pcie-core's and surf's python trees, never
+# part of this tree either: GA_ROGUE_SRC, GA_AXIPCIE_SRC and GA_SURF_SRC,
+# else the snapshots in the shared folder beside the checkout.
+ROGUE_SHARED=../shared/upstream
+rogue_sources() { # exports the three; returns 1 naming what is missing
+	local v glob missing=
+	for v in GA_ROGUE_SRC=rogue-*.tar.gz GA_AXIPCIE_SRC=axi-pcie-core-*.tar.gz \
+		GA_SURF_SRC=surf-*.tar.gz; do
+		glob=${v#*=} v=${v%%=*}
+		[ -n "${!v:-}" ] || printf -v "$v" '%s' "$(ls "$ROGUE_SHARED"/$glob 2>/dev/null | sort | tail -1)"
+		if [ -n "${!v}" ]; then export "${v?}"; else missing="$missing $v"; fi
+	done
+	[ -z "$missing" ] || { reason="no rogue source:$missing unset and no $ROGUE_SHARED/{rogue,axi-pcie-core,surf}-*.tar.gz"; return 1; }
+}
+printf '\n=== rogue source\n'
+if rogue_sources; then
+	echo "rogue: using $GA_ROGUE_SRC, $GA_AXIPCIE_SRC, $GA_SURF_SRC"
+	# pyrogue's AxiPcieCore over rogue's AxiMemMap on gpuasync.ko's card.
+	step "rogue on gpuasync.ko (QEMU)" rogue tests/rogue/run.sh
+elif [ "$ci" = true ]; then
+	results+=("FAIL  rogue on gpuasync.ko: $reason")
+	failed=1
+else
+	skip "rogue on gpuasync.ko" "$reason"
 fi
 
 printf '\n=== summary (%d s)\n' $((SECONDS - start_all))

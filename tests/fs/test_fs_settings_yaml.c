@@ -116,6 +116,13 @@ START_TEST(export_parses)
 		"for k in want: assert t[k] == c[k], k\n"
 		"if os.path.exists(m + '/registers/inbound_frames'):\n"
 		"    assert t['GpuIbAxisMon']['Ch[0]']['FrameCnt'] == 2, t\n"
+		"    txt = open(m + '/state.yaml').read()\n"
+		"    assert '      FrameCnt: 0x2\\n' in txt, txt\n"
+		/* surf's Bandwidth: RawBandwidth (bytes/s) * 8e-6 Mbps, '{:1.1f}' */
+		"    for ln in [l for l in txt.splitlines() if 'RawBandwidth' in l]:\n"
+		"        k, raw = ln.split(': ')\n"
+		"        link = k.replace('Raw', '') + ': ' + '{:1.1f}'.format(int(raw, 16) * 8e-6)\n"
+		"        assert link == txt.split(ln + '\\n')[1].splitlines()[0], (link, txt)\n"
 		"    assert t['RemoteWriteMaxSize'] == int(rd('registers/write_max_size')), t\n"
 		"    assert ': 0x' in open(m + "
 		"'/state.yaml').read().split('RemoteWriteMaxSize')[1][:4]\n";
