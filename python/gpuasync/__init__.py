@@ -386,8 +386,8 @@ class Buffer:
         return GpuMapping(self.ipc_handle(), device)
 
     def gpu_bytes(self, offset=0, length=None, device=0):
-        """Bytes of the GPU buffer itself, read through its IPC handle:
-        the header at 0, the payload at device.dma_data_bytes."""
+        """Bytes of the GPU buffer itself, read through its IPC handle (a
+        write buffer: the header at 0, the payload at dma_data_bytes)."""
         with self.open_ipc(device) as m:
             return m.read(offset, length)
 
