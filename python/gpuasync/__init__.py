@@ -10,19 +10,27 @@
         hdr = buf.wait_frame(timeout=5)        # poll(POLLPRI) on buffers/N/status
         payload = buf.data()                   # bytes; buf.numpy() with NumPy
 
-Standard library only; NumPy and CuPy are used when asked for and present.
+    with buf.open_ipc() as gpu:                # GPU memory: the CUDA IPC handle
+        gpu.pointer, gpu.read(0, 8)            # device pointer here; bytes via cuMemcpyDtoH
+
+Standard library only; NumPy and CuPy are used when asked for and present,
+and a GPU buffer is opened through ctypes over the CUDA driver
+(libcuda.so.1), loaded on first use.
 Names come from the mount's own listing (registers/, device/, ...), so the
 package has no register table of its own: what the mount shows is what it
 has.  A refused request raises GpuAsyncError, an OSError carrying the
 mount's `errors` line that says why.
 """
 import collections
+import contextlib
+import ctypes
 import errno as _errno
 import os
 import select
+import threading
 import time
 
-__all__ = ["Card", "Buffer", "Header", "GpuAsyncError"]
+__all__ = ["Card", "Buffer", "Header", "GpuAsyncError", "GpuMapping", "CudaError"]
 
 
 class GpuAsyncError(OSError):
@@ -41,6 +49,200 @@ class GpuAsyncError(OSError):
 Header = collections.namedtuple(
     "Header", "size result overflow cont first_user last_user")
 """A buffer's last frame descriptor, as buffers/N/header decodes it."""
+
+
+# -- CUDA IPC: a GPU buffer in this process -----------------------------------
+#
+# The mount exports each GPU buffer with cuIpcGetMemHandle (buffers/N/ipc_handle,
+# 64 bytes as hex).  Opening it takes a handful of CUDA Driver API calls, made
+# here through ctypes so that no CUDA Python package is needed.  Every call
+# runs with the device's primary context pushed and popped again, so the
+# caller's current context is left as it was, and the pointer is valid in
+# that primary context: the one the CUDA runtime (CuPy, PyTorch) uses.
+
+class CudaError(RuntimeError):
+    """A CUDA driver call that failed: `call` names it, `code` is its
+    CUresult and `name` the error's name (CUDA_ERROR_NO_DEVICE, ...).  When
+    libcuda.so.1 cannot be loaded or lacks a function, `call` is "dlopen" or
+    "dlsym", `code` None and `name` says what."""
+
+    def __init__(self, call, code, name):
+        super().__init__("%s: %s" % (call, name if code is None else "%s (%d)" % (name, code)))
+        self.call = call
+        self.code = code
+        self.name = name
+
+
+class _IpcMemHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_ubyte * 64)]  # CU_IPC_HANDLE_SIZE
+
+
+_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+_CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12
+
+
+class _Driver:
+    """libcuda.so.1, its prototypes, cuInit done.  One per process
+    (_driver()).  The _v2 names are the symbols cuda.h maps the calls to."""
+
+    _protos = {
+        "cuInit": [ctypes.c_uint],
+        "cuGetErrorName": [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
+        "cuDeviceGet": [ctypes.POINTER(ctypes.c_int), ctypes.c_int],
+        "cuDevicePrimaryCtxRetain": [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int],
+        "cuDevicePrimaryCtxRelease_v2": [ctypes.c_int],
+        "cuCtxPushCurrent_v2": [ctypes.c_void_p],
+        "cuCtxPopCurrent_v2": [ctypes.POINTER(ctypes.c_void_p)],
+        "cuIpcOpenMemHandle_v2": [ctypes.POINTER(ctypes.c_uint64), _IpcMemHandle, ctypes.c_uint],
+        "cuIpcCloseMemHandle": [ctypes.c_uint64],
+        "cuPointerGetAttribute": [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64],
+        "cuMemcpyDtoH_v2": [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t],
+        "cuMemcpyHtoD_v2": [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t],
+    }
+
+    def __init__(self):
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise CudaError("dlopen", None, "libcuda.so.1: %s" % e) from None
+        for name, args in self._protos.items():
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                raise CudaError("dlsym", None, "libcuda.so.1 has no %s" % name) from None
+            fn.argtypes = args
+            fn.restype = ctypes.c_int
+        self.lib = lib
+        self.call("cuInit", 0)
+
+    def call(self, name, *args):
+        r = getattr(self.lib, name)(*args)
+        if r != 0:
+            text = ctypes.c_char_p()
+            self.lib.cuGetErrorName(r, ctypes.byref(text))
+            raise CudaError(name, r, text.value.decode() if text.value else "unknown error")
+
+
+_driver_lock = threading.Lock()
+_driver_once = None
+
+
+def _driver():
+    global _driver_once
+    with _driver_lock:
+        if _driver_once is None:
+            _driver_once = _Driver()
+        return _driver_once
+
+
+class GpuMapping:
+    """GPU memory opened in this process through a CUDA IPC handle
+    (Buffer.open_ipc(), or GpuMapping(handle) with the 64 bytes of any
+    cuIpcGetMemHandle).  `pointer` is the device pointer in the primary
+    context of CUDA device `device` of this process, `size` the bytes of
+    the allocation as CUDA reports them.  close() (or the end of a with
+    block, or garbage collection) unmaps it; the memory itself stays the
+    exporter's, valid while its buffer exists."""
+
+    def __init__(self, handle, device=0):
+        self.pointer = None
+        handle = bytes(handle)
+        if len(handle) != ctypes.sizeof(_IpcMemHandle):
+            raise ValueError("a CUDA IPC handle is %d bytes, not %d"
+                             % (ctypes.sizeof(_IpcMemHandle), len(handle)))
+        self.device = device
+        self._cu = _driver()
+        dev = ctypes.c_int()
+        ctx = ctypes.c_void_p()
+        self._cu.call("cuDeviceGet", ctypes.byref(dev), device)
+        self._cu.call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), dev)
+        self._dev, self._ctx = dev, ctx
+        try:
+            ptr = ctypes.c_uint64()
+            size = ctypes.c_size_t()
+            with self._current():
+                self._cu.call("cuIpcOpenMemHandle_v2", ctypes.byref(ptr),
+                              _IpcMemHandle.from_buffer_copy(handle),
+                              _CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+                try:
+                    self._cu.call("cuPointerGetAttribute", ctypes.byref(size),
+                                  _CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr)
+                except CudaError:
+                    self._cu.call("cuIpcCloseMemHandle", ptr)
+                    raise
+        except BaseException:
+            self._cu.call("cuDevicePrimaryCtxRelease_v2", dev)
+            raise
+        self.pointer = ptr.value
+        self.size = size.value
+
+    def __repr__(self):
+        if self.pointer is None:
+            return "<gpuasync.GpuMapping closed>"
+        return "<gpuasync.GpuMapping 0x%x, %d bytes, device %d>" % (
+            self.pointer, self.size, self.device)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass  # at interpreter exit the driver may be gone already
+
+    @contextlib.contextmanager
+    def _current(self):
+        # This mapping's context, current for the calls in the block only.
+        self._cu.call("cuCtxPushCurrent_v2", self._ctx)
+        try:
+            yield
+        finally:
+            self._cu.call("cuCtxPopCurrent_v2", ctypes.byref(ctypes.c_void_p()))
+
+    def _range(self, offset, length):
+        if self.pointer is None:
+            raise ValueError("GpuMapping is closed")
+        if length is None:
+            length = self.size - offset
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ValueError("bytes %d..%d are outside the %d-byte mapping"
+                             % (offset, offset + length, self.size))
+        return length
+
+    def read(self, offset=0, length=None):
+        """length bytes (to the end when None) at offset, as bytes
+        (cuMemcpyDtoH)."""
+        length = self._range(offset, length)
+        out = ctypes.create_string_buffer(length)
+        if length:
+            with self._current():
+                self._cu.call("cuMemcpyDtoH_v2", out, self.pointer + offset, length)
+        return out.raw
+
+    def write(self, data, offset=0):
+        """Copy data (bytes-like) into the mapping at offset (cuMemcpyHtoD)."""
+        data = bytes(data)
+        self._range(offset, len(data))
+        if data:
+            with self._current():
+                self._cu.call("cuMemcpyHtoD_v2", self.pointer + offset, data, len(data))
+
+    def close(self):
+        """Unmap (cuIpcCloseMemHandle) and release the primary context;
+        a second close does nothing."""
+        if self.pointer is None:
+            return
+        ptr, self.pointer = self.pointer, None
+        try:
+            with self._current():
+                self._cu.call("cuIpcCloseMemHandle", ptr)
+        finally:
+            self._cu.call("cuDevicePrimaryCtxRelease_v2", self._dev)
 
 
 def _parse_value(text):
@@ -171,16 +373,34 @@ class Buffer:
         import numpy
         return numpy.frombuffer(self.data(), dtype=dtype)
 
-    def cupy(self, dtype="uint8"):
-        """The whole GPU buffer as a CuPy array, opened through its CUDA IPC
-        handle (GPU memory only: no ipc_handle file otherwise).  The array
-        is valid while the buffer exists."""
+    def ipc_handle(self):
+        """The buffer's CUDA IPC handle, 64 bytes (GPU memory only: a host
+        memory buffer has no ipc_handle file, GpuAsyncError ENOENT)."""
+        return bytes.fromhex(self.card.read(self._file("ipc_handle")).strip())
+
+    def open_ipc(self, device=0):
+        """The whole GPU buffer in this process, through its CUDA IPC handle:
+        a GpuMapping (pointer, size, read, write, close; a context
+        manager), mapped on CUDA device `device` of this process (the
+        buffer's own GPU: the mount's -o gpu, 0 by default)."""
+        return GpuMapping(self.ipc_handle(), device)
+
+    def gpu_bytes(self, offset=0, length=None, device=0):
+        """Bytes of the GPU buffer itself, read through its IPC handle (a
+        write buffer: the header at 0, the payload at dma_data_bytes)."""
+        with self.open_ipc(device) as m:
+            return m.read(offset, length)
+
+    def cupy(self, dtype="uint8", device=0):
+        """The whole GPU buffer as a CuPy array over open_ipc()'s mapping,
+        which stays open while the array (or a view of it) lives.  Not run
+        by any test: no CuPy where this project is tested (docs/python.md)."""
         import cupy
-        handle = bytes.fromhex(self.card.read(self._file("ipc_handle")).strip())
-        ptr = cupy.cuda.runtime.ipcOpenMemHandle(handle)
-        mem = cupy.cuda.UnownedMemory(ptr, self.size, self)
-        n = self.size // cupy.dtype(dtype).itemsize
-        return cupy.ndarray((n,), dtype=dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
+        m = self.open_ipc(device)
+        mem = cupy.cuda.UnownedMemory(m.pointer, m.size, m, device)  # m: the owner
+        n = m.size // cupy.dtype(dtype).itemsize
+        with cupy.cuda.Device(device):
+            return cupy.ndarray((n,), dtype=dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
     def wait_frame(self, timeout=None):
         """Wait until a frame has landed (status READY); its Header."""

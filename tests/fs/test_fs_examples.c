@@ -5,6 +5,8 @@
  * line (through mount.fuse3; skipped with a message where it is not
  * installed) and the systemd units (systemd-analyze when
  * present).  shellcheck and pyflakes vet the scripts when installed.
+ * The Python reader imports the gpuasync package from this source tree
+ * (PYTHONPATH, set in main), not an installed copy.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include "harness.h"
 
 #define EX GAFS_SRC "/examples"
+/* A line of metrics_reader.py --watch: a time, then a rate per counter. */
+#define RATE_LINE "'^[0-9:]*  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9.]*$'"
 
 START_TEST(walkthrough)
 {
@@ -63,33 +67,87 @@ START_TEST(metrics_reader)
 {
 	char *out;
 
+	/* The package it imports is this tree's. */
+	ck_assert_int_eq(sh("test \"$(/usr/bin/python3 -c 'import gpuasync; "
+			    "print(gpuasync.__file__)')\" = " GAFS_SRC
+			    "/python/gpuasync/__init__.py"),
+			 0);
 	mnt_start(NULL);
 	ck_assert_int_eq(sh("mkdir $M/buffers/0 && echo 1 > $M/buffers/0/write_enable"), 0);
-	out = sh_out(EX "/metrics_reader.py $M/metrics 2>&1");
+	/* The mount point, and its metrics file as the path (as before the
+	 * reader used the package): the same summary. */
+	out = sh_out(EX "/metrics_reader.py $M 2>&1");
 	ck_assert_msg(strstr(out, "card: sim, firmware version 4") != NULL, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "write buffers: FREE=1"));
 	ck_assert_ptr_nonnull(strstr(out, "gpuasync_rx_frame_count_total"));
 	free(out);
+	out = sh_out(EX "/metrics_reader.py $M/metrics 2>&1");
+	ck_assert_msg(strstr(out, "card: sim, firmware version 4") != NULL, "%s", out);
+	free(out);
 	ck_assert_int_eq(
-		sh(EX "/metrics_reader.py --json $M/metrics | "
+		sh(EX "/metrics_reader.py --json $M | "
 		      "python3 -c 'import json,sys; d=json.load(sys.stdin); "
 		      "assert d[\"gpuasync_buffer_state\"][0][\"labels\"][\"state\"] == \"FREE\"'"),
 		0);
-	/* --watch runs until interrupted: wait for its first report (bounded
-	 * generously: python3 may be a slow shim), then stop it. */
+	/* Counters by name; a register that refuses reads ends it with the
+	 * mount's reason, one the firmware lacks with its name. */
+	out = sh_out(EX "/metrics_reader.py $M --watch 0.1 --counters rx_frame_count,count_reset "
+			"2>&1; echo rc=$?");
+	ck_assert_msg(strstr(out, "metrics_reader.py: [Errno 13] Permission denied: ") == out &&
+			      strstr(out, "registers/count_reset: EACCES: write-only file") &&
+			      strchr(out, '\n') == strstr(out, "\nrc=1\n"),
+		      "%s", out);
+	free(out);
+	out = sh_out(EX "/metrics_reader.py $M --watch 0.1 --counters nope 2>&1; echo rc=$?");
+	ck_assert_str_eq(out, "metrics_reader.py: registers has no file 'nope'\nrc=1\n");
+	free(out);
+	/* --frames sleeps in poll() until rx_frame_count moves: the
+	 * generator starts once it waits (3 frames, dropped with the write
+	 * engine off, but counted). */
 	ck_assert_int_eq(
-		sh("f=$(mktemp); " EX "/metrics_reader.py --watch 0.5 $M/metrics "
-		   ">$f 2>&1 & p=$!; i=0; until grep -q rx_frame_count $f; do "
+		sh("f=$(mktemp); { " EX "/metrics_reader.py $M --frames 3 --timeout 60 "
+		   ">$f 2>&1; echo rc=$? >>$f; } & p=$!; i=0; "
+		   "until grep -q '^waiting for rx_frame_count to reach 3 (now 0)$' $f; do "
 		   "i=$((i+1)); [ $i -gt 1200 ] && break; sleep 0.1; done; "
-		   "kill -TERM $p; wait $p; grep -q rx_frame_count $f; r=$?; rm -f $f; exit $r"),
+		   "echo 3 > $M/sim/remaining && echo 1 > $M/sim/running; wait $p; "
+		   "grep -q '^3 frames in [0-9.]* s$' $f && "
+		   "grep -q '^gpuasync_rx_frame_count_total  *3$' $f && grep -q '^rc=0$' $f; "
+		   "r=$?; [ $r = 0 ] || cat $f; rm -f $f; exit $r"),
 		0);
+	/* Nothing comes: the wait times out, one line. */
+	out = sh_out(EX "/metrics_reader.py $M --frames 1 --timeout 0.3 2>&1 >/dev/null; "
+			"echo rc=$?");
+	ck_assert_str_eq(out, "metrics_reader.py: registers/rx_frame_count: still '3' after 0.3 s\n"
+			      "rc=1\n");
+	free(out);
+	/* A directory that is not a mount. */
+	out = sh_out(EX "/metrics_reader.py /proc/self 2>&1; echo rc=$?");
+	ck_assert_str_eq(out, "metrics_reader.py: /proc/self: not a gpuasyncfs mount (no "
+			      "device/version)\nrc=1\n");
+	free(out);
+	/* --watch runs until interrupted: wait for its first report (bounded
+	 * generously: python3 may be a slow shim), then stop it.  A rate line
+	 * is a time and one rate per counter, the first rx_frame_count's:
+	 * frames flow (dropped with the write engine off, but counted). */
+	ck_assert_int_eq(sh("echo 500 > $M/sim/rate && echo 0 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	ck_assert_int_eq(sh("f=$(mktemp); " EX
+			    "/metrics_reader.py --watch 0.3 $M/metrics >$f 2>&1 & "
+			    "p=$!; i=0; until grep -q " RATE_LINE " $f; do i=$((i+1)); "
+			    "[ $i -gt 1200 ] && break; sleep 0.1; done; kill -TERM $p; wait $p; "
+			    "grep -q '^time *rx_frame_count/s  *tx_frame_count/s ' $f && "
+			    "grep " RATE_LINE " $f | awk '$2 > 10 { ok = 1 } END { exit !ok }'; "
+			    "r=$?; [ $r = 0 ] || cat $f; rm -f $f; exit $r"),
+			 0);
+	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
 	/* Every sample, one a line, in aligned columns: all lines as long. */
-	ck_assert_int_eq(sh("test $(" EX "/metrics_reader.py --all $M/metrics | "
+	ck_assert_int_eq(sh("test $(" EX "/metrics_reader.py --all $M | "
 			    "awk '{print length($0)}' | sort -u | wc -l) = 1"),
 			 0);
 	/* A closed pipe ends --watch quietly: 141 (as SIGPIPE), nothing on stderr. */
 	ck_assert_int_eq(sh("f=$(mktemp); { timeout 60 " EX "/metrics_reader.py --watch 0.05 "
-			    "$M/metrics 2>$f.err; echo $? >$f; } | head -2 >/dev/null; "
+			    "$M 2>$f.err; echo $? >$f; } | head -2 >/dev/null; "
 			    "r=$(cat $f); e=$(cat $f.err); rm -f $f $f.err; "
 			    "test \"$r\" = 141 && test -z \"$e\""),
 			 0);
@@ -119,6 +177,12 @@ START_TEST(metrics_reader_errors)
 			    "l = json.load(sys.stdin)[\"x\"][0][\"labels\"]; "
 			    "assert l[\"path\"] == \"C:\\\\new\" and l[\"n\"] == \"a\\nb\", l'"),
 			 0);
+	/* A saved file (not a mount's) has no card to watch or wait on. */
+	out = sh_out(EX "/metrics_reader.py $F --frames 1 2>&1; echo rc=$?");
+	ck_assert_msg(!strncmp(out, "metrics_reader.py: /tmp/gafs-metrics-", 37) &&
+			      strstr(out, ": --watch and --frames need a mount point\nrc=1\n"),
+		      "%s", out);
+	free(out);
 
 	/* More output than a pipe holds, then "| head -1": 141, stderr empty. */
 	f = fopen(path, "w");
@@ -209,6 +273,17 @@ END_TEST
 
 int main(void)
 {
+	/* examples/metrics_reader.py imports this tree's gpuasync package. */
+	{
+		const char *pp = getenv("PYTHONPATH");
+		char *v;
+
+		if (asprintf(&v, "%s%s%s", GAFS_SRC "/python", pp && *pp ? ":" : "",
+			     pp && *pp ? pp : "") < 0)
+			return 1;
+		setenv("PYTHONPATH", v, 1);
+		free(v);
+	}
 	return run_suite(
 		suite_of("fs_examples", "examples", TEST_TIMEOUT,
 			 SUITE_TESTS({walkthrough}, {monitor_prints_rates}, {metrics_reader},

@@ -2,9 +2,9 @@
 """The gpuasync Python package against a real gpuasyncfs mount of the
 simulated card (the daemon: $GA_GPUASYNCFS).  Every wait is for an event
 (poll on the mount's live files) with a generous bound."""
+import contextlib
 import errno
 import os
-import shutil
 import subprocess
 import time
 
@@ -13,11 +13,12 @@ import pytest
 import gpuasync
 
 
-@pytest.fixture
-def card(tmp_path):
+@contextlib.contextmanager
+def mounted(tmp_path, *opts):
+    """A gpuasync.Card on a fresh `gpuasyncfs --sim` mount with opts."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    daemon = subprocess.Popen([os.environ["GA_GPUASYNCFS"], "-f", "--sim", str(mnt)])
+    daemon = subprocess.Popen([os.environ["GA_GPUASYNCFS"], "-f", "--sim", *opts, str(mnt)])
     deadline = time.monotonic() + 30
     while not os.path.ismount(mnt):
         assert daemon.poll() is None, "gpuasyncfs exited before mounting"
@@ -34,6 +35,12 @@ def card(tmp_path):
             daemon.wait()
             pytest.fail("gpuasyncfs did not exit after unmount")
         assert daemon.returncode == 0
+
+
+@pytest.fixture
+def card(tmp_path):
+    with mounted(tmp_path) as c:
+        yield c
 
 
 def cat(card, rel):
@@ -139,3 +146,15 @@ def test_wait_times_out(card):
 def test_not_a_mount(tmp_path):
     with pytest.raises(FileNotFoundError):
         gpuasync.Card(str(tmp_path))
+
+
+def test_host_memory_buffer_has_no_ipc_handle(tmp_path):
+    # GPU memory is tested by python_gpu_ipc (gpu_ipc.sh) on a GPU machine.
+    with mounted(tmp_path, "-o", "use_gpu=0") as card:
+        assert card.device.memory == "host"
+        with card.create_buffer() as buf:
+            for call in (buf.ipc_handle, buf.open_ipc, buf.gpu_bytes):
+                with pytest.raises(gpuasync.GpuAsyncError) as e:
+                    call()
+                assert e.value.errno == errno.ENOENT
+                assert e.value.filename.endswith("buffers/0/ipc_handle")
