@@ -239,6 +239,20 @@ static void reg_set64(struct ga_model *m, enum ga_reg_id id, uint64_t v)
 }
 
 /* One value with its max/min pair; @armed says the pair holds a measurement. */
+/*
+ * A monitor's config word (its offset 0x00, read-only but for the CntRst
+ * bit 0 written): the generics SURF's AxiStreamMonAxiL reports, as the
+ * GpuAsyncCore instantiates both monitors (docs/firmware.md §2.4): the
+ * stream is as wide as the core's AXI bus (DmaDataBytes), 8 TDEST, TUSER
+ * and TID bits, TKEEP_COUNT_C (3), TUSER_FIRST_LAST_C (1), no TSTRB, and
+ * not a common clock (bit 0: 0).
+ */
+static uint32_t monitor_config(const struct ga_model *m)
+{
+	return (m->p.dma_data_bytes & 0xffu) << 24 | 8u << 20 | 8u << 16 | 8u << 12 | 3u << 8 |
+	       1u << 4;
+}
+
 static void mon_stat(struct ga_model *m, enum ga_reg_id cur, enum ga_reg_id max, enum ga_reg_id min,
 		     bool *armed, uint64_t v)
 {
@@ -812,6 +826,9 @@ int ga_model_init(struct ga_model *m, volatile uint32_t *regs, const struct ga_m
 	reg_set(m, GA_REG_VERSION, 0, p->version);
 	reg_set(m, GA_REG_MAX_BUFFERS, 0, m->p.max_buffers);
 	reg_set(m, GA_REG_DMA_DATA_BYTES, 0, p->dma_data_bytes);
+	for (i = 0; i < 2; i++)
+		if (reg_loc(m, mon_ids[i].reset, 0, &off))
+			regs[off / 4] = monitor_config(m);
 	for (id = 0; id < GA_REG_COUNT; id++) {
 		if (ga_regs[id].flags & GA_F_RESET_ONE)
 			reg_fill(m, id, 1);
@@ -953,7 +970,7 @@ static void poll_levels(struct ga_model *m, unsigned int i)
 
 void ga_model_poll(struct ga_model *m)
 {
-	uint32_t off, v;
+	uint32_t off, v, cfg;
 	unsigned int i;
 
 	sync_control(m);
@@ -961,9 +978,13 @@ void ga_model_poll(struct ga_model *m)
 		reg_set(m, GA_REG_WRITE_MAX_SIZE, 0, 1);
 	if (reg_loc(m, GA_REG_COUNT_RESET, 0, &off) && take(&m->regs[off / 4]))
 		count_reset(m);
+	/* A store through the mapping over a monitor's config word: bit 0
+	 * resets it, and the word reads its generics again. */
+	cfg = monitor_config(m);
 	for (i = 0; i < 2; i++)
-		if (reg_loc(m, mon_ids[i].reset, 0, &off) &&
-		    ga_reg_field_get(mon_ids[i].reset, m->layout, take(&m->regs[off / 4])))
+		if (reg_loc(m, mon_ids[i].reset, 0, &off) && m->regs[off / 4] != cfg &&
+		    ga_reg_field_get(mon_ids[i].reset, m->layout,
+				     __atomic_exchange_n(&m->regs[off / 4], cfg, __ATOMIC_ACQ_REL)))
 			monitor_reset(m, i);
 	for (i = 0; i < m->p.max_buffers; i++) {
 		if (m->p.level_words) {

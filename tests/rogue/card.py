@@ -13,6 +13,8 @@ rogue's AxiMemMap and prints one "KTEST ok|FAIL <step>" line per check:
                   pyrogue reads for that variable
   state_yaml      the mount's state.yaml agrees with pyrogue's own state of
                   the AxiGpuAsyncCore subtree, value for value in display form
+  monitors        both stream monitors report the generics the GpuAsyncCore
+                  builds them with (docs/firmware.md 2.4)
   scratch_pad     AxiVersion's write-verify word keeps what pyrogue writes,
                   and the mount sees it
   save_load       SaveConfig, change, LoadConfig: back as saved, and a second
@@ -221,6 +223,26 @@ def step_scratch_pad(root):
     ok("scratch_pad")
 
 
+def step_monitors(root):
+    width = node(root, GPU + ".AxiBusWidth").get(read=True)
+    want = {"AXIS_CONFIG_G_TDATA_BYTES_C": width, "AXIS_CONFIG_G_TDEST_BITS_C": 8,
+            "AXIS_CONFIG_G_TUSER_BITS_C": 8, "AXIS_CONFIG_G_TID_BITS_C": 8,
+            "AXIS_CONFIG_G_TKEEP_MODE_C": "TKEEP_COUNT_C",
+            "AXIS_CONFIG_G_TUSER_MODE_C": "TUSER_FIRST_LAST_C",
+            "AXIS_CONFIG_G_TSTRB_EN_C": False, "COMMON_CLK_G": False}
+    wrong = []
+    for mon in ("GpuIbAxisMon", "GpuObAxisMon"):
+        for name, v in want.items():
+            var = node(root, f"{GPU}.{mon}.{name}")
+            got = var.getDisp(read=True) if isinstance(v, str) else var.get(read=True)
+            if got != v:
+                wrong.append(f"{mon}.{name} {got!r}, firmware {v!r}")
+    if wrong:
+        bad("monitors", "; ".join(wrong))
+    else:
+        ok("monitors", f"{2 * len(want)} generics, {width}-byte stream")
+
+
 def flip_demux(root):
     demux = node(root, GPU + ".AxisDeMuxSelect")
     was = demux.getDisp(read=True)
@@ -322,6 +344,7 @@ def main():
         run("read_all", step_read_all)
         run("files", step_files)
         run("state_yaml", step_state_yaml)
+        run("monitors", step_monitors)
         run("scratch_pad", step_scratch_pad)
         saved = run("save_load", step_save_load)
         run("ours_in_pyrogue", step_ours_in_pyrogue)

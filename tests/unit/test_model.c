@@ -1072,6 +1072,12 @@ START_TEST(test_monitor_reset)
 	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
 	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 3);
 	ck_assert_uint_eq(mon32(MON_OB, MON_SIZE_MIN), 40);
+	/* the config word reads the monitors' generics as the GpuAsyncCore
+	 * builds them (SURF AxiStreamMonAxiL word 0: TDATA_BYTES = the AXI
+	 * bus width, TDEST/TUSER/TID 8 bits each, TKEEP_COUNT_C 3,
+	 * TUSER_FIRST_LAST_C 1, no TSTRB, no common clock) */
+	ck_assert_uint_eq(mon32(MON_IB, MON_CFG), (uint32_t)DDB << 24 | 0x888310u);
+	ck_assert_uint_eq(mon32(MON_OB, MON_CFG), (uint32_t)DDB << 24 | 0x888310u);
 	/* the core's own count_reset leaves the monitors alone */
 	ga_model_reg_write(m, off(GA_REG_COUNT_RESET, 0), 1);
 	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
@@ -1080,6 +1086,7 @@ START_TEST(test_monitor_reset)
 	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
 	ga_model_reg_write(m, MON_IB + MON_CFG, 1);
 	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 0);
+	ck_assert_uint_eq(mon32(MON_IB, MON_CFG), (uint32_t)DDB << 24 | 0x888310u);
 	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE), 100);
 	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MAX), 100);
 	ck_assert_uint_eq(mon32(MON_IB, MON_SIZE_MIN), 100);
@@ -1096,6 +1103,16 @@ START_TEST(test_monitor_reset)
 	regs[(MON_OB + MON_CFG) / 4] = 1;
 	ga_model_poll(m);
 	ck_assert_uint_eq(mon64(MON_OB, MON_CNT), 0);
+	ck_assert_uint_eq(mon32(MON_OB, MON_CFG), (uint32_t)DDB << 24 | 0x888310u);
+	/* and a store of the config word read back (pyrogue writes CntRst so,
+	 * the other bits as it read them) resets nothing */
+	ck_assert_int_eq(push_n(64, 0), GA_PUSH_DROPPED);
+	regs[(MON_IB + MON_CFG) / 4] = (uint32_t)DDB << 24 | 0x888310u;
+	ga_model_poll(m);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 3);
+	regs[(MON_IB + MON_CFG) / 4] = (uint32_t)DDB << 24 | 0x888311u;
+	ga_model_poll(m);
+	ck_assert_uint_eq(mon64(MON_IB, MON_CNT), 0);
 	teardown();
 }
 END_TEST
