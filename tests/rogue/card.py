@@ -24,6 +24,10 @@ rogue's AxiMemMap and prints one "KTEST ok|FAIL <step>" line per check:
   pyrogue_in_ours pyrogue's SaveConfig file written to the mount's
                   settings.yaml applies our subtree and names each other
                   node it skips in `errors`
+
+With --nonowner (run as another user while the mount owns the card):
+  nonowner        the tree opens and reads, and a register write fails as a
+                  rogue transaction error (the kernel log says why: init.sh)
 """
 import argparse
 import logging
@@ -308,6 +312,24 @@ def step_pyrogue_in_ours(root, saved):
         ok("pyrogue_in_ours", f"{len(others)} other nodes named in errors")
 
 
+def nonowner():
+    root = Card(args.device)
+    root.start()
+    try:
+        fpga = node(root, CORE + ".AxiVersion.FpgaVersion").get(read=True)
+        sp = node(root, CORE + ".AxiVersion.ScratchPad")
+        try:
+            sp.set(0x1234)
+        except Exception as e:
+            ok("nonowner", f"FpgaVersion {fpga:#x} read; the write refused: {e}")
+        else:
+            bad("nonowner", f"a write by uid {os.getuid()} was taken (ScratchPad "
+                f"{sp.get(read=True):#x})")
+    finally:
+        root.stop()
+    return 1 if failed else 0
+
+
 def main():
     global args
     ap = argparse.ArgumentParser()
@@ -315,11 +337,13 @@ def main():
     ap.add_argument("--mount", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--prefix", default="")
+    ap.add_argument("--nonowner", action="store_true")
     args = ap.parse_args()
-
     log = logging.getLogger("pyrogue")
     log.addHandler(Keep(level=logging.WARNING))
     log.propagate = False
+    if args.nonowner:
+        return nonowner()
     t0 = time.monotonic()
     try:
         root = Card(args.device)

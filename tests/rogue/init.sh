@@ -24,7 +24,8 @@ mount -o bind /dev $H/dev && mount -t proc proc $H/proc && mount -t sysfs sys $H
 
 for v in 4 5; do
 	PREFIX="v$v:"
-	if ! insmod /t/gpuasync.ko emulate=1 emulate_version=$v; then
+	# node_mode 0666: another user may open the card (as upstream's datadev)
+	if ! insmod /t/gpuasync.ko emulate=1 emulate_version=$v node_mode=0666; then
 		bad insmod_gpuasync
 		continue
 	fi
@@ -48,6 +49,15 @@ for v in 4 5; do
 			PYTHONPATH="$PYPATH" LD_LIBRARY_PATH="$RG/lib" PYTHONDONTWRITEBYTECODE=1 \
 			"$PY" "$CARD_PY" --device /dev/gpuasync_emu0 --mount /run/ga --work /run/rogue \
 			--prefix "$PREFIX" || bad "card.py (exit $?)"
+		# Another user's pyrogue while the mount owns the card: reads, and
+		# a refused write the kernel log explains.
+		chroot $H /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups \
+			/usr/bin/env -i PATH=/usr/bin:/bin HOME=/run/rogue TMPDIR=/run/rogue \
+			PYTHONPATH="$PYPATH" LD_LIBRARY_PATH="$RG/lib" PYTHONDONTWRITEBYTECODE=1 \
+			"$PY" "$CARD_PY" --device /dev/gpuasync_emu0 --mount /run/ga --work /run/rogue \
+			--prefix "$PREFIX" --nonowner || bad "card.py --nonowner (exit $?)"
+		dmesg | grep -q "by pid [0-9]* (python3) refused (EPERM): registers are written by the owner of the card's GPU state (tgid $fp)" &&
+			ok nonowner_logged || bad "nonowner_logged ($(dmesg | grep EPERM | tail -2))"
 	else
 		bad mount
 		cat /tmp/fs$v.log
