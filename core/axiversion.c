@@ -8,7 +8,7 @@
 #include "ga_base.h"
 #include "gpuasync/axiversion.h"
 
-#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, doc_, pyrogue_)            \
+#define GA_FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, value_, doc_, pyrogue_)    \
 	[GA_FW_##id_] = {                                                                          \
 		.name = name_,                                                                     \
 		.offset = off_,                                                                    \
@@ -17,6 +17,7 @@
 		.lsb = lsb_,                                                                       \
 		.msb = msb_,                                                                       \
 		.access = access_,                                                                 \
+		.value = value_,                                                                   \
 		.doc = doc_,                                                                       \
 		.pyrogue = pyrogue_,                                                               \
 	},
@@ -41,6 +42,12 @@ int ga_fw_find(const char *name)
 	return -ENOENT;
 }
 
+/* The bits of its word that single-word row @f covers. */
+static uint32_t field_mask(const struct ga_fw_field *f)
+{
+	return (f->msb - f->lsb == 31 ? ~0u : ((1u << (f->msb - f->lsb + 1)) - 1)) << f->lsb;
+}
+
 uint32_t ga_fw_write_mask(uint32_t off)
 {
 	uint32_t mask = 0;
@@ -54,10 +61,32 @@ uint32_t ga_fw_write_mask(uint32_t off)
 		if (f->words > 1)
 			mask = ~0u;
 		else
-			mask |= (f->msb - f->lsb == 31 ? ~0u : ((1u << (f->msb - f->lsb + 1)) - 1))
-				<< f->lsb;
+			mask |= field_mask(f);
 	}
 	return mask;
+}
+
+uint32_t ga_fw_image_word(uint32_t off)
+{
+	uint32_t word = 0;
+	unsigned int i;
+
+	for (i = 0; i < GA_FW_COUNT; i++)
+		if (ga_fw_fields[i].words == 1 && ga_fw_fields[i].offset == off)
+			word = ga_fw_put((enum ga_fw_id)i, word, ga_fw_fields[i].value);
+	return word;
+}
+
+uint32_t ga_fw_put(enum ga_fw_id id, uint32_t word, uint32_t value)
+{
+	const struct ga_fw_field *f;
+	uint32_t mask;
+
+	if ((unsigned int)id >= GA_FW_COUNT || ga_fw_fields[id].words != 1)
+		return word;
+	f = &ga_fw_fields[id];
+	mask = field_mask(f);
+	return (word & ~mask) | ((value << f->lsb) & mask);
 }
 
 struct out {

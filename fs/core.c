@@ -281,7 +281,7 @@ const struct fs_node fs_core_rows[] = {
 	  .doc = "up, or down when every register reads 0xffffffff (writes then fail: ENOLINK)" },
 	DIR_ROW("firmware", FS_D_DEVICE, FS_D_FIRMWARE, .visible = has_firmware,
 		.doc = "the card's firmware identity (AxiVersion), read live"),
-#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, doc_, ...) \
+#define FW_ROW(id_, name_, off_, words_, kind_, lsb_, msb_, access_, value_, doc_, ...) \
 	{ .name = name_, .parent = FS_D_FIRMWARE, .dir = FS_D_NONE, \
 	  .mode = (access_) == GA_FWA_RW ? 0644 : 0444, .flags = FS_LIVE, .show = show_firmware, \
 	  .store = (access_) == GA_FWA_RW ? store_firmware : NULL, .visible = has_firmware, \

@@ -166,10 +166,22 @@ static void ga_emu_fw_set(struct ga_emu *e, enum ga_fw_id id, unsigned int w, u3
 		WRITE_ONCE(*(u32 *)(e->bar + GA_FW_BASE + f->offset + 4 * w), val);
 }
 
+/* Single-word row @id's bits set to @val, the rest of its word kept. */
+static void ga_emu_fw_field(struct ga_emu *e, enum ga_fw_id id, u32 val)
+{
+	u32 *p = (u32 *)(e->bar + GA_FW_BASE + ga_fw_fields[id].offset);
+
+	WRITE_ONCE(*p, ga_fw_put(id, READ_ONCE(*p), val));
+}
+
 /*
- * Plausible identity of an emulated card: an image version, a git hash and
- * a DNA (distinct per card, as chips are), a build string in SURF's format
- * and hardware type 0x0e1 (not a real board's).  Uptime follows jiffies.
+ * The identity of an emulated card: the image the firmware table models
+ * (ga_fw_image_word, docs/firmware.md §2.5), then the card's own image
+ * version, git hash, DNA (distinct per card, as chips are) and build
+ * string in SURF's format.  Three words follow the module's parameters, as
+ * the firmware derives them from the same constants: the GPU-enable bit,
+ * the DMA clock (the latency clock) and the PCIe AXI data width (the core's
+ * DmaDataBytes).  Uptime follows jiffies.
  */
 static void ga_emu_fw_init(struct ga_emu *e, int i)
 {
@@ -177,11 +189,12 @@ static void ga_emu_fw_init(struct ga_emu *e, int i)
 	static const char stamp[] = "GpuAsyncEmu: gpuasync.ko emulated card, kernel, "
 				    "Built Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
 	unsigned int w;
+	u32 off;
 
 	BUILD_BUG_ON(sizeof(stamp) > 256); /* BuildStamp is 256 bytes */
+	for (off = 0; off < GA_FW_SIZE; off += 4)
+		WRITE_ONCE(*(u32 *)(e->bar + GA_FW_BASE + off), ga_fw_image_word(off));
 	ga_emu_fw_set(e, GA_FW_FPGA_VERSION, 0, 0x02080200);
-	ga_emu_fw_set(e, GA_FW_HARDWARE_TYPE, 0, 0x0e1);
-	ga_emu_fw_set(e, GA_FW_DEVICE_ID, 0, 0xfe000000 + i);
 	for (w = 0; w < ARRAY_SIZE(git); w++)
 		ga_emu_fw_set(e, GA_FW_GIT_HASH, w, git[w]);
 	ga_emu_fw_set(e, GA_FW_DNA, 0, 0x40e0a000 + i);
@@ -189,8 +202,9 @@ static void ga_emu_fw_init(struct ga_emu *e, int i)
 	ga_emu_fw_set(e, GA_FW_DNA, 2, 0x00000040);
 	memcpy(e->bar + GA_FW_BASE + ga_fw_fields[GA_FW_BUILD_STAMP].offset, stamp,
 	       sizeof(stamp));
-	ga_emu_fw_set(e, GA_FW_GPU_ENABLE, 0, emulate_gpu_en);
-	ga_emu_fw_set(e, GA_FW_DMA_CLOCK_HZ, 0, GA_EMU_CLOCK_HZ);
+	ga_emu_fw_field(e, GA_FW_GPU_ENABLE, emulate_gpu_en);
+	ga_emu_fw_field(e, GA_FW_DMA_CLOCK_HZ, GA_EMU_CLOCK_HZ);
+	ga_emu_fw_field(e, GA_FW_PCIE_AXI_DATA_BYTES, emulate_dma_data_bytes);
 	e->born = jiffies;
 }
 

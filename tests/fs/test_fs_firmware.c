@@ -162,6 +162,68 @@ START_TEST(firmware_identity)
 }
 END_TEST
 
+/*
+ * pyrogue's PcieAxiVersion words through cat: the KCU1500 image of
+ * docs/firmware.md §2.5 (expected values from that page), read-only,
+ * each in the mount's pyrogue index under its PcieAxiVersion name; the
+ * PCIe AXI width follows the card's DmaDataBytes.
+ */
+START_TEST(firmware_user_values)
+{
+	static const char *const e[][3] = {
+		{"dma_lanes", "8\n", "DMA_SIZE_G"},
+		{"reserved", "1\n", "Reserved"},
+		{"driver_type_id", "0x00000000\n", "DRIVER_TYPE_ID_G"},
+		{"xil_device", "0\n", "XIL_DEVICE_G"},
+		{"dma_clock_hz", "250000000\n", "DMA_CLK_FREQ_C"},
+		{"boot_prom", "1\n", "BOOT_PROM_G"},
+		{"dma_axis_tdata_bytes", "16\n", "DMA_AXIS_CONFIG_G_TDATA_BYTES_C"},
+		{"dma_axis_tdest_bits", "8\n", "DMA_AXIS_CONFIG_G_TDEST_BITS_C"},
+		{"dma_axis_tuser_bits", "2\n", "DMA_AXIS_CONFIG_G_TUSER_BITS_C"},
+		{"dma_axis_tid_bits", "0\n", "DMA_AXIS_CONFIG_G_TID_BITS_C"},
+		{"dma_axis_tkeep_mode", "1\n", "DMA_AXIS_CONFIG_G_TKEEP_MODE_C"},
+		{"dma_axis_tuser_mode", "1\n", "DMA_AXIS_CONFIG_G_TUSER_MODE_C"},
+		{"dma_axis_tstrb", "0\n", "DMA_AXIS_CONFIG_G_TSTRB_EN_C"},
+		{"app_reset", "0\n", "AppReset"},
+		{"pcie_axi_addr_width", "64\n", "AXI_PCIE_CONFIG_C_ADDR_WIDTH_C"},
+		{"pcie_axi_data_bytes", "32\n", "AXI_PCIE_CONFIG_C_DATA_BYTES_C"},
+		{"pcie_axi_id_bits", "4\n", "AXI_PCIE_CONFIG_C_ID_BITS_C"},
+		{"pcie_axi_len_bits", "8\n", "AXI_PCIE_CONFIG_C_LEN_BITS_C"},
+		{"app_clock_hz", "156250000\n", "AppClkFreq"},
+		{"hardware_type", "0x00d\n", "PCIE_HW_TYPE_G"},
+		{"gpu_enable", "1\n", "DataGpuEn"},
+		{"device_id", "0x00000000\n", "DeviceId"},
+	};
+	char cmd[1024] = "cd $M/device/firmware && cat", want[512] = "", rel[64];
+	char *got;
+
+	mnt_start(NULL);
+	/* one cat of them all, as a user would */
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		strcat(strcat(cmd, " "), e[k][0]);
+		strcat(want, e[k][1]);
+	}
+	got = sh_out("%s", cmd);
+	ck_assert_str_eq(got, want);
+	free(got);
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		snprintf(rel, sizeof(rel), "device/firmware/%s", e[k][0]);
+		ck_assert_int_eq(sh("test \"$(stat -c %%a $M/device/firmware/%s)\" = 444", e[k][0]),
+				 0);
+		expect_refused(rel, "1", EACCES);
+		ck_assert_msg(sh("grep -q '^AxiVersion.%s  *device/firmware/%s$' $M/pyrogue",
+				 e[k][2], e[k][0]) == 0,
+			      "pyrogue has no AxiVersion.%s for device/firmware/%s", e[k][2],
+			      e[k][0]);
+	}
+	ck_assert_int_eq(mnt_stop(), 0);
+	mnt_start("-o dma_data_bytes=64");
+	assert_file_eq("device/firmware/pcie_axi_data_bytes", "64\n");
+	assert_file_eq("device/firmware/pcie_axi_len_bits", "8\n");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 /* device/firmware/scratch_pad: pyrogue's ScratchPad write-verify through
  * the mount, as the simulated card's firmware keeps the word; identity
  * stays read-only; bad values change nothing; a new card reads 0. */
@@ -316,6 +378,6 @@ int main(void)
 {
 	return run_suite(suite_of("firmware", "monitors", TEST_TIMEOUT,
 				  SUITE_TESTS({monitors}, {monitors_absent_v1}, {buffer_counts},
-					      {firmware_identity}, {scratch_pad}, {link_down},
-					      {link_flap})));
+					      {firmware_identity}, {firmware_user_values},
+					      {scratch_pad}, {link_down}, {link_flap})));
 }

@@ -392,6 +392,46 @@ static void fw_store(int fd, uint32_t off, uint32_t val)
 	CHECK_OK(ioctl(fd, DMA_Write_Register, &r));
 }
 
+/*
+ * pyrogue's PcieAxiVersion words (userValues, AxiVersion + 0x400-0x42C) of
+ * the emulated card: the KCU1500 image of docs/firmware.md §2.5, word by
+ * word as that page gives them, the PCIe AXI width being the card's
+ * DmaDataBytes; DeviceId is DRIVER_TYPE_ID_G.  Firmware ignores writes
+ * to all of them.
+ */
+static void fw_user_values(int fd)
+{
+	static const struct {
+		uint32_t off, word;
+	} e[] = {
+		{ 0x400, 8 },		/* DMA_SIZE_G */
+		{ 0x404, 1 },		/* reserved */
+		{ 0x408, 0 },		/* DRIVER_TYPE_ID_G */
+		{ 0x40c, 0 },		/* XIL_DEVICE_G: UltraScale */
+		{ 0x410, 250000000 },	/* DMA_CLK_FREQ_C */
+		{ 0x414, 1 },		/* BOOT_PROM_G: SPIx8 */
+		{ 0x418, 0x10820110 },	/* DMA_AXIS_CONFIG_G */
+		{ 0x41c, 0x40000408 },	/* AXI_PCIE_CONFIG_C, data bytes below */
+		{ 0x420, 156250000 },	/* AppClkFreq */
+		{ 0x424, 0x0000000d },	/* PCIE_HW_TYPE_G: XilinxKcu1500 */
+		{ 0x428, 1 },		/* DataGpuEn */
+		{ 0x42c, 0 },		/* userValues[11] */
+		{ 0x500, 0 },		/* DeviceId = DRIVER_TYPE_ID_G */
+	};
+	unsigned int k;
+
+	for (k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		uint32_t want = e[k].word | (e[k].off == 0x41c ? ddb << 16 : 0);
+
+		CHECK(fw_word(fd, e[k].off) == want, "AxiVersion +%#x reads %#x, want %#x",
+		      e[k].off, fw_word(fd, e[k].off), want);
+		fw_store(fd, e[k].off, ~want);
+		CHECK(fw_word(fd, e[k].off) == want, "AxiVersion +%#x kept a write", e[k].off);
+	}
+	CHECK(!strcmp(fw_text(fd, GA_FW_HARDWARE_TYPE), "0x00d"));
+	CHECK(!strcmp(fw_text(fd, GA_FW_APP_CLOCK_HZ), "156250000"));
+}
+
 /* The emulated card's AxiVersion: an identity in SURF's formats, a
  * running uptime, no way to overwrite it, and a ScratchPad that keeps what
  * is written (0 at power-up: "all" runs this case before any other case
@@ -414,6 +454,7 @@ static void t_firmware(void)
 	CHECK(!strcmp(fw_text(fd, GA_FW_GPU_ENABLE), "1"));
 	CHECK(strtoul(fw_text(fd, GA_FW_DMA_CLOCK_HZ), NULL, 10) > 0);
 	CHECK(strcmp(fw_text(fd, GA_FW_HARDWARE_TYPE), "0x000"));
+	fw_user_values(fd);
 	s = fw_text(fd, GA_FW_FPGA_VERSION);
 	CHECK(strcmp(s, "0x00000000") && strcmp(s, "0xffffffff"), "fpga_version %s", s);
 	ver = (uint32_t)strtoul(s, NULL, 16);

@@ -507,6 +507,67 @@ START_TEST(test_fw_scratch_pad)
 }
 END_TEST
 
+/*
+ * The simulated card's userValues as pyrogue's PcieAxiVersion reads them:
+ * the KCU1500 image of docs/firmware.md §2.5 (expected texts from that
+ * page), each read-only; the DMA clock and the PCIe AXI width follow the
+ * card's clock_hz and dma_data_bytes, as the firmware derives them.
+ */
+START_TEST(test_fw_user_values)
+{
+	static const struct {
+		enum ga_fw_id id;
+		const char *text;
+	} e[] = {
+		{GA_FW_DMA_LANES, "8"},
+		{GA_FW_RESERVED, "1"},
+		{GA_FW_DRIVER_TYPE_ID, "0x00000000"},
+		{GA_FW_XIL_DEVICE, "0"},
+		{GA_FW_DMA_CLOCK_HZ, "250000000"},
+		{GA_FW_BOOT_PROM, "1"},
+		{GA_FW_DMA_AXIS_TDATA_BYTES, "16"},
+		{GA_FW_DMA_AXIS_TDEST_BITS, "8"},
+		{GA_FW_DMA_AXIS_TUSER_BITS, "2"},
+		{GA_FW_DMA_AXIS_TID_BITS, "0"},
+		{GA_FW_DMA_AXIS_TKEEP_MODE, "1"},
+		{GA_FW_DMA_AXIS_TUSER_MODE, "1"},
+		{GA_FW_DMA_AXIS_TSTRB, "0"},
+		{GA_FW_APP_RESET, "0"},
+		{GA_FW_PCIE_AXI_ADDR_WIDTH, "64"},
+		{GA_FW_PCIE_AXI_DATA_BYTES, "32"},
+		{GA_FW_PCIE_AXI_ID_BITS, "4"},
+		{GA_FW_PCIE_AXI_LEN_BITS, "8"},
+		{GA_FW_APP_CLOCK_HZ, "156250000"},
+		{GA_FW_HARDWARE_TYPE, "0x00d"},
+		{GA_FW_GPU_ENABLE, "1"},
+		{GA_FW_DEVICE_ID, "0x00000000"},
+	};
+	struct ga_dev *dev = open_sim("sim:version=4");
+	char text[GA_FW_TEXT_MAX];
+
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+		ck_assert_int_eq(ga_fw_read(dev, e[k].id, text, sizeof(text)), 0);
+		ck_assert_msg(!strcmp(text, e[k].text), "%s: '%s', want '%s'",
+			      ga_fw_fields[e[k].id].name, text, e[k].text);
+		ck_assert_int_eq(ga_fw_write(dev, e[k].id, 7), -EACCES);
+		ck_assert_int_eq(ga_fw_read(dev, e[k].id, text, sizeof(text)), 0);
+		ck_assert_str_eq(text, e[k].text);
+	}
+	ga_dev_close(dev);
+
+	dev = open_sim("sim:version=4,dma_data_bytes=64,clock_hz=200000000");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_PCIE_AXI_DATA_BYTES, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "64");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_PCIE_AXI_ADDR_WIDTH, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "64");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_PCIE_AXI_ID_BITS, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "4");
+	ck_assert_int_eq(ga_fw_read(dev, GA_FW_DMA_CLOCK_HZ, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "200000000");
+	ga_dev_close(dev);
+}
+END_TEST
+
 /* ---- buffers ------------------------------------------------------------- */
 
 static struct ga_buf *mk(struct ga_dev *dev, enum ga_dir dir, unsigned int i, size_t size)
@@ -1016,7 +1077,8 @@ static Suite *dev_suite(void)
 	suite_add_tests(s, "registers", 0,
 			SUITE_TESTS({test_reg_errors}, {test_rmw_neighbours, GA_VERSION_MAX},
 				    {test_rmw_concurrent}, {test_monitor_counts},
-				    {test_buffer_counts}, {test_link_down}, {test_fw_scratch_pad}));
+				    {test_buffer_counts}, {test_link_down}, {test_fw_scratch_pad},
+				    {test_fw_user_values}));
 	suite_add_tests(s, "buffers", 0,
 			SUITE_TESTS({test_buf_create_rules}, {test_buf_v1_sizes},
 				    {test_buf_state_and_memory}, {test_header_roundtrip},

@@ -829,9 +829,11 @@ END_TEST
 /*
  * Against SURF's python/surf/axi/_AxiVersion.py (FpgaVersion 0x000,
  * UpTimeCnt 0x008, UserConstants from 0x400, DeviceId 0x500, GitHash 0x600
- * of 160 bits, DeviceDna 0x700 of 128 bits, BuildStamp 0x800 of 256 bytes)
- * and the firmware facts (docs/firmware.md §2.1: userValues[4] DMA clock, [10] bit 0 GPU
- * enable; §4.2: hardware type userValues[9] bits 11:0).
+ * of 160 bits, DeviceDna 0x700 of 128 bits, BuildStamp 0x800 of 256 bytes),
+ * axi-pcie-core's PcieAxiVersion (userValues[0-10] at 0x400 + 4i, the
+ * fields of [6] and [7]) and the firmware facts (docs/firmware.md §2.1:
+ * userValues[4] DMA clock, [10] bit 0 GPU enable, [9] bits 11:0 hardware
+ * type).
  */
 START_TEST(test_fw_facts)
 {
@@ -839,11 +841,34 @@ START_TEST(test_fw_facts)
 		const char *name;
 		unsigned int offset, words, lsb, msb;
 	} e[] = {
-		{"fpga_version", 0x000, 1, 0, 31},  {"scratch_pad", 0x004, 1, 0, 31},
-		{"uptime", 0x008, 1, 0, 31},	    {"dma_clock_hz", 0x410, 1, 0, 31},
-		{"hardware_type", 0x424, 1, 0, 11}, {"gpu_enable", 0x428, 1, 0, 0},
-		{"device_id", 0x500, 1, 0, 31},	    {"git_hash", 0x600, 5, 0, 31},
-		{"dna", 0x700, 4, 0, 31},	    {"build_stamp", 0x800, 64, 0, 31},
+		{"fpga_version", 0x000, 1, 0, 31},
+		{"scratch_pad", 0x004, 1, 0, 31},
+		{"uptime", 0x008, 1, 0, 31},
+		{"dma_lanes", 0x400, 1, 0, 31},
+		{"reserved", 0x404, 1, 0, 31},
+		{"driver_type_id", 0x408, 1, 0, 31},
+		{"xil_device", 0x40c, 1, 0, 31},
+		{"dma_clock_hz", 0x410, 1, 0, 31},
+		{"boot_prom", 0x414, 1, 0, 31},
+		{"dma_axis_tdata_bytes", 0x418, 1, 24, 31},
+		{"dma_axis_tdest_bits", 0x418, 1, 20, 23},
+		{"dma_axis_tuser_bits", 0x418, 1, 16, 19},
+		{"dma_axis_tid_bits", 0x418, 1, 12, 15},
+		{"dma_axis_tkeep_mode", 0x418, 1, 8, 11},
+		{"dma_axis_tuser_mode", 0x418, 1, 4, 7},
+		{"dma_axis_tstrb", 0x418, 1, 1, 1},
+		{"app_reset", 0x418, 1, 0, 0},
+		{"pcie_axi_addr_width", 0x41c, 1, 24, 31},
+		{"pcie_axi_data_bytes", 0x41c, 1, 16, 23},
+		{"pcie_axi_id_bits", 0x41c, 1, 8, 15},
+		{"pcie_axi_len_bits", 0x41c, 1, 0, 7},
+		{"app_clock_hz", 0x420, 1, 0, 31},
+		{"hardware_type", 0x424, 1, 0, 11},
+		{"gpu_enable", 0x428, 1, 0, 0},
+		{"device_id", 0x500, 1, 0, 31},
+		{"git_hash", 0x600, 5, 0, 31},
+		{"dna", 0x700, 4, 0, 31},
+		{"build_stamp", 0x800, 64, 0, 31},
 	};
 
 	ck_assert_uint_eq(sizeof(e) / sizeof(e[0]), GA_FW_COUNT);
@@ -876,6 +901,72 @@ START_TEST(test_fw_facts)
 	ck_assert_uint_eq(ga_fw_write_mask(0x008), 0);
 	ck_assert_uint_eq(ga_fw_write_mask(0x100), 0);
 	ck_assert_uint_eq(ga_fw_write_mask(0x600), 0);
+	for (uint32_t off = 0x400; off <= 0x428; off += 4)
+		ck_assert_uint_eq(ga_fw_write_mask(off), 0);
+	/* no two rows share a bit; a value fits its field; a row the cards
+	 * fill themselves (several words) carries GA_FW_CARD */
+	for (unsigned int i = 0; i < GA_FW_COUNT; i++) {
+		const struct ga_fw_field *f = &ga_fw_fields[i];
+		unsigned int width = f->msb - f->lsb + 1;
+
+		if (f->words > 1) {
+			ck_assert_uint_eq(f->value, GA_FW_CARD);
+			continue;
+		}
+		ck_assert_msg(width == 32 || f->value >> width == 0, "%s: value %#x wider than %u",
+			      f->name, f->value, width);
+		for (unsigned int j = i + 1; j < GA_FW_COUNT; j++) {
+			const struct ga_fw_field *g = &ga_fw_fields[j];
+
+			ck_assert_msg(g->offset != f->offset || g->words > 1 || g->lsb > f->msb ||
+					      g->msb < f->lsb,
+				      "%s and %s overlap", f->name, g->name);
+		}
+	}
+}
+END_TEST
+
+/*
+ * The image both emulated cards model (docs/firmware.md §2.5): what each
+ * userValues word of a KCU1500 build of the GPU core holds, word by word,
+ * from the facts on that page rather than from the table, and the table's
+ * power-up words (ga_fw_image_word) equal to them.
+ */
+START_TEST(test_fw_image)
+{
+	static const struct {
+		unsigned int offset;
+		uint32_t word;
+	} e[] = {
+		{0x400, 8},	     /* DMA_SIZE_G: InterCardTest's DMA_LANES_C */
+		{0x404, 1},	     /* reserved, 1 in AxiPcieReg */
+		{0x408, 0},	     /* DRIVER_TYPE_ID_G: XilinxKcu1500Core's default */
+		{0x40c, 0},	     /* XIL_DEVICE_G "ULTRASCALE" */
+		{0x410, 250000000},  /* DMA_CLK_FREQ_C */
+		{0x414, 1},	     /* BOOT_PROM_G "SPIx8" */
+		{0x418, 0x10820110}, /* ssiAxiStreamConfig(16, COMP, FIRST_LAST, 8, 2) */
+		{0x41c, 0x40200408}, /* AXI_PCIE_CONFIG_C 64, 32, 4, 8 */
+		{0x420, 156250000},  /* appClk: the 156.25 MHz AXI-Lite clock */
+		{0x424, 0x0000000d}, /* HW_TYPE_XILINX_KCU1500_C */
+		{0x428, 1},	     /* DATAGPU_EN_G */
+		{0x42c, 0},	     /* userValues[11..63] are 0 */
+		{0x500, 0},	     /* DeviceId is DRIVER_TYPE_ID_G */
+	};
+	char text[GA_FW_TEXT_MAX];
+	uint32_t w;
+
+	for (size_t k = 0; k < sizeof(e) / sizeof(e[0]); k++)
+		ck_assert_msg(ga_fw_image_word(e[k].offset) == e[k].word, "+%#x: %#x, want %#x",
+			      e[k].offset, ga_fw_image_word(e[k].offset), e[k].word);
+	/* how pyrogue's board check reads it: XilinxKcu1500 is 0x00D */
+	w = ga_fw_image_word(0x424);
+	ck_assert_int_ge(ga_fw_format(GA_FW_HARDWARE_TYPE, &w, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "0x00d");
+	/* a field put into a word leaves its neighbours alone */
+	w = ga_fw_put(GA_FW_PCIE_AXI_DATA_BYTES, 0x40200408, 64);
+	ck_assert_uint_eq(w, 0x40400408);
+	ck_assert_uint_eq(ga_fw_put(GA_FW_PCIE_AXI_DATA_BYTES, 0, 0x1ff), 0x00ff0000);
+	ck_assert_uint_eq(ga_fw_put(GA_FW_GIT_HASH, 0x1234, 5), 0x1234); /* several words */
 }
 END_TEST
 
@@ -957,13 +1048,36 @@ START_TEST(test_pyrogue_names)
 	};
 	static const struct {
 		const char *py;
-		unsigned int offset;
+		unsigned int offset, lsb;
 	} fw[] = {
-		{"AxiVersion.FpgaVersion", 0x000},    {"AxiVersion.ScratchPad", 0x004},
-		{"AxiVersion.UpTimeCnt", 0x008},      {"AxiVersion.DMA_CLK_FREQ_C", 0x410},
-		{"AxiVersion.PCIE_HW_TYPE_G", 0x424}, {"AxiVersion.DataGpuEn", 0x428},
-		{"AxiVersion.DeviceId", 0x500},	      {"AxiVersion.GitHash", 0x600},
-		{"AxiVersion.DeviceDna", 0x700},      {"AxiVersion.BuildStamp", 0x800},
+		{"AxiVersion.FpgaVersion", 0x000, 0},
+		{"AxiVersion.ScratchPad", 0x004, 0},
+		{"AxiVersion.UpTimeCnt", 0x008, 0},
+		{"AxiVersion.DMA_SIZE_G", 0x400, 0},
+		{"AxiVersion.Reserved", 0x404, 0},
+		{"AxiVersion.DRIVER_TYPE_ID_G", 0x408, 0},
+		{"AxiVersion.XIL_DEVICE_G", 0x40C, 0},
+		{"AxiVersion.DMA_CLK_FREQ_C", 0x410, 0},
+		{"AxiVersion.BOOT_PROM_G", 0x414, 0},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TDATA_BYTES_C", 0x418, 24},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TDEST_BITS_C", 0x418, 20},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TUSER_BITS_C", 0x418, 16},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TID_BITS_C", 0x418, 12},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TKEEP_MODE_C", 0x418, 8},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TUSER_MODE_C", 0x418, 4},
+		{"AxiVersion.DMA_AXIS_CONFIG_G_TSTRB_EN_C", 0x418, 1},
+		{"AxiVersion.AppReset", 0x418, 0},
+		{"AxiVersion.AXI_PCIE_CONFIG_C_ADDR_WIDTH_C", 0x41C, 24},
+		{"AxiVersion.AXI_PCIE_CONFIG_C_DATA_BYTES_C", 0x41C, 16},
+		{"AxiVersion.AXI_PCIE_CONFIG_C_ID_BITS_C", 0x41C, 8},
+		{"AxiVersion.AXI_PCIE_CONFIG_C_LEN_BITS_C", 0x41C, 0},
+		{"AxiVersion.AppClkFreq", 0x420, 0},
+		{"AxiVersion.PCIE_HW_TYPE_G", 0x424, 0},
+		{"AxiVersion.DataGpuEn", 0x428, 0},
+		{"AxiVersion.DeviceId", 0x500, 0},
+		{"AxiVersion.GitHash", 0x600, 0},
+		{"AxiVersion.DeviceDna", 0x700, 0},
+		{"AxiVersion.BuildStamp", 0x800, 0},
 	};
 	unsigned int named = 0;
 
@@ -1006,7 +1120,10 @@ START_TEST(test_pyrogue_names)
 				break;
 		ck_assert_msg(id < GA_FW_COUNT, "no firmware row carries %s", fw[k].py);
 		ck_assert_uint_eq(ga_fw_fields[id].offset, fw[k].offset);
+		ck_assert_uint_eq(ga_fw_fields[id].lsb, fw[k].lsb);
 	}
+	/* and every firmware row is one of them: pyrogue reads each file */
+	ck_assert_uint_eq(sizeof(fw) / sizeof(fw[0]), GA_FW_COUNT);
 }
 END_TEST
 
@@ -1073,9 +1190,10 @@ static Suite *regs_suite(void)
 				    {test_per_buffer_offsets}, {test_per_buffer_facts},
 				    {test_fields}));
 	suite_add_tests(s, "facts", 0,
-			SUITE_TESTS({test_fw_facts}, {test_pyrogue_names}, {test_fw_format},
-				    {test_facts_v1}, {test_facts_v4}, {test_facts_v4_legacy},
-				    {test_facts_access}, {test_facts_engines}));
+			SUITE_TESTS({test_fw_facts}, {test_fw_image}, {test_pyrogue_names},
+				    {test_fw_format}, {test_facts_v1}, {test_facts_v4},
+				    {test_facts_v4_legacy}, {test_facts_access},
+				    {test_facts_engines}));
 	return s;
 }
 

@@ -13,15 +13,18 @@
  * (32-bit words the value spans, least significant first), kind (how the
  * words become text), lsb, msb (for single-word fields), access (GA_FWA_RO
  * identity, or GA_FWA_RW: a word the firmware keeps as written, 0 at
- * power-up as in surf's AxiVersion), "one-line doc", "pyrogue variable"
- * (relative to axi-pcie-core's AxiPcieCore, whose PcieAxiVersion extends
- * surf's AxiVersion with the userValues names).
+ * power-up as in surf's AxiVersion), value (what the field holds in the
+ * image the emulated cards model, docs/firmware.md §2.5; GA_FW_CARD where
+ * each card fills it itself: live, per card or several words), "one-line
+ * doc", "pyrogue variable" (relative to axi-pcie-core's AxiPcieCore, whose
+ * PcieAxiVersion extends surf's AxiVersion with the userValues names).
  *
- * The emulated cards (library and kernel) keep a write only in the bits of
- * an RW row (ga_fw_write_mask); everything else in the block is identity
- * and ignores writes, as on the card.  AxiVersion's reload and reset
- * controls (0x100-0x10C) are no rows: nothing here may reload or reset a
- * card, so the emulated cards drop writes there and read 0 (power-up).
+ * The emulated cards (library and kernel) start from the table's values
+ * (ga_fw_image_word) and keep a write only in the bits of an RW row
+ * (ga_fw_write_mask); everything else in the block is identity and ignores
+ * writes, as on the card.  AxiVersion's reload and reset controls
+ * (0x100-0x10C) are no rows: nothing here may reload or reset a card, so
+ * the emulated cards drop writes there and read 0 (power-up).
  *
  * This header is plain C usable from the kernel (kmod/) too.
  */
@@ -43,6 +46,9 @@ enum ga_fw_access {
 	GA_FWA_RO, /* identity: writes are ignored */
 	GA_FWA_RW, /* kept as written (ScratchPad) */
 };
+
+/* The value column of a row the emulated cards fill themselves. */
+#define GA_FW_CARD 0u
 
 enum ga_fw_kind {
 	GA_FWK_HEX,    /* one field, "0x%08x" */
@@ -70,6 +76,7 @@ struct ga_fw_field {
 	uint8_t kind; /* enum ga_fw_kind */
 	uint8_t lsb, msb;
 	uint8_t access; /* enum ga_fw_access */
+	uint32_t value; /* the modelled image's field value (single-word rows) */
 	const char *doc;
 	const char *pyrogue; /* "AxiVersion.GitHash" */
 };
@@ -83,6 +90,16 @@ extern const struct ga_fw_field ga_fw_fields[GA_FW_COUNT];
  * identity or no row's.  What the emulated cards apply a write through.
  */
 uint32_t ga_fw_write_mask(uint32_t off);
+
+/*
+ * The AxiVersion word at @off (from GA_FW_BASE) as the modelled image holds
+ * it at power-up: the value column of every single-word row there, each at
+ * its bits; 0 where no row gives one.  What the emulated cards start from.
+ */
+uint32_t ga_fw_image_word(uint32_t off);
+
+/* @word with row @id's bits replaced by @value (single-word rows). */
+uint32_t ga_fw_put(enum ga_fw_id id, uint32_t word, uint32_t value);
 
 /* Longest text a row renders to (build stamp), NUL included. */
 #define GA_FW_TEXT_MAX 260u

@@ -281,10 +281,13 @@ static void sim_free(struct sim *s)
 }
 
 /*
- * The simulated card's AxiVersion: values of its own, in the formats real
- * images use (SURF AxiVersion), so every device/firmware/ file has
- * something plausible to show.  The DMA clock is the latency clock, as
- * on hardware the DMA clock is where software reads it (docs/firmware.md §2.1).
+ * The simulated card's AxiVersion: the image the firmware table models
+ * (ga_fw_image_word, docs/firmware.md §2.5), then what is this card's own:
+ * an image version, git hash, DNA and build string in the formats real
+ * images use (SURF AxiVersion).  Two build constants follow the card's
+ * options, as the firmware derives them from the same constants: the DMA
+ * clock is the latency clock (§2.1), and the PCIe AXI data width is the
+ * core's DmaDataBytes.
  */
 static void sim_fw_words(struct sim *s)
 {
@@ -293,12 +296,14 @@ static void sim_fw_words(struct sim *s)
 	static const char stamp[] = "GpuAsyncSim: libgpuasync model, simulated, Built "
 				    "Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
 	const struct ga_fw_field *f = ga_fw_fields;
+	uint32_t *w;
 
+	for (uint32_t off = 0; off < GA_FW_SIZE; off += 4)
+		s->fw[off / 4] = ga_fw_image_word(off);
 	s->fw[f[GA_FW_FPGA_VERSION].offset / 4] = 0x02080100;
 	s->fw[f[GA_FW_DMA_CLOCK_HZ].offset / 4] = (uint32_t)s->clock_hz;
-	s->fw[f[GA_FW_HARDWARE_TYPE].offset / 4] = 0x0c1;
-	s->fw[f[GA_FW_GPU_ENABLE].offset / 4] = 1;
-	s->fw[f[GA_FW_DEVICE_ID].offset / 4] = 0xfe000000;
+	w = &s->fw[f[GA_FW_PCIE_AXI_DATA_BYTES].offset / 4];
+	*w = ga_fw_put(GA_FW_PCIE_AXI_DATA_BYTES, *w, s->ddb);
 	memcpy(&s->fw[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
 	memcpy(&s->fw[f[GA_FW_DNA].offset / 4], dna, sizeof(dna));
 	memcpy(&s->fw[f[GA_FW_BUILD_STAMP].offset / 4], stamp, sizeof(stamp));
