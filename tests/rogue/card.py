@@ -101,7 +101,9 @@ class Card(pr.Root):
     def __init__(self, device):
         super().__init__(name="Root", pollEn=False, initRead=False, timeout=5.0)
         self.mem = rogue.hardware.axi.AxiMemMap(device)
-        self.add(axipcie.AxiPcieCore(memBase=self.mem, useGpu=True, expand=False))
+        # the board the emulated cards model (AxiPcieCore checks it at start)
+        self.add(axipcie.AxiPcieCore(memBase=self.mem, useGpu=True, expand=False,
+                                     boardType="XilinxKcu1500"))
 
 
 def node(root, path):
