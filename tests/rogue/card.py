@@ -25,7 +25,7 @@ rogue's AxiMemMap and prints one "KTEST ok|FAIL <step>" line per check:
                   settings.yaml applies our subtree and names each other
                   node it skips in `errors`
 
-With --nonowner (run as another user while the mount owns the card):
+With --nonowner UID (as that user, while the mount owns the card):
   nonowner        the tree opens and reads, and a register write fails as a
                   rogue transaction error (the kernel log says why: init.sh)
 """
@@ -315,6 +315,11 @@ def step_pyrogue_in_ours(root, saved):
 
 
 def nonowner():
+    # rogue and the trees are imported; the card is opened as the other
+    # user, with no capability left (the paths above need not be theirs)
+    os.setgroups([])
+    os.setresgid(args.nonowner, args.nonowner, args.nonowner)
+    os.setresuid(args.nonowner, args.nonowner, args.nonowner)
     root = Card(args.device)
     root.start()
     try:
@@ -339,12 +344,12 @@ def main():
     ap.add_argument("--mount", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--prefix", default="")
-    ap.add_argument("--nonowner", action="store_true")
+    ap.add_argument("--nonowner", type=int, metavar="UID")
     args = ap.parse_args()
     log = logging.getLogger("pyrogue")
     log.addHandler(Keep(level=logging.WARNING))
     log.propagate = False
-    if args.nonowner:
+    if args.nonowner is not None:
         return nonowner()
     t0 = time.monotonic()
     try:
