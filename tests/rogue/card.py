@@ -125,11 +125,14 @@ def value_matches(var, text):
             return True, raw
     except ValueError:
         pass
-    try:  # wide identity values (git hash, DNA) print as bare hex
-        if int(text, 16) == raw:
-            return True, raw
-    except ValueError:
-        pass
+    # wide identity values (git hash, DNA) print as bare hex, longer than
+    # any 32-bit word's decimal text: no short number is read as hex
+    if len(text) > 10:
+        try:
+            if int(text, 16) == raw:
+                return True, raw
+        except ValueError:
+            pass
     return text == var.getDisp(read=False), raw
 
 
@@ -307,7 +310,7 @@ def step_pyrogue_in_ours(root, saved):
                      if k.startswith("Root." + CORE + ".") and not k.startswith("Root." + GPU)})
     unnamed = [n for n in others if f"{n} skipped" not in new]
     now = demux.getDisp(read=True)
-    if now != was or unnamed:
+    if now != was or unnamed or not others:
         bad("pyrogue_in_ours", f"AxisDeMuxSelect {now} (file: {was}); not named in errors: "
             f"{unnamed}; errors said: {new!r}")
     else:
