@@ -398,22 +398,27 @@ static void ga_emu_generate(struct ga_emu *e, unsigned int max)
  * whose stores are each looked at as they land (ga_emu_stored).  A look
  * opens every model_lock section that may change registers (driver
  * writes, ticks); ga_emu_settle() closes it, so the card's own changes
- * are never counted.  Returns the words found changed.  Locking:
- * model_lock held.
+ * are never counted.  While a trapped store is in flight, a changed word
+ * of the control page is taken in but left for ga_emu_stored to count
+ * (@stored: the caller is it), so a tick between the store and its
+ * handler cannot count it a second time.  Returns the words counted.
+ * Locking: model_lock held.
  */
-static unsigned int ga_emu_look(struct ga_emu *e)
+static unsigned int ga_emu_look(struct ga_emu *e, bool stored)
 {
 	const u32 *core = e->bar + ga_core_offset;
+	bool trapped = stored || atomic_read(&e->trap.pending);
 	unsigned int n = 0;
 	unsigned long w;
 	u32 v;
 
 	for_each_set_bit(w, e->watched, GA_CORE_SIZE / 4) {
 		v = READ_ONCE(core[w]);
-		if (v != e->shadow[w]) {
+		if (v == e->shadow[w])
+			continue;
+		e->shadow[w] = v;
+		if (!trapped || ((ga_core_offset + w * 4) & PAGE_MASK) != e->trap.ctl_page)
 			n++;
-			e->shadow[w] = v;
-		}
 	}
 	e->mapped_reg_writes += n;
 	return n;
@@ -447,16 +452,17 @@ static void ga_emu_watch(struct ga_emu *e)
 /*
  * A store through a user mapping to the control page has landed (the
  * task's single-step trap, ga_emu_trap.c): the firmware acts on it now,
- * so the model plays it before the task's next store.  Counted as seen
- * even when it changed nothing.
+ * so the model plays it before the task's next store.  Counted once, even
+ * when it changed nothing; a system call's stores into the page (the
+ * kernel writing for read()) count once together.
  */
 static void ga_emu_stored(struct ga_emu_trap *t, u32 off)
 {
 	struct ga_emu *e = container_of(t, struct ga_emu, trap);
 
 	mutex_lock(&e->model_lock);
-	if (!ga_emu_look(e))
-		e->mapped_reg_writes++;
+	ga_emu_look(e, true);
+	e->mapped_reg_writes++;
 	e->trapped_stores++;
 	ga_model_poll(e->m);
 	ga_emu_settle(e);
@@ -506,7 +512,7 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 	}
 	off -= ga_core_offset;
 	mutex_lock(&e->model_lock);
-	ga_emu_look(e);
+	ga_emu_look(e, false);
 	ga_model_reg_write(e->m, off, val);
 	/*
 	 * An arm (the driver's GPU_Set_Write_Enable, GA_Arm_Buffers or a
@@ -540,7 +546,7 @@ static void ga_emu_write64(struct ga_card *card, u32 off, u64 val)
 		return;
 	}
 	mutex_lock(&e->model_lock);
-	ga_emu_look(e);
+	ga_emu_look(e, false);
 	ga_model_reg_write(e->m, off - ga_core_offset, lower_32_bits(val));
 	ga_model_reg_write(e->m, off + 4 - ga_core_offset, upper_32_bits(val));
 	ga_emu_settle(e);
@@ -633,7 +639,7 @@ static int ga_emu_thread(void *data)
 			mutex_lock(&e->model_lock);
 		else if (!mutex_trylock(&e->model_lock))
 			goto sleep;
-		ga_emu_look(e);
+		ga_emu_look(e, false);
 		ga_model_poll(e->m);
 		if (emulate_upstream)
 			ga_emu_upstream_tick(e);
@@ -925,6 +931,7 @@ static int ga_emu_create(int i)
 	e->trap.bar_pages = GA_BAR_SIZE >> PAGE_SHIFT;
 	e->trap.ctl_page = (ga_core_offset + e->m->ctl_offset) & PAGE_MASK;
 	e->trap.stored = ga_emu_stored;
+	atomic_set(&e->trap.pending, 0);
 
 	e->pdev = platform_device_register_simple("gpuasync_emu", i, NULL, 0);
 	ret = IS_ERR(e->pdev) ? PTR_ERR(e->pdev) :

@@ -71,12 +71,14 @@ static void ga_trap_put(struct ga_trap_step *s)
 {
 	struct task_struct *task = s->task;
 	struct file *file = s->file;
+	struct ga_emu_trap *t = s->t;
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&ga_trap_lock, flags);
 	s->task = NULL;
 	raw_spin_unlock_irqrestore(&ga_trap_lock, flags);
 	atomic_dec(&ga_trap_busy);
+	atomic_dec(&t->pending); /* the file's reference keeps @t */
 	fput(file);
 	put_task_struct(task);
 }
@@ -223,6 +225,7 @@ static vm_fault_t ga_trap_mkwrite(struct vm_fault *vmf)
 	if (!s)
 		return VM_FAULT_NOPAGE; /* every step busy for an instruction: come again */
 	s->t = t;
+	atomic_inc(&t->pending); /* before the store can land */
 	s->file = get_file(vma->vm_file);
 	s->addr = vmf->address & PAGE_MASK;
 	s->off = off;

@@ -7,6 +7,7 @@
 #ifndef GA_EMU_TRAP_H
 #define GA_EMU_TRAP_H
 
+#include <linux/atomic.h>
 #include <linux/mm_types.h>
 #include <linux/types.h>
 
@@ -14,6 +15,9 @@ struct ga_emu_trap {
 	void *bar;		 /* the card's BAR0, vmalloc_user memory */
 	unsigned long bar_pages; /* its size in pages */
 	u32 ctl_page;		 /* BAR offset of the page whose stores are stepped */
+	/* Stores to the control page let through and not yet handed to
+	 * @stored: while any is, only @stored counts that page's words. */
+	atomic_t pending;
 	/* A store to the control page at BAR offset @off has landed (task
 	 * context, the card's model lock not held). */
 	void (*stored)(struct ga_emu_trap *t, u32 off);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,6 +137,53 @@ static void t_rx_counts(void)
 	close(fd);
 }
 
+#define TRAP_PARAM "/sys/module/gpuasync/parameters/emulate_trap_stores"
+
+static bool trap_on(void)
+{
+	FILE *f = fopen(TRAP_PARAM, "r");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == 'Y';
+}
+
+/*
+ * The kernel stores @val into the control word @w for recvmsg(), which
+ * then waits for four more bytes: the child sends those only once the
+ * word has changed and the card has ticked three times, so its looks fall
+ * between the store and the call's return, where the trap's handler
+ * counts it.  0, or -1 when the call failed.
+ */
+static int recv_into(volatile uint32_t *w, uint32_t val)
+{
+	uint32_t tail = 0;
+	struct iovec iov[2] = { { (void *)w, 4 }, { &tail, 4 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	int sv[2], st = -1, i;
+	pid_t pid;
+	ssize_t n;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (write(sv[1], &val, 4) != 4)
+			_exit(1);
+		for (i = 0; i < 10000 && *w != val; i++)
+			usleep(1000);
+		sys_wait("ticks", sys_read("ticks") + 3);
+		_exit(write(sv[1], &tail, 4) != 4 || *w != val ? 1 : 0);
+	}
+	n = pid > 0 ? recvmsg(sv[0], &msg, MSG_WAITALL) : -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	close(sv[0]);
+	close(sv[1]);
+	return n == 8 && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
 /*
  * The card's count of register writes from user space, which shows an
  * observer wrote none (tests/drp): every DMA_Write_Register that reached
@@ -170,6 +219,13 @@ static void t_reg_writes(void)
 	sys_wait("ticks", t + 3);
 	CHECK(sys_read("mapped_reg_writes") == m0 + 2, "%ld mapped stores counted, want 2",
 	      sys_read("mapped_reg_writes") - m0);
+	/* A store the card's ticks see before its trap's handler: once. */
+	CHECK(trap_on(), "emulate_trap_stores is off (its default is on)");
+	CHECK_OK(recv_into(&m[aw / 4], ga_reg_field_set(GA_REG_AW_CACHE, layout, w, 0x6)));
+	CHECK(field(fd, GA_REG_AW_CACHE, 0) == 0x6, "the kernel's store did not land");
+	CHECK(sys_read("mapped_reg_writes") == m0 + 3,
+	      "%ld mapped stores counted, want 3 (looks between a store and its trap)",
+	      sys_read("mapped_reg_writes") - m0);
 	CHECK(sys_read("user_reg_writes") == u0 + 1, "a mapped store counted as an ioctl");
 	wr_word(fd, aw, w);
 out:
@@ -178,7 +234,6 @@ out:
 	close(fd);
 }
 
-#define TRAP_PARAM "/sys/module/gpuasync/parameters/emulate_trap_stores"
 
 /* Seconds per store of @n stores of the control word's own value. */
 static double store_cost(volatile uint32_t *m, uint32_t ctl, unsigned int n)
