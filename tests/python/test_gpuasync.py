@@ -5,6 +5,7 @@ simulated card (the daemon: $GA_GPUASYNCFS).  Every wait is for an event
 import contextlib
 import errno
 import os
+import struct
 import subprocess
 import time
 
@@ -102,10 +103,12 @@ def test_bad_buffer_size_is_refused_and_nothing_made(card):
 
 def test_buffer_frame_and_cleanup(card):
     card.sim.size = 4096
+    card.sim.pattern = "counter"
     with card.create_buffer() as buf:
         assert os.path.isdir(os.path.join(card.path, "buffers/0"))
         assert buf.status == "IDLE"
         buf.arm()
+        card.registers.write_enable = 1
         card.sim.remaining = 1
         card.sim.running = 1
         hdr = buf.wait_frame(timeout=30)
@@ -113,6 +116,10 @@ def test_buffer_frame_and_cleanup(card):
         assert hdr.first_user == int(cat(card, "sim/first_user"), 0)
         payload = buf.data()
         assert len(payload) == 4096
+        # A delivered frame, not a dropped one's header: the counter
+        # pattern's words (word k = frame number + k).
+        words = struct.unpack("<1024I", payload)
+        assert all(w == (words[0] + k) & 0xFFFFFFFF for k, w in enumerate(words))
         with open(os.path.join(card.path, "buffers/0/data"), "rb") as f:
             assert payload == f.read()
         try:
