@@ -199,6 +199,8 @@ START_TEST(test_bad_specs)
 		{"sim:latency=old", -EINVAL, "legacy"},
 		{"sim:shm=a/b", -EINVAL, "shm"},
 		{"sim:pattern=noise", -EINVAL, "pattern"},
+		{"sim:clock_hz=4294967296", -ERANGE, "32-bit dma_clock_hz"},
+		{"sim:clock_hz=0", -ERANGE, "clock_hz must be 1.."},
 		{"sim:version", -EINVAL, "key=value"},
 		{"simulator", -EINVAL, ""},
 	};

@@ -142,9 +142,12 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 				      "(the AXI width; the 8-byte header must fit)");
 		c->ddb = (unsigned int)x;
 	} else if (KEY("clock_hz")) {
-		rc = ga_parse_u64(v, vlen, 10000000000ull, &x);
+		/* AxiVersion's DMA_CLK_FREQ_C word holds it (dma_clock_hz). */
+		rc = ga_parse_u64(v, vlen, UINT32_MAX, &x);
 		if (rc || x < 1)
-			return ga_err(rc ? rc : -ERANGE, "sim: clock_hz must be 1..10000000000");
+			return ga_err(rc ? rc : -ERANGE,
+				      "sim: clock_hz must be 1..4294967295 (the firmware's 32-bit "
+				      "dma_clock_hz word)");
 		c->clock_hz = x;
 	} else if (KEY("latency")) {
 		if (vlen == 6 && strncmp(v, "legacy", 6) == 0)
