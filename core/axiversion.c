@@ -77,6 +77,31 @@ uint32_t ga_fw_image_word(uint32_t off)
 	return word;
 }
 
+void ga_fw_emulated(uint32_t *block, const char *card, uint64_t chip)
+{
+	/* GitHash, least significant word first; no public build to name. */
+	static const uint32_t git[5] = {0x89abcdef, 0x01234567, 0xdeadbeef, 0xcafef00d, 0x5eed5eed};
+	static const char head[] = "GpuAsyncKcu1500: gpuasync emulated card, ";
+	static const char tail[] = ", Built Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
+	const struct ga_fw_field *f = ga_fw_fields;
+	char *stamp = (char *)&block[f[GA_FW_BUILD_STAMP].offset / 4];
+	size_t room = 4u * f[GA_FW_BUILD_STAMP].words - sizeof(head) - sizeof(tail) + 1;
+	size_t n = strlen(card) < room ? strlen(card) : room;
+	uint32_t *dna = &block[f[GA_FW_DNA].offset / 4];
+	uint32_t off;
+
+	for (off = 0; off < GA_FW_SIZE; off += 4)
+		block[off / 4] = ga_fw_image_word(off);
+	memcpy(&block[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
+	/* UltraScale's DNA is 96 bits: words 0-2, the top word a constant. */
+	dna[0] = (uint32_t)chip;
+	dna[1] = (uint32_t)(chip >> 32);
+	dna[2] = 0x00000040;
+	memcpy(stamp, head, sizeof(head) - 1);
+	memcpy(stamp + sizeof(head) - 1, card, n);
+	memcpy(stamp + sizeof(head) - 1 + n, tail, sizeof(tail));
+}
+
 uint32_t ga_fw_put(enum ga_fw_id id, uint32_t word, uint32_t value)
 {
 	const struct ga_fw_field *f;

@@ -175,33 +175,17 @@ static void ga_emu_fw_field(struct ga_emu *e, enum ga_fw_id id, u32 val)
 }
 
 /*
- * The identity of an emulated card: the image the firmware table models
- * (ga_fw_image_word, docs/firmware.md §2.5), then the card's own image
- * version, git hash, DNA (distinct per card, as chips are) and build
- * string in SURF's format.  Three words follow the module's parameters, as
+ * The identity of an emulated card: the image both emulated cards model
+ * (ga_fw_emulated, docs/firmware.md §2.5) with a DNA of its own, as chips
+ * have.  Three words follow the module's parameters, as
  * the firmware derives them from the same constants: the GPU-enable bit,
  * the DMA clock (the latency clock) and the PCIe AXI data width (the core's
  * DmaDataBytes).  Uptime follows jiffies.
  */
 static void ga_emu_fw_init(struct ga_emu *e, int i)
 {
-	static const u32 git[] = { 0x0badc0de, 0x600dcafe, 0x1d2c3b4a, 0x5a6b7c8d, 0xe3a1b2c3 };
-	static const char stamp[] = "GpuAsyncEmu: gpuasync.ko emulated card, kernel, "
-				    "Built Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
-	unsigned int w;
-	u32 off;
-
-	BUILD_BUG_ON(sizeof(stamp) > 256); /* BuildStamp is 256 bytes */
-	for (off = 0; off < GA_FW_SIZE; off += 4)
-		WRITE_ONCE(*(u32 *)(e->bar + GA_FW_BASE + off), ga_fw_image_word(off));
-	ga_emu_fw_set(e, GA_FW_FPGA_VERSION, 0, 0x02080200);
-	for (w = 0; w < ARRAY_SIZE(git); w++)
-		ga_emu_fw_set(e, GA_FW_GIT_HASH, w, git[w]);
-	ga_emu_fw_set(e, GA_FW_DNA, 0, 0x40e0a000 + i);
-	ga_emu_fw_set(e, GA_FW_DNA, 1, 0x01234567);
-	ga_emu_fw_set(e, GA_FW_DNA, 2, 0x00000040);
-	memcpy(e->bar + GA_FW_BASE + ga_fw_fields[GA_FW_BUILD_STAMP].offset, stamp,
-	       sizeof(stamp));
+	/* The chip: "GA" and the module's card index. */
+	ga_fw_emulated(e->bar + GA_FW_BASE, "gpuasync.ko", 0x4741000000000000ull | i);
 	ga_emu_fw_field(e, GA_FW_GPU_ENABLE, emulate_gpu_en);
 	ga_emu_fw_field(e, GA_FW_DMA_CLOCK_HZ, GA_EMU_CLOCK_HZ);
 	ga_emu_fw_field(e, GA_FW_PCIE_AXI_DATA_BYTES, emulate_dma_data_bytes);

@@ -107,6 +107,7 @@ START_TEST(two_cards_one_node_exporter)
 	dev_b = device_of_mount();
 	dna_b = dna_of_mount();
 	ck_assert_str_ne(dev_a, dev_b);
+	ck_assert_str_ne(dna_a, dna_b); /* each chip its own DNA */
 	ck_assert_int_eq(sh("ln -s $M/metrics %s/card-b.prom", dir), 0);
 
 	ne = node_exporter_start(dir, &port, "$M.ne.log");

@@ -971,6 +971,46 @@ START_TEST(test_fw_image)
 END_TEST
 
 /*
+ * The block each emulated card starts from (ga_fw_emulated): one image, so
+ * the same version, git hash and image words on both cards; its own DNA
+ * per chip; a build stamp in SURF's format naming the card.
+ */
+START_TEST(test_fw_emulated)
+{
+	static uint32_t a[GA_FW_SIZE / 4], b[GA_FW_SIZE / 4];
+	char ta[GA_FW_TEXT_MAX], tb[GA_FW_TEXT_MAX];
+	const struct ga_fw_field *f = ga_fw_fields;
+
+	memset(a, 0xa5, sizeof(a));
+	ga_fw_emulated(a, "gpuasync.ko", 0x4741000000000003ull);
+	ga_fw_emulated(b, "libgpuasync sim", 0x53494d0000000001ull);
+	ck_assert_uint_eq(a[0], 0x02080200); /* FpgaVersion */
+	ck_assert_uint_eq(a[0x424 / 4], 0x0000000d);
+	ck_assert_uint_eq(a[0x7fc / 4], 0); /* no row: 0, as the firmware reads */
+	for (unsigned int i = 0; i < GA_FW_SIZE / 4; i++) {
+		unsigned int off = i * 4;
+		bool own = (off >= f[GA_FW_DNA].offset && off < f[GA_FW_DNA].offset + 16u) ||
+			   (off >= f[GA_FW_BUILD_STAMP].offset &&
+			    off < f[GA_FW_BUILD_STAMP].offset + 256u);
+
+		if (!own)
+			ck_assert_msg(a[i] == b[i], "+%#x differs between the cards", off);
+	}
+	ck_assert_int_ge(ga_fw_format(GA_FW_GIT_HASH, &a[0x600 / 4], ta, sizeof(ta)), 0);
+	ck_assert_str_eq(ta, "5eed5eedcafef00ddeadbeef0123456789abcdef");
+	ck_assert_int_ge(ga_fw_format(GA_FW_DNA, &a[0x700 / 4], ta, sizeof(ta)), 0);
+	ck_assert_str_eq(ta, "0x00000000000000404741000000000003");
+	ck_assert_int_ge(ga_fw_format(GA_FW_DNA, &b[0x700 / 4], tb, sizeof(tb)), 0);
+	ck_assert_str_ne(ta, tb);
+	ck_assert_int_ge(ga_fw_format(GA_FW_BUILD_STAMP, &a[0x800 / 4], ta, sizeof(ta)), 0);
+	ck_assert_str_eq(ta, "GpuAsyncKcu1500: gpuasync emulated card, gpuasync.ko, Built Thu Jan  "
+			     "1 00:00:00 UTC 2026 by gpuasync");
+	ck_assert_int_ge(ga_fw_format(GA_FW_BUILD_STAMP, &b[0x800 / 4], tb, sizeof(tb)), 0);
+	ck_assert_ptr_nonnull(strstr(tb, ", libgpuasync sim, Built "));
+}
+END_TEST
+
+/*
  * pyrogue's names, checked against where pyrogue itself places each
  * variable (facts from axi-pcie-core's python/axipcie/_AxiGpuAsyncCore.py
  * at a3e3fde, surf's AxiStreamMonAxiL (channel 0 at +0x00 of the monitor,
@@ -1190,9 +1230,9 @@ static Suite *regs_suite(void)
 				    {test_per_buffer_offsets}, {test_per_buffer_facts},
 				    {test_fields}));
 	suite_add_tests(s, "facts", 0,
-			SUITE_TESTS({test_fw_facts}, {test_fw_image}, {test_pyrogue_names},
-				    {test_fw_format}, {test_facts_v1}, {test_facts_v4},
-				    {test_facts_v4_legacy}, {test_facts_access},
+			SUITE_TESTS({test_fw_facts}, {test_fw_image}, {test_fw_emulated},
+				    {test_pyrogue_names}, {test_fw_format}, {test_facts_v1},
+				    {test_facts_v4}, {test_facts_v4_legacy}, {test_facts_access},
 				    {test_facts_engines}));
 	return s;
 }

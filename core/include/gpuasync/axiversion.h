@@ -15,7 +15,7 @@
  * identity, or GA_FWA_RW: a word the firmware keeps as written, 0 at
  * power-up as in surf's AxiVersion), value (what the field holds in the
  * image the emulated cards model, docs/firmware.md §2.5; GA_FW_CARD where
- * each card fills it itself: live, per card or several words), "one-line
+ * ga_fw_emulated() or the card fills it: live, per card or several words), "one-line
  * doc", "pyrogue variable" (relative to axi-pcie-core's AxiPcieCore, whose
  * PcieAxiVersion extends surf's AxiVersion with the userValues names).
  *
@@ -97,6 +97,15 @@ uint32_t ga_fw_write_mask(uint32_t off);
  * its bits; 0 where no row gives one.  What the emulated cards start from.
  */
 uint32_t ga_fw_image_word(uint32_t off);
+
+/*
+ * The whole AxiVersion block (GA_FW_SIZE / 4 words) of an emulated card of
+ * the modelled image: every ga_fw_image_word(), the image's git hash (one
+ * build: the same on every emulated card), a DNA of @chip (unique per
+ * card, as per chip) and a build stamp whose server part names @card
+ * ("gpuasync.ko").  The caller then fills what its card measures.
+ */
+void ga_fw_emulated(uint32_t *block, const char *card, uint64_t chip);
 
 /* @word with row @id's bits replaced by @value (single-word rows). */
 uint32_t ga_fw_put(enum ga_fw_id id, uint32_t word, uint32_t value);

@@ -284,32 +284,23 @@ static void sim_free(struct sim *s)
 }
 
 /*
- * The simulated card's AxiVersion: the image the firmware table models
- * (ga_fw_image_word, docs/firmware.md §2.5), then what is this card's own:
- * an image version, git hash, DNA and build string in the formats real
- * images use (SURF AxiVersion).  Two build constants follow the card's
- * options, as the firmware derives them from the same constants: the DMA
- * clock is the latency clock (§2.1), and the PCIe AXI data width is the
- * core's DmaDataBytes.
+ * The simulated card's AxiVersion: the image both emulated cards model
+ * (ga_fw_emulated, docs/firmware.md §2.5), card number @n of this
+ * process.  Two build constants follow the card's options, as the
+ * firmware derives them from the same constants: the DMA clock is the
+ * latency clock (§2.1), and the PCIe AXI data width is the core's
+ * DmaDataBytes.
  */
-static void sim_fw_words(struct sim *s)
+static void sim_fw_words(struct sim *s, unsigned int n)
 {
-	static const uint32_t git[5] = {0x89abcdef, 0x01234567, 0xdeadbeef, 0xcafef00d, 0x5eed5eed};
-	static const uint32_t dna[4] = {0x4d2a1c03, 0x01234a5b, 0x00000040, 0x00000000};
-	static const char stamp[] = "GpuAsyncSim: libgpuasync model, simulated, Built "
-				    "Thu Jan  1 00:00:00 UTC 2026 by gpuasync";
 	const struct ga_fw_field *f = ga_fw_fields;
-	uint32_t *w;
+	uint32_t *w = &s->fw[f[GA_FW_PCIE_AXI_DATA_BYTES].offset / 4];
 
-	for (uint32_t off = 0; off < GA_FW_SIZE; off += 4)
-		s->fw[off / 4] = ga_fw_image_word(off);
-	s->fw[f[GA_FW_FPGA_VERSION].offset / 4] = 0x02080100;
+	/* The chip: "SIM", the process and its card: unique per open card. */
+	ga_fw_emulated(s->fw, "libgpuasync sim",
+		       0x53494d0000000000ull | (uint64_t)getpid() << 16 | (n & 0xffff));
 	s->fw[f[GA_FW_DMA_CLOCK_HZ].offset / 4] = (uint32_t)s->clock_hz;
-	w = &s->fw[f[GA_FW_PCIE_AXI_DATA_BYTES].offset / 4];
 	*w = ga_fw_put(GA_FW_PCIE_AXI_DATA_BYTES, *w, s->ddb);
-	memcpy(&s->fw[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
-	memcpy(&s->fw[f[GA_FW_DNA].offset / 4], dna, sizeof(dna));
-	memcpy(&s->fw[f[GA_FW_BUILD_STAMP].offset / 4], stamp, sizeof(stamp));
 	s->power_up_ns = ga_mono_ns();
 }
 
@@ -347,6 +338,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	pthread_condattr_t ca;
 	struct sim_cfg c;
 	struct sim *s = NULL;
+	unsigned int n;
 	int rc;
 
 	rc = parse_spec(spec, &c);
@@ -369,7 +361,8 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	s->gen = c.gen;
 	atomic_store(&s->link_down, c.link_down);
 	s->trap = c.trap;
-	sim_fw_words(s);
+	n = atomic_fetch_add(&instance, 1);
+	sim_fw_words(s, n);
 	pthread_mutex_init(&s->lock, NULL);
 	s->log_waits = ga_log_enabled();
 	pthread_condattr_init(&ca);
@@ -382,7 +375,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 		snprintf(s->shm_name, sizeof(s->shm_name), "/%.100s", c.shm);
 	else
 		snprintf(s->shm_name, sizeof(s->shm_name), "/gpuasync-sim-%ld-%u", (long)getpid(),
-			 atomic_fetch_add(&instance, 1));
+			 n);
 	s->shm_fd = shm_open(s->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (s->shm_fd < 0) {
 		rc = -errno;
