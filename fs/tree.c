@@ -13,7 +13,7 @@
  * page cache would serve stale ones).  A text file is rendered whole at
  * offset 0 into the open file's buffer and later offsets are served from
  * that snapshot, so a reader that needs several read() calls sees one
- * consistent value.  Binary files (data, raw, push, last_read) are windows
+ * consistent value, and EOF as long as it reads on past the end.  Binary files (data, raw, push, last_read) are windows
  * read and written at the caller's offset.  Files people tail, page or copy
  * (FS_SIZED: README, errors, metrics, config, settings) report their real
  * length as st_size; errors (FS_APPEND) renders again for a read past the
@@ -680,9 +680,17 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 
 	pthread_mutex_lock(&fo->lock);
+	/* A reader that reads on past EOF (Go's promtool reads twice) gets
+	 * EOF again, not the tail of a newer, longer rendering. */
+	if (fo->at_eof && !fo->have_snap && off > 0 && (size_t)off >= fo->eof_len) {
+		pthread_mutex_unlock(&fo->lock);
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
 	if ((off == 0 && !fo->stat_snap) || !fo->have_snap ||
 	    ((n->flags & FS_APPEND) && (size_t)off >= fo->snap.len)) {
 		fo->stat_snap = false;
+		fo->at_eof = false;
 		ret = fs_render(fs, fo, &fo->snap);
 		if (ret < 0) {
 			fo->have_snap = false;
@@ -695,8 +703,13 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fo->stat_snap = false;
 	/* What one open file pins is bounded: the snapshot goes at EOF (a
 	 * read past its end), or at once while the daemon holds too many. */
-	if ((off >= 0 && (size_t)off >= fo->snap.len && !(n->flags & FS_APPEND)) ||
-	    !fs_snap_account(fs, fo)) {
+	if (off >= 0 && (size_t)off >= fo->snap.len && !(n->flags & FS_APPEND)) {
+		fo->at_eof = true;
+		fo->eof_len = fo->snap.len;
+		reply_slice_unlock_drop(req, fs, fo, size, off);
+		return;
+	}
+	if (!fs_snap_account(fs, fo)) {
 		reply_slice_unlock_drop(req, fs, fo, size, off);
 		return;
 	}

@@ -193,6 +193,7 @@ static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int i
 	if (fo) {
 		pthread_mutex_lock(&fo->lock);
 		fo->have_snap = fo->stat_snap = fs_render(fs, fo, &fo->snap) == 0;
+		fo->at_eof = false;
 		if (fo->have_snap)
 			len = (off_t)fo->snap.len;
 		fs_snap_account(fs, fo);
