@@ -93,7 +93,7 @@ void ga_fw_emulated(uint32_t *block, const char *card, uint64_t chip)
 	for (off = 0; off < GA_FW_SIZE; off += 4)
 		block[off / 4] = ga_fw_image_word(off);
 	memcpy(&block[f[GA_FW_GIT_HASH].offset / 4], git, sizeof(git));
-	/* UltraScale's DNA is 96 bits: words 0-2, the top word a constant. */
+	/* UltraScale's DNA is 96 bits, words 0-2: @chip, then a constant. */
 	dna[0] = (uint32_t)chip;
 	dna[1] = (uint32_t)(chip >> 32);
 	dna[2] = 0x00000040;
