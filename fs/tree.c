@@ -13,8 +13,9 @@
  * page cache would serve stale ones).  A text file is rendered whole at
  * offset 0 into the open file's buffer and later offsets are served from
  * that snapshot, so a reader that needs several read() calls sees one
- * consistent value, and EOF as long as it reads on past the end.  Binary files (data, raw, push, last_read) are windows
- * read and written at the caller's offset.  Files people tail, page or copy
+ * consistent value, and EOF as long as it reads on past the end.  Binary
+ * files (data, raw, push, last_read) are windows read and written at the
+ * caller's offset.  Files people tail, page or copy
  * (FS_SIZED: README, errors, metrics, config, settings) report their real
  * length as st_size; errors (FS_APPEND) renders again for a read past the
  * snapshot's end, so tail -f sees new lines.
