@@ -209,8 +209,8 @@ struct fs_open {
 	pthread_mutex_t lock; /* guards snap and ph */
 	struct strbuf snap;   /* text rendered at offset 0, served at later offsets */
 	bool have_snap;
-	bool stat_snap;		    /* snap was rendered for a stat: the next read at 0 serves it */
-	bool at_eof;		    /* snap went at EOF, eof_len long: reads from there see EOF */
+	bool stat_snap; /* snap was rendered for a stat: the next read at 0 serves it */
+	bool at_eof;	/* snap went at EOF, eof_len long: reads from there see EOF */
 	size_t eof_len;
 	size_t snap_counted;	    /* what fs->snap_bytes holds for snap */
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
