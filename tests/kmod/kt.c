@@ -146,8 +146,7 @@ int stub_param(const char *name, const char *val)
 	return write_file(path, val);
 }
 
-/* A gpuasync.ko parameter as a number (bools: Y 1, N 0); -1 if unreadable. */
-static long sys_read_param(const char *name)
+long sys_read_param(const char *name)
 {
 	char path[256], buf[64] = "";
 	FILE *f;

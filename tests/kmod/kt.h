@@ -64,6 +64,8 @@ long sys_read(const char *name);
 /* The text of sysfs @name (one line), or -1. */
 int sys_gets(const char *name, char *buf, int len);
 int sys_write(const char *name, const char *val);
+/* A gpuasync.ko parameter as a number (bools: Y 1, N 0); -1 if unreadable. */
+long sys_read_param(const char *name);
 /* Wait (bounded) until sysfs @name reaches at least @want. */
 long sys_wait(const char *name, long want);
 int write_file(const char *path, const char *val);

@@ -139,16 +139,6 @@ static void t_rx_counts(void)
 
 #define TRAP_PARAM "/sys/module/gpuasync/parameters/emulate_trap_stores"
 
-static bool trap_on(void)
-{
-	FILE *f = fopen(TRAP_PARAM, "r");
-	int c = f ? fgetc(f) : EOF;
-
-	if (f)
-		fclose(f);
-	return c == 'Y';
-}
-
 /*
  * The kernel stores @val into the control word @w for recvmsg(), which
  * then waits for four more bytes: the child sends those only once the
@@ -220,7 +210,8 @@ static void t_reg_writes(void)
 	CHECK(sys_read("mapped_reg_writes") == m0 + 2, "%ld mapped stores counted, want 2",
 	      sys_read("mapped_reg_writes") - m0);
 	/* A store the card's ticks see before its trap's handler: once. */
-	CHECK(trap_on(), "emulate_trap_stores is off (its default is on)");
+	CHECK(sys_read_param("emulate_trap_stores") == 1,
+	      "emulate_trap_stores is off (its default is on)");
 	CHECK_OK(recv_into(&m[aw / 4], ga_reg_field_set(GA_REG_AW_CACHE, layout, w, 0x6)));
 	CHECK(field(fd, GA_REG_AW_CACHE, 0) == 0x6, "the kernel's store did not land");
 	CHECK(sys_read("mapped_reg_writes") == m0 + 3,
