@@ -5,6 +5,9 @@
 # every GPU test program must then fail, not skip, unless the error means
 # there is no GPU; GA_REQUIRE_GPU=1 turns every skip into a failure.
 set -u
+# Each case sets GA_REQUIRE_GPU itself; a GPU machine's run exports it for
+# the GPU tests, and the no-GPU cases here must not inherit it.
+unset GA_REQUIRE_GPU
 B=${1:?usage: test_gpu_probe.sh BUILD_DIR}
 P=$B/tests/gpu-probe
 FAKE=$B/tests/fake-cuda
