@@ -15,12 +15,12 @@ CASE=start
 fail() { echo "FAILED at $CASE: $*"; exit 1; }
 [ -e "$FAKE/libcuda.so.1" ] || fail "no stand-in $FAKE/libcuda.so.1"
 
-# expect RC OUTPUT-PATTERN CMD...: CMD (with the stand-in driver) exits RC
-# and prints a line matching OUTPUT-PATTERN.
+# expect RC OUTPUT-PATTERN CMD...: CMD (with the stand-in driver, found
+# before any other libcuda) exits RC and prints a line matching OUTPUT-PATTERN.
 expect() {
 	local want=$1 pat=$2 out rc
 	shift 2
-	out=$(LD_LIBRARY_PATH=$FAKE "$@" 2>&1)
+	out=$(LD_LIBRARY_PATH=$FAKE${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@" 2>&1)
 	rc=$?
 	[ "$rc" = "$want" ] || fail "exit $rc, not $want: $out"
 	grep -q -- "$pat" <<<"$out" || fail "no '$pat' in: $out"
