@@ -120,12 +120,15 @@ static void usage(const char *prog)
 	       "    -o observe             look only: another process owns the card; writes and\n"
 	       "                           mkdir get EROFS, registers are mapped read-only\n"
 	       "    -o reclaim             remove buffers a killed program left on the card\n"
+	       "    -o http=[ADDR:]PORT    serve metrics over HTTP (yes: port %d, every address)\n"
+	       "    -o targets_dir=DIR     write a Prometheus file_sd target file there\n"
+	       "    -o instrument=,partition=,detname=,alias=   its labels\n"
 	       "    (every key of the config file is accepted; see the 'config' file of a mount)\n"
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
 	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
-	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX);
+	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX, GA_HTTP_DEFAULT_PORT);
 	printf("FUSE options:\n");
 	fflush(stdout);
 	fuse_cmdline_help();
@@ -699,6 +702,32 @@ static int add_mount_options(struct fuse_args *args, const struct fs *fs)
 	return ret ? -ENOMEM : 0;
 }
 
+/*
+ * The daemon's exit status from how the serving loop ended.  libfuse
+ * returns 0 when the kernel ended the session (its read of /dev/fuse gave
+ * ENODEV: unmounted, or aborted through /sys/fs/fuse/connections), a
+ * signal number after SIGINT/SIGTERM/SIGHUP, and -errno when a read failed.
+ * -ECONNABORTED is no failure either: the kernel gives it to a read that
+ * had just taken a request off the queue when the connection was shut
+ * down.  That is how a lazily unmounted mount ends when its last open file
+ * closes while the daemon takes that file's RELEASE (libfuse prints
+ * "fuse: reading device: Software caused connection abort" first), so it
+ * ends the session exactly as ENODEV does.
+ */
+static int loop_exit_status(int loop)
+{
+	if (loop == -ECONNABORTED) {
+		fs_log(LOG_INFO, "the kernel closed the connection while handing over a request: "
+				 "the mount is gone (not an error)");
+		return 0;
+	}
+	if (loop < 0) {
+		fs_log(LOG_ERR, "reading /dev/fuse failed: %s", strerror(-loop));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -837,6 +866,10 @@ int main(int argc, char *argv[])
 		fs_log(LOG_ERR, "cannot start the frame watcher thread");
 		goto out_stop_sampler;
 	}
+	if (fs_http_start(&fs) < 0) {
+		fs_log(LOG_ERR, "%s", fs_last_error());
+		goto out_stop_frames;
+	}
 	daemon_ready(&ready_fd, 0);
 	notify_ready();
 	fs_log(LOG_INFO, "serving %s on %s", fs.device_spec, opts.mountpoint);
@@ -845,7 +878,7 @@ int main(int argc, char *argv[])
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 
 		if (!lc)
-			goto out_stop_sampler;
+			goto out_stop_http;
 		fuse_loop_cfg_set_clone_fd(lc, (unsigned int)opts.clone_fd);
 		fuse_loop_cfg_set_max_threads(lc, o->threads);
 		loop = fuse_session_loop_mt(se, lc);
@@ -853,10 +886,12 @@ int main(int argc, char *argv[])
 	} else {
 		loop = fuse_session_loop(se);
 	}
-	/* 0 after fusermount3 -u; a signal number after SIGINT/SIGTERM. */
-	ret = loop < 0 ? 1 : 0;
+	ret = loop_exit_status(loop);
 	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 
+out_stop_http:
+	fs_http_stop(&fs); /* the target file goes first: a clean stop */
+out_stop_frames:
 	fs_frames_stop(&fs);
 out_stop_sampler:
 	fs_sampler_stop(&fs);

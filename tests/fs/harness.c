@@ -123,6 +123,40 @@ void mnt_start(const char *extra)
 	ck_abort_msg("gpuasyncfs %s: no mount after 10 s", args);
 }
 
+void mnt_start_logged(const char *extra)
+{
+	char args[1024];
+	int fd;
+
+	snprintf(M.log, sizeof(M.log), "/tmp/gafs-log-XXXXXX");
+	fd = mkstemp(M.log);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(args, sizeof(args), "%s 2>>'%s'", extra ? extra : "", M.log);
+	mnt_start(args);
+}
+
+char *daemon_output(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = M.log[0] ? fopen(M.log, "r") : NULL;
+	FILE *mem = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(mem);
+	fputs("--- the daemon's output ---\n", mem);
+	if (f) {
+		char chunk[512];
+		size_t n;
+
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, mem);
+		fclose(f);
+	}
+	fclose(mem);
+	return buf;
+}
+
 /* The daemon did not exit after the unmount: say where each of its threads
  * waits (kernel wchan and stack, user stacks where gdb is installed), so a
  * rare hang under load leaves evidence in the test log (stderr). */
@@ -179,6 +213,9 @@ int mnt_stop(void)
 	wait_mounted(M.dir, false, 2000);
 	rmdir(M.dir);
 	M.dir[0] = '\0';
+	if (M.log[0])
+		unlink(M.log);
+	M.log[0] = '\0';
 	M.mounted = false;
 	return rc;
 }

@@ -27,6 +27,7 @@ struct mnt {
 	char dir[128];
 	pid_t pid;
 	bool mounted;
+	char log[64]; /* the daemon's stderr (mnt_start_logged), or "" */
 };
 
 extern struct mnt M;
@@ -34,6 +35,12 @@ extern struct mnt M;
 /* Mount the simulated card with extra arguments ("-o version=1").
  * Fails the test when the mount does not appear. */
 void mnt_start(const char *extra);
+/* mnt_start with the daemon's stderr kept in a file, so a failure message
+ * can show what the daemon said (daemon_output): a test that checks how
+ * the daemon ended uses it. */
+void mnt_start_logged(const char *extra);
+/* What the daemon of mnt_start_logged wrote so far (malloc'd, never NULL). */
+char *daemon_output(void);
 /* Unmount and stop the daemon; returns its exit status (or -1). */
 int mnt_stop(void);
 /* Start the daemon with @args (a shell word list, mountpoint included) in
