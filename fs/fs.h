@@ -198,6 +198,8 @@ struct fs {
 	/* What the daemon read in the frames of its write buffers (frames.c);
 	 * NULL on an observer mount or before fs_frames_start. */
 	struct fs_frames *frames;
+	/* The HTTP server and target file (http.c); NULL when not serving. */
+	struct fs_http *http;
 };
 #define FS_SNAP_BUDGET (64u << 20)
 
@@ -310,6 +312,14 @@ void fs_frames_rearmed(struct fs *fs, unsigned int idx);
 /* The frame counters and histograms, for metrics (bufs_lock held for reading). */
 void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
+/* ---- http.c: metrics over HTTP, the file_sd target file ---------------- */
+/* Serve metrics on [prometheus] http and write the target file into
+ * targets_dir; 0 when neither is set.  A negative errno, the reason in
+ * fs_last_error(), when the port cannot be had or the file written. */
+int fs_http_start(struct fs *fs);
+/* Remove the target file, then stop serving. */
+void fs_http_stop(struct fs *fs);
+
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);
 void fs_errors_fini(struct fs *fs);
@@ -344,6 +354,12 @@ int fs_render(struct fs *fs, const struct fs_open *fo, struct strbuf *sb);
 /* Count @fo's snapshot (fo->lock held, or the file unreachable) in
  * fs->snap_bytes; false when the daemon holds more than FS_SNAP_BUDGET. */
 bool fs_snap_account(struct fs *fs, struct fs_open *fo);
+/* A stat's render handed to the same process's open (values.c): the
+ * thread's requesting pid for the stats it makes (0: none), the open's
+ * adoption of it, and dropping it at any change the mount makes. */
+extern _Thread_local pid_t fs_stat_caller;
+void fs_stat_handoff_adopt(struct fs *fs, struct fs_open *fo, pid_t pid);
+void fs_stat_handoff_drop(struct fs *fs);
 /* The same for node @n of buffer @idx without an open file. */
 int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, struct strbuf *sb);
 /* Enter/leave a handler on node @n of buffer @idx: per-buffer nodes hold

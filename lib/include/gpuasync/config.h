@@ -59,7 +59,18 @@ struct ga_config {
 	/* [monitor] */
 	unsigned int interval_ms;
 	unsigned int errors_kept;
+	/* [prometheus]: metrics over HTTP and a file_sd target file */
+	char http[64];		 /* "ADDR:PORT" served, "" = off (GA_HTTP_DEFAULT_PORT) */
+	char targets_dir[256];	 /* file_sd directory for the target file; "" = none */
+	char instrument[64];	 /* target labels for the fleet; "" = left out */
+	char partition[64];
+	char detname[64];
+	char alias[64];
 };
+
+/* The port -o http=yes serves on: Prometheus' exporter range, clear of the
+ * LCLS-II DAQ's 9200-9299 (docs/operations.md). */
+#define GA_HTTP_DEFAULT_PORT 9330
 
 void ga_config_defaults(struct ga_config *cfg);
 /* Load @path over @cfg.  On error returns negative errno and writes

@@ -30,6 +30,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <ini.h>
 
 #include "gpuasync/config.h"
@@ -53,6 +54,8 @@ enum ga_cfg_type {
 	GA_CT_GID,     /* gid_t + gid_set */
 	GA_CT_MODE,    /* unsigned int, octal permission bits */
 	GA_CT_PIN,     /* int: enum ga_pin, "auto" | "p2p" | "dmabuf" */
+	GA_CT_LISTEN,  /* char[64]: "[ADDR:]PORT", "yes" (all addresses, the default port), "" */
+	GA_CT_LABEL,   /* char[64]: a Prometheus label value, [A-Za-z0-9_.:/-]*; "" = none */
 };
 
 #define GA_CK_POW2 0x1 /* value must be a power of two */
@@ -128,11 +131,26 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "how often live values are sampled for poll() and metrics"),
 	GA_KEY("monitor", "errors_kept", GA_CT_UINT, errors_kept, 1, 100000, 0, 0,
 	       "lines the errors file keeps at least (up to twice as many)"),
+	GA_KEY("prometheus", "http", GA_CT_LISTEN, http, 1, 65535, 0, 0,
+	       "serve /metrics over HTTP on [ADDR:]PORT (yes: port 9330 on every address); "
+	       "empty: off"),
+	GA_KEY("prometheus", "targets_dir", GA_CT_PATH, targets_dir, 0, 0, 0, 0,
+	       "directory of Prometheus file_sd target files: gpuasyncfs_HOST_PORT.yaml is "
+	       "written there at start and removed at a clean stop; empty: none"),
+	GA_KEY("prometheus", "instrument", GA_CT_LABEL, instrument, 0, 0, 0, 0,
+	       "target label instrument (the hutch, e.g. tmo); empty: left out"),
+	GA_KEY("prometheus", "partition", GA_CT_LABEL, partition, 0, 0, 0, 0,
+	       "target label partition (the DAQ platform); empty: left out"),
+	GA_KEY("prometheus", "detname", GA_CT_LABEL, detname, 0, 0, 0, 0,
+	       "target label detname (the detector this card reads); empty: left out"),
+	GA_KEY("prometheus", "alias", GA_CT_LABEL, alias, 0, 0, 0, 0,
+	       "target label alias, as the DRP's own drp_* series have it; empty: left out"),
 };
 
 #define GA_NKEYS (sizeof(ga_cfg_keys) / sizeof(ga_cfg_keys[0]))
 
-static const char *const ga_cfg_sections[] = {"device", "sim", "buffers", "access", "monitor"};
+static const char *const ga_cfg_sections[] = {"device",	"sim",	   "buffers",
+					      "access", "monitor", "prometheus"};
 
 #define GA_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -256,6 +274,47 @@ static int ga_parse_id(const char *v, bool group, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* "[ADDR:]PORT": an IPv4 address (dotted quad) or none (every address),
+ * and a port @k->min..@k->max; "yes" is every address on the default port,
+ * "no" or "" off.  Stored as "ADDR:PORT" ("0.0.0.0:9330"), or "". */
+static int ga_parse_listen(struct ga_config *cfg, const struct ga_cfg_key *k, const char *value,
+			   char *why, size_t whylen)
+{
+	const char *colon = strrchr(value, ':');
+	const char *port = colon ? colon + 1 : value;
+	char addr[INET_ADDRSTRLEN] = "0.0.0.0";
+	struct in_addr in;
+	uint64_t p = GA_HTTP_DEFAULT_PORT;
+	int rc;
+
+	if (!*value || !strcmp(value, "no")) {
+		cfg->http[0] = '\0';
+		return 0;
+	}
+	if (strcmp(value, "yes") != 0) {
+		if (colon) {
+			size_t n = (size_t)(colon - value);
+
+			if (n >= sizeof(addr) || (memcpy(addr, value, n), addr[n] = '\0',
+						  inet_pton(AF_INET, addr, &in) != 1))
+				return ga_why(why, whylen, -EINVAL,
+					      "'%.*s' is not an IPv4 address (a.b.c.d; leave it "
+					      "out for every address)",
+					      (int)n, value);
+		}
+		rc = ga_parse_u64(port, strlen(port), k->max, &p);
+		if (rc == 0 && p < k->min)
+			rc = -ERANGE;
+		if (rc)
+			return ga_why(why, whylen, rc,
+				      "'%s' is not [ADDR:]PORT with a port 1..65535 (or yes: "
+				      "port %d on every address)",
+				      value, GA_HTTP_DEFAULT_PORT);
+	}
+	snprintf(cfg->http, sizeof(cfg->http), "%s:%u", addr, (unsigned int)p);
+	return 0;
+}
+
 /*
  * Validate @value for @k and store it in @cfg.  On error returns -EINVAL
  * or -ERANGE and leaves @cfg untouched, with the reason in @why.
@@ -307,6 +366,18 @@ static int ga_cfg_apply(struct ga_config *cfg, const struct ga_cfg_key *k, const
 		*(int *)ga_field(cfg, k) = (int)pin;
 		return 0;
 	}
+	case GA_CT_LISTEN:
+		return ga_parse_listen(cfg, k, value, why, whylen);
+	case GA_CT_LABEL:
+		if (len >= sizeof(cfg->alias) ||
+		    strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				  "_.:/-") != len)
+			return ga_why(why, whylen, -EINVAL,
+				      "'%s' is not a label value: at most %zu of letters, digits "
+				      "and _ . : / -",
+				      value, sizeof(cfg->alias) - 1);
+		memcpy(ga_field(cfg, k), value, len + 1);
+		return 0;
 	case GA_CT_BOOL:
 		rc = ga_parse_bool(value, len, &b);
 		if (rc)
@@ -499,7 +570,7 @@ static char *ga_cfg_reader(char *str, int num, void *stream)
 		if (n >= sizeof(name) || !ga_cfg_known_section(name))
 			ga_cfg_fail(c, -EINVAL,
 				    "unknown section [%.*s] (known: device, sim, buffers, access, "
-				    "monitor)",
+				    "monitor, prometheus)",
 				    (int)(n < sizeof(name) ? n : sizeof(name)), p + 1);
 	}
 	return str;
@@ -728,6 +799,8 @@ static void ga_cfg_render_value(struct ga_out *o, const struct ga_config *cfg,
 	case GA_CT_DEVICE:
 	case GA_CT_PATTERN:
 	case GA_CT_PATH:
+	case GA_CT_LISTEN:
+	case GA_CT_LABEL:
 		ga_out(o, "%s", (const char *)f);
 		break;
 	case GA_CT_LATENCY:
