@@ -40,6 +40,17 @@ static int free_port(const char *addr)
 	return port;
 }
 
+/* The daemon writes its target file just after the mount appears (and
+ * before a daemon in the background reports that it started): wait for it,
+ * 10 s at most. */
+static void wait_target(const char *dir, const char *addr, int port)
+{
+	ck_assert_int_eq(sh("for i in $(seq 1000); do test -s %s/gpuasyncfs_%s_%d.yaml && exit 0; "
+			    "sleep 0.01; done; exit 1",
+			    dir, addr, port),
+			 0);
+}
+
 /* The metric names (# TYPE lines) of @text, sorted, one a line. */
 static char *families(const char *cmd)
 {
@@ -60,6 +71,7 @@ START_TEST(serves_metrics_and_target)
 		 "detname=jungfrau,alias=jungfrau_0",
 		 port, dir);
 	mnt_start(opts);
+	wait_target(dir, "127.0.0.7", port);
 
 	/* the same families over HTTP as in the file */
 	a = families("cat $M/metrics");
@@ -119,7 +131,7 @@ START_TEST(killed_daemon_leaves_target)
 	port = free_port("127.0.0.8");
 	snprintf(opts, sizeof(opts), "-o http=127.0.0.8:%d,targets_dir=%s", port, dir);
 	mnt_start(opts);
-	ck_assert_int_eq(sh("test -s %s/gpuasyncfs_127.0.0.8_%d.yaml", dir, port), 0);
+	wait_target(dir, "127.0.0.8", port);
 	ck_assert_int_eq(kill(M.pid, SIGKILL), 0);
 	mnt_stop();
 	/* Prometheus keeps the target and sees it down: the fleet's signal */
@@ -153,8 +165,11 @@ START_TEST(bad_input_refused)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	port = free_port("127.0.0.9");
 	/* the port taken by a first daemon */
-	snprintf(opts, sizeof(opts), "-o http=127.0.0.9:%d", port);
+	snprintf(opts, sizeof(opts), "-o http=127.0.0.9:%d,targets_dir=%s/first", port, dir);
+	ck_assert_int_eq(sh("mkdir %s/first", dir), 0);
 	mnt_start(opts);
+	snprintf(opts, sizeof(opts), "%s/first", dir);
+	wait_target(opts, "127.0.0.9", port);
 	snprintf(opts, sizeof(opts), "-o http=127.0.0.9:%d,targets_dir=%s", port, dir);
 	refused(dir, opts, "Address already in use");
 	refused(dir, "-o http=1.2.3:9330", "'1.2.3' is not an IPv4 address");
