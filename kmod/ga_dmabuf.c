@@ -212,51 +212,64 @@ out_unlock:
 	return ret;
 }
 
-long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+/*
+ * Register bytes [a->offset, a->offset + a->size) of dma-buf a->fd (size 0:
+ * the whole dma-buf) as the next buffer of its list.  With @arg, a
+ * GA_Add_Dmabuf argument, the index is copied out before anything is
+ * programmed (nothing to undo if that fails).
+ */
+static int ga_dmabuf_add(struct ga_file *gf, struct ga_dmabuf_add *a, unsigned long arg,
+			 unsigned int cmd)
 {
 	struct ga_card *card = gf->card;
 	struct dma_buf_attachment *attach;
-	struct ga_dmabuf_add a;
 	struct dma_buf *dmabuf;
 	struct ga_buf *buf;
 	int ret;
 
-	if (!card->gpu_en)
-		return -ENOTSUPP;
-	ret = ga_arg_in(&a, sizeof(a), arg, cmd);
-	if (ret)
-		return ret;
-	if (!a.size || a.size % GA_GPU_PAGE_SIZE || a.offset % GA_GPU_PAGE_SIZE) {
-		dev_dbg(card->dev, "dma-buf: offset %#llx and size %#x must be multiples of 64 KiB\n",
-			a.offset, a.size);
-		return -EINVAL;
-	}
-	dmabuf = dma_buf_get((int)a.fd);
+	dmabuf = dma_buf_get((int)a->fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
-	if (a.offset >= dmabuf->size || a.size > dmabuf->size - a.offset) {
-		dev_warn(card->dev, "dma-buf of %zu bytes has no bytes %#llx-%#llx\n", dmabuf->size,
-			 a.offset, a.offset + a.size - 1);
+	if (!a->size) {
+		/* The card's size words are 32 bits: a larger dma-buf has no size. */
+		if (dmabuf->size > U32_MAX - (GA_GPU_PAGE_SIZE - 1)) {
+			dev_warn(card->dev, "dma-buf of %zu bytes: a buffer is at most 4 GiB - 64 KiB\n",
+				 dmabuf->size);
+			ret = -EINVAL;
+			goto out_put;
+		}
+		a->size = dmabuf->size;
+	}
+	if (!a->size || a->size % GA_GPU_PAGE_SIZE || a->offset % GA_GPU_PAGE_SIZE) {
+		dev_dbg(card->dev, "dma-buf: offset %#llx and size %#x must be multiples of 64 KiB\n",
+			a->offset, a->size);
 		ret = -EINVAL;
 		goto out_put;
 	}
-	buf = ga_buf_new(gf, a.write != 0, a.offset, a.size);
+	if (a->offset >= dmabuf->size || a->size > dmabuf->size - a->offset) {
+		dev_warn(card->dev, "dma-buf of %zu bytes has no bytes %#llx-%#llx\n", dmabuf->size,
+			 a->offset, a->offset + a->size - 1);
+		ret = -EINVAL;
+		goto out_put;
+	}
+	buf = ga_buf_new(gf, a->write != 0, a->offset, a->size);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out_put;
 	}
 	buf->dmabuf = dmabuf;
-	buf->pages = a.size / GA_GPU_PAGE_SIZE;
+	buf->pages = a->size / GA_GPU_PAGE_SIZE;
 
 	mutex_lock(&card->lock);
 	ret = ga_add_slot(card, buf);
 	if (ret)
 		goto out_unlock;
-	/* Tell the index before anything is programmed: nothing to undo. */
-	a.index = buf->index;
-	ret = ga_arg_out(arg, &a, sizeof(a), cmd);
-	if (ret)
-		goto out_unlock;
+	if (arg) {
+		a->index = buf->index;
+		ret = ga_arg_out(arg, a, sizeof(*a), cmd);
+		if (ret)
+			goto out_unlock;
+	}
 	attach = dma_buf_dynamic_attach(dmabuf, card->dma_dev, &ga_dmabuf_attach_ops, buf);
 	if (IS_ERR(attach)) {
 		ret = PTR_ERR(attach);
@@ -281,6 +294,44 @@ out_unlock:
 out_put:
 	dma_buf_put(dmabuf);
 	return ret;
+}
+
+long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	struct ga_dmabuf_add a;
+	int ret;
+
+	if (!gf->card->gpu_en)
+		return -ENOTSUPP;
+	ret = ga_arg_in(&a, sizeof(a), arg, cmd);
+	if (ret)
+		return ret;
+	/* Size 0 is refused here; only upstream's commands mean "all of it". */
+	if (!a.size || a.size % GA_GPU_PAGE_SIZE || a.offset % GA_GPU_PAGE_SIZE) {
+		dev_dbg(gf->card->dev,
+			"dma-buf: offset %#llx and size %#x must be multiples of 64 KiB\n", a.offset,
+			a.size);
+		return -EINVAL;
+	}
+	return ga_dmabuf_add(gf, &a, arg, cmd);
+}
+
+/*
+ * Upstream's by-value form: the fd is the argument, the buffer the whole
+ * dma-buf.  What upstream does differently on purpose (kmod/README.md):
+ * the owner rule applies, the engine is not switched on, and the payload
+ * limit is the buffer size minus DmaDataBytes.
+ */
+long ga_dmabuf_add_whole(struct ga_file *gf, unsigned long arg, bool write)
+{
+	struct ga_dmabuf_add a = { .write = write };
+
+	if (!gf->card->gpu_en)
+		return -ENOTSUPP;
+	if (arg > INT_MAX)
+		return -EBADF;
+	a.fd = (u32)arg;
+	return ga_dmabuf_add(gf, &a, 0, 0);
 }
 
 void ga_dmabuf_release(struct ga_buf *buf)

@@ -32,19 +32,23 @@
 #include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/idr.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h> /* writeq where the CPU has none */
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/proc_fs.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
 #include "ga_drv.h"
+#include "gpuasync/axiversion.h"
 
 /* ---- compat --------------------------------------------------------------- */
 
@@ -987,6 +991,41 @@ static long ga_ioctl_GPU_Enable_Rx(struct ga_file *gf, unsigned int cmd, unsigne
 	return ga_ioctl_enable(gf, false, arg);
 }
 
+/*
+ * Upstream's commands of after 7.5.1.  Both kinds of buffer can always be
+ * added here (the module links nvidia_p2p, NVIDIA's or the stub's, and
+ * imports dma-bufs); a card without GPU async answers -ENOTSUPP, as upstream.
+ */
+static long ga_ioctl_GPU_Is_Dma_Buf_Supp(struct ga_file *gf, unsigned int cmd, unsigned long arg)
+{
+	return gf->card->gpu_en ? 1 : -ENOTSUPP;
+}
+
+static long ga_ioctl_GPU_Is_GpuDirect_Supp(struct ga_file *gf, unsigned int cmd,
+					   unsigned long arg)
+{
+	return gf->card->gpu_en ? 1 : -ENOTSUPP;
+}
+
+static long ga_ioctl_GPU_DmaBuf_Add_Wr_Buffer(struct ga_file *gf, unsigned int cmd,
+					      unsigned long arg)
+{
+	return ga_dmabuf_add_whole(gf, arg, true);
+}
+
+static long ga_ioctl_GPU_DmaBuf_Add_Rd_Buffer(struct ga_file *gf, unsigned int cmd,
+					      unsigned long arg)
+{
+	return ga_dmabuf_add_whole(gf, arg, false);
+}
+
+/* Every buffer, whichever way it was added, as GPU_Rem_Nvidia_Memory. */
+static long ga_ioctl_GPU_DmaBuf_Remove_Buffers(struct ga_file *gf, unsigned int cmd,
+					       unsigned long arg)
+{
+	return ga_ioctl_rem_all(gf);
+}
+
 static long ga_ioctl_GA_Get_Abi_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	return (GA_ABI_VERSION << 16) | GA_FEAT_ALL;
@@ -1192,6 +1231,181 @@ static const struct attribute_group ga_card_group = {
 	.attrs = ga_card_attrs,
 };
 
+
+/* ---- procfs: /proc/<card>, upstream's text ------------------------------- */
+
+/*
+ * /proc/<card name> prints what upstream datadev prints in /proc/datadev_N,
+ * key for key and in its order, for every line this driver can know; node
+ * tooling parses it (LCLS-II's Slurm pairing reads "PCIe[BUS:NUM:SLOT.FUNC]",
+ * "Build String", "GPU Async En" and "GPUAsync Support").  Left out: the
+ * lines about upstream's AXI stream DMA engine and its CPU buffers' modes
+ * (IRQ, Int Req Count, Continue Count, Address Count, Hw Write/Read Buff
+ * Count, Cache Config, Desc 128 En, Enable Ver, Driver Load Count, IRQ Hold,
+ * BG Enable, DMA Timeout, Buffer Mode), which this driver does not drive;
+ * kmod/README.md "/proc" lists the lines that differ and why.
+ */
+
+/* AxiVersion's hardware type names (axi-pcie-core's numbering), by code. */
+static const char *const ga_hw_type_names[] = {
+	"Undefined", "AlphaDataKu3", "BittWareXupVv8Vu13p", "SlacPgpCardG3",
+	"SlacPgpCardG4", "XilinxAc701", "XilinxAlveoU50", "XilinxAlveoU200",
+	"XilinxAlveoU250", "XilinxAlveoU280", "XilinxKc705", "XilinxKcu105",
+	"XilinxKcu116", "XilinxKcu1500", "XilinxVcu128", "XilinxAlveoU55C",
+	"XilinxVariumC1100", "AbacoPc821Ku085", "AbacoPc821Ku115", "BittWareXupVv8Vu9p",
+};
+
+/* The AxiVersion row @id as the firmware table renders it. */
+static void ga_proc_fw(struct seq_file *s, struct ga_card *card, enum ga_fw_id id)
+{
+	const struct ga_fw_field *f = &ga_fw_fields[id];
+	u32 words[64];
+	char text[GA_FW_TEXT_MAX];
+	unsigned int i;
+
+	for (i = 0; i < f->words && i < ARRAY_SIZE(words); i++)
+		words[i] = card->ops->read32(card, GA_FW_BASE + f->offset + 4 * i);
+	if (ga_fw_format(id, words, text, sizeof(text)) < 0)
+		text[0] = '\0';
+	seq_puts(s, text);
+}
+
+static void ga_proc_axiversion(struct seq_file *s, struct ga_card *card)
+{
+	u32 hw = card->ops->read32(card, GA_FW_BASE + ga_fw_fields[GA_FW_HARDWARE_TYPE].offset);
+	u32 type = hw & 0xfff;
+	u32 words[5];
+	unsigned int i;
+
+	seq_puts(s, "---------- Firmware Axi Version -----------\n");
+	seq_printf(s, "     Firmware Version : 0x%x\n",
+		   card->ops->read32(card, GA_FW_BASE + ga_fw_fields[GA_FW_FPGA_VERSION].offset));
+	seq_printf(s, "           ScratchPad : 0x%x\n",
+		   card->ops->read32(card, GA_FW_BASE + ga_fw_fields[GA_FW_SCRATCH_PAD].offset));
+	seq_printf(s, "        Up Time Count : %u\n",
+		   card->ops->read32(card, GA_FW_BASE + ga_fw_fields[GA_FW_UPTIME].offset));
+	/* Upstream's wording for a hash of zeros (the table says "dirty"). */
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		words[i] = card->ops->read32(card, GA_FW_BASE +
+					     ga_fw_fields[GA_FW_GIT_HASH].offset + 4 * i);
+	seq_puts(s, "             Git Hash : ");
+	if (memchr_inv(words, 0, sizeof(words)))
+		ga_proc_fw(s, card, GA_FW_GIT_HASH);
+	else
+		seq_puts(s, "dirty (uncommitted code)");
+	seq_puts(s, "\n            DNA Value : ");
+	ga_proc_fw(s, card, GA_FW_DNA);
+	seq_puts(s, "\n         Build String : ");
+	ga_proc_fw(s, card, GA_FW_BUILD_STAMP);
+	seq_printf(s, "\n        Hardware Type : %s (0x%03X)\n",
+		   ga_hw_type_names[type < ARRAY_SIZE(ga_hw_type_names) ? type : 0], type);
+	seq_printf(s, "    Bifurcation Index : %u\n", (hw >> 12) & 0xf);
+}
+
+/* A field of the card's layout, or 0 where the layout has none. */
+static u32 ga_proc_field(struct ga_card *card, enum ga_reg_id id, u32 index)
+{
+	u32 v = 0;
+
+	ga_field_rd(card, id, index, &v);
+	return v;
+}
+
+/* Upstream's "DataGPU State" block: the card's GPU async registers. */
+static void ga_proc_gpu(struct seq_file *s, struct ga_card *card)
+{
+	u32 wcount = ga_proc_field(card, GA_REG_WRITE_COUNT, 0) + 1;
+	u32 rcount = ga_proc_field(card, GA_REG_READ_COUNT, 0) + 1;
+	u32 wen = ga_proc_field(card, GA_REG_WRITE_ENABLE, 0);
+	u32 ren = ga_proc_field(card, GA_REG_READ_ENABLE, 0);
+	bool v1 = card->layout == GA_LAYOUT_V1;
+	u32 i;
+
+	seq_puts(s, "\n---------------- DataGPU State ----------------\n");
+	seq_printf(s, "    GpuAsyncCore Offset : 0x%X\n", card->core_offset);
+	seq_printf(s, "   GpuAsyncCore Version : %u\n", card->version);
+	seq_printf(s, "            Max Buffers : %u\n", card->max_buffers);
+	seq_printf(s, "     Write Buffer Count : %u\n", wcount);
+	seq_printf(s, "           Write Enable : %u\n", wen);
+	seq_printf(s, "      Read Buffer Count : %u\n", rcount);
+	seq_printf(s, "            Read Enable : %u\n", ren);
+	seq_printf(s, "         RX Frame Count : %u\n",
+		   ga_proc_field(card, GA_REG_RX_FRAME_COUNT, 0));
+	seq_printf(s, "         TX Frame Count : %u\n",
+		   ga_proc_field(card, GA_REG_TX_FRAME_COUNT, 0));
+	seq_printf(s, "  AXI Write Error Count : %u\n",
+		   ga_proc_field(card, GA_REG_AXI_WRITE_ERROR_COUNT, 0));
+	/* Whole words, as upstream reads them (on V4 0x40 is the read queue's
+	 * high-water mark: upstream's label, kept). */
+	if (card->version >= 2)
+		seq_printf(s, "AXI Write Timeout Count : %u\n", ga_core_rd(card, 0x34));
+	if (card->version >= 3) {
+		seq_printf(s, "      Min Write Buffers : %u\n", ga_core_rd(card, 0x3c));
+		seq_printf(s, "       Min Read Buffers : %u\n", ga_core_rd(card, 0x40));
+	}
+	seq_printf(s, "   AXI Read Error Count : %u\n",
+		   ga_proc_field(card, GA_REG_AXI_READ_ERROR_COUNT, 0));
+	seq_printf(s, "         Owning Process : %d\n", READ_ONCE(card->owner_tgid));
+	for (i = 0; wen && i < wcount && i < card->max_buffers; i++) {
+		u64 a = ((u64)ga_proc_field(card, GA_REG_WRITE_ADDR_HI, i) << 32) |
+			ga_proc_field(card, GA_REG_WRITE_ADDR_LO, i);
+
+		seq_printf(s, "\n-------- Write Buffer %u --------\n", i);
+		seq_printf(s, "  Write Address : 0x%llX\n", a);
+		seq_printf(s, "     Write Size : 0x%X\n",
+			   v1 ? ga_proc_field(card, GA_REG_WRITE_SIZE, i)
+			      : ga_proc_field(card, GA_REG_WRITE_MAX_SIZE, 0));
+	}
+	for (i = 0; ren && i < rcount && i < card->max_buffers; i++) {
+		u64 a = ((u64)ga_proc_field(card, GA_REG_READ_ADDR_HI, i) << 32) |
+			ga_proc_field(card, GA_REG_READ_ADDR_LO, i);
+
+		seq_printf(s, "\n-------- Read Buffer %u --------\n", i);
+		seq_printf(s, "  Read Address : 0x%llX\n", a);
+		seq_printf(s, "     Read Size : 0x%X\n", ga_proc_field(card, GA_REG_READ_SIZE, i));
+	}
+}
+
+/* Upstream's CPU buffer sections: this driver has none (DMA_Get_Buff_Count). */
+static void ga_proc_cpu_buffers(struct seq_file *s, const char *title, const char *queue)
+{
+	seq_printf(s, "\n%s\n", title);
+	seq_puts(s, "         Buffer Count : 0\n");
+	seq_printf(s, "          Buffer Size : %u\n", GA_DMA_BUFF_SIZE);
+	seq_puts(s, "      Buffers In User : 0\n");
+	seq_puts(s, "        Buffers In Hw : 0\n");
+	seq_puts(s, "  Buffers In Pre-Hw Q : 0\n");
+	seq_printf(s, "  %s : 0\n", queue);
+	seq_puts(s, "       Tot Buffer Use : 0\n");
+}
+
+static int ga_proc_show(struct seq_file *s, void *v)
+{
+	struct ga_card *card = s->private;
+	struct pci_dev *pdev = card->pdev;
+
+	if (pdev)
+		seq_printf(s, "PCIe[BUS:NUM:SLOT.FUNC] : %04x:%02x:%02x.%x\n",
+			   pci_domain_nr(pdev->bus), pdev->bus->number, PCI_SLOT(pdev->devfn),
+			   PCI_FUNC(pdev->devfn));
+	ga_proc_axiversion(s, card);
+	seq_puts(s, "\n---------- DMA Firmware General ----------\n");
+	if (!card->gpu_en && card->version && !ga_version_find(card->version))
+		seq_printf(s, "           GPU Async En : 0 (Unsupported GpuAsyncCore Version: %u)\n",
+			   card->version);
+	else
+		seq_printf(s, "           GPU Async En : %d\n", card->gpu_en);
+	if (card->gpu_en)
+		ga_proc_gpu(s, card);
+	seq_puts(s, "\n-------- DMA Kernel Driver General --------\n");
+	seq_puts(s, " DMA Driver's Git Version : gpuasync " GA_DRV_VERSION "\n");
+	seq_printf(s, " DMA Driver's API Version : 0x%x\n", DMA_VERSION);
+	seq_puts(s, "         GPUAsync Support : Enabled\n");
+	ga_proc_cpu_buffers(s, "---- Read Buffers (Firmware->Software) ----", "Buffers In Rx Queue");
+	ga_proc_cpu_buffers(s, "---- Write Buffers (Software->Firmware) ---", "Buffers In Sw Queue");
+	seq_puts(s, "\n");
+	return 0;
+}
 
 /* ---- file operations ------------------------------------------------------ */
 
@@ -1409,6 +1623,11 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 		dev_warn(card->dev,
 			 "GPU async disabled: %s; registers stay readable, buffers are refused\n",
 			 card->gpu_off_why);
+	/* Not fatal: the card works without its status page. */
+	card->proc = proc_create_single_data(card->name, 0444, NULL, ga_proc_show, card);
+	if (!card->proc)
+		dev_warn(card->dev, "no /proc/%s (is another driver's entry of that name there?)\n",
+			 card->name);
 	return 0;
 
 out_del_cdev:
@@ -1432,6 +1651,9 @@ out_free_minor:
  */
 void ga_card_unregister(struct ga_card *card)
 {
+	/* Waits for readers of the status page to finish. */
+	proc_remove(card->proc);
+	card->proc = NULL;
 	mutex_lock(&card->lock);
 	mutex_lock(&card->reg_lock);
 	WRITE_ONCE(card->dead, true);
@@ -1464,9 +1686,24 @@ static unsigned int reg_bar;
 module_param(reg_bar, uint, 0444);
 MODULE_PARM_DESC(reg_bar, "BAR holding the registers (default 0; tests: a stand-in's RAM BAR)");
 
+/*
+ * Node names, as upstream datadev's cfgDevName: 0 numbers the cards
+ * datadev_0, datadev_1, ... in the order they are bound (the lowest number
+ * free); 1 names each after its PCI bus number in hex (datadev_84), which
+ * stays the same across reloads and is what LCLS-II's Slurm pairing
+ * (gres type dd84) expects.  The same name is the card's /proc entry.
+ */
+static int cfg_dev_name;
+module_param_named(cfgDevName, cfg_dev_name, int, 0444);
+MODULE_PARM_DESC(cfgDevName,
+		 "PCI cards: 0 names nodes datadev_<index> (default), 1 datadev_<PCI bus number in hex>, as upstream datadev");
+
+static DEFINE_IDA(ga_pci_ida);
+
 struct ga_pci {
 	void __iomem *bar;
 	resource_size_t start, len;
+	int index; /* datadev_<index> (cfgDevName=0), or -1 */
 };
 
 static u32 ga_pci_read32(struct ga_card *card, u32 off)
@@ -1499,9 +1736,16 @@ static int ga_pci_mmap(struct ga_card *card, struct vm_area_struct *vma, u64 bar
 	return vm_iomap_memory(vma, p->start + bar_off, vma->vm_end - vma->vm_start);
 }
 
+static void ga_pci_destroy_priv(struct ga_pci *p)
+{
+	if (p->index >= 0)
+		ida_free(&ga_pci_ida, p->index);
+	kfree(p);
+}
+
 static void ga_pci_destroy(struct ga_card *card)
 {
-	kfree(card->priv);
+	ga_pci_destroy_priv(card->priv);
 }
 
 static const struct ga_card_ops ga_pci_ops = {
@@ -1552,10 +1796,21 @@ static int ga_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	p->bar = pcim_iomap_table(pdev)[reg_bar];
 	p->start = pci_resource_start(pdev, reg_bar);
 	p->len = pci_resource_len(pdev, reg_bar);
-	snprintf(name, sizeof(name), "datadev_%02x", pdev->bus->number);
+	p->index = -1;
+	if (cfg_dev_name) {
+		snprintf(name, sizeof(name), "datadev_%02x", pdev->bus->number);
+	} else {
+		p->index = ida_alloc_max(&ga_pci_ida, GA_MAX_CARDS - 1, GFP_KERNEL);
+		if (p->index < 0) {
+			ret = p->index;
+			kfree(p);
+			return ret;
+		}
+		snprintf(name, sizeof(name), "datadev_%d", p->index);
+	}
 	card = ga_card_alloc(name, &ga_pci_ops, p);
 	if (!card) {
-		kfree(p);
+		ga_pci_destroy_priv(p);
 		return -ENOMEM;
 	}
 	card->pdev = pdev;

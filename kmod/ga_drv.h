@@ -35,6 +35,7 @@ struct ga_card;
 struct vm_area_struct;
 struct dma_buf;
 struct dma_buf_attachment;
+struct proc_dir_entry;
 struct sg_table;
 
 struct ga_card_ops {
@@ -136,6 +137,7 @@ struct ga_card {
 	 */
 	struct cdev *cdev;
 	struct device *dev;
+	struct proc_dir_entry *proc; /* /proc/<name>: upstream's status text */
 	const struct attribute_group *groups[3]; /* the driver's, ops->group, NULL */
 	/* The device the card DMAs as (dma-buf attachments): the PCI
 	 * function, or the emulated card's platform device. */
@@ -241,6 +243,8 @@ void ga_p2p_release(struct ga_buf *buf);
 /* ga_dmabuf.c: buffers registered from a dma-buf */
 extern atomic_t ga_live_dmabufs;
 long ga_ioctl_GA_Add_Dmabuf(struct ga_file *gf, unsigned int cmd, unsigned long arg);
+/* Upstream's GPU_DmaBuf_Add_{Wr,Rd}_Buffer: the whole dma-buf of fd @arg. */
+long ga_dmabuf_add_whole(struct ga_file *gf, unsigned long arg, bool write);
 /* Unmap, detach and put; DMA to @buf stopped.  card->lock held. */
 void ga_dmabuf_release(struct ga_buf *buf);
 /* Emulated card DMA to a dma-buf window of @card (0, or -EFAULT). */

@@ -103,7 +103,7 @@ for v in 1 3 5; do
 	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=80"
 	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v $extra; then
 		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
-			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move enable_pulse
+			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move enable_pulse proc
 		rmmod gpuasync || bad "unload_v$v"
 	else
 		bad "load_v$v"
@@ -114,6 +114,11 @@ done
 # runs the tools themselves), as upstream main (V4) and 7.5 (V5) emulate.
 for v in 4 5; do
 	if insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=$v; then
+		# /proc beside upstream's own text, taken from its emulated card
+		# at load (tests/kmod/upstream-proc: main is 7.4 with V4, 7.5 V5).
+		ref=main; [ $v = 5 ] && ref=pre-release
+		cat /proc/gpuasync_emu0 >/tmp/proc.txt
+		run /t/proc_cmp.sh /t/upstream-proc-$ref.txt /tmp/proc.txt "v$v"
 		run /t/kt identity upstream_mode kill9
 		rmmod gpuasync || bad "unload_upstream_v$v"
 	else

@@ -44,7 +44,7 @@
 
 #include "kt.h"
 
-static const char *dev_path = "/dev/gpuasync_emu0";
+const char *dev_path = "/dev/gpuasync_emu0";
 static char sys_dir[256];
 int case_failed;
 const char *case_skipped;
@@ -1879,7 +1879,10 @@ static const struct kcase *case_at(unsigned int c)
 	c -= n_cases;
 	if (c < n_dmabuf_cases)
 		return &dmabuf_cases[c];
-	return &drp_cases[c - n_dmabuf_cases];
+	c -= n_dmabuf_cases;
+	if (c < n_drp_cases)
+		return &drp_cases[c];
+	return &proc_cases[c - n_drp_cases];
 }
 
 static void identify(void)
@@ -1945,7 +1948,7 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
-		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases; c++) {
+		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases; c++) {
 			const struct kcase *k = case_at(c);
 
 			if (!all && strcmp(argv[i], k->name) != 0)

@@ -54,6 +54,9 @@ void fail(const char *fn, int line, const char *fmt, ...) __attribute__((format(
 	} while (0)
 
 
+/* The card's node (-d; /dev/gpuasync_emu0 by default). */
+extern const char *dev_path;
+
 /* The card under test (identify()). */
 extern unsigned int version, max_buffers, ddb;
 extern enum ga_layout layout;
@@ -108,6 +111,10 @@ void *rearm_loop(void *p);
 /* kt_drp.c */
 extern const struct kcase drp_cases[];
 extern const unsigned int n_drp_cases;
+
+/* kt_proc.c */
+extern const struct kcase proc_cases[];
+extern const unsigned int n_proc_cases;
 
 /* kt_dmabuf.c */
 extern const struct kcase dmabuf_cases[];

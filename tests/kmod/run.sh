@@ -19,6 +19,8 @@
 #   GA_KMOD_DEBUG_KERNEL=0    stock kernel only
 #   GA_KMOD_OUT=DIR           where builds and logs go (default: a temp dir)
 #   GA_KMOD_TIMEOUT=S         per boot (default 900)
+#   GA_KMOD_INIT=FILE         the guest's /init instead of init.sh (a few
+#                             steps while working on them; same helpers)
 # Exit: 0 pass, 1 fail, 77 skipped (not root and packages missing).
 set -euo pipefail
 
@@ -64,6 +66,9 @@ build_tests() {
 	else
 		cp "$HERE/fs_test.sh" "$OUT/t/"
 	fi
+	# /proc text: upstream's, captured from its emulated cards (7.4, 7.5)
+	cp "$HERE/proc_cmp.sh" "$OUT/t/"
+	for f in "$HERE"/upstream-proc/*.txt; do cp "$f" "$OUT/t/upstream-proc-${f##*/}"; done
 	drp_build "$OUT/t" >"$OUT/drp.log" 2>&1 ||
 		{ log "FAIL: tests/drp does not build"; tail -20 "$OUT/drp.log"; return 1; }
 }
@@ -76,7 +81,7 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
 	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
 	drp_root "$R"
-	cp "$HERE/init.sh" "$R/init"
+	cp "${GA_KMOD_INIT:-$HERE/init.sh}" "$R/init"
 	guest_initramfs "$R" "$2" "$3"
 }
 

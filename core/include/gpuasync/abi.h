@@ -77,6 +77,13 @@ GA_ABI_ASSERT(offsetof(struct DmaRegisterData, data) == 8, "DmaRegisterData.data
 #define GPU_Get_Max_Buffers 0x8007   /* ret: firmware max buffers */
 #define GPU_Enable_Tx 0x8008 /* arg: value, FPGA->GPU engine (pre-release) */
 #define GPU_Enable_Rx 0x8009 /* arg: value, GPU->FPGA engine (pre-release) */
+/* After 7.5.1 (upstream main, 2026): dma-buf buffers by fd, and what the
+ * driver was built with. */
+#define GPU_Is_Dma_Buf_Supp 0x800A       /* ret: 1 dma-buf import available */
+#define GPU_Is_GpuDirect_Supp 0x800B     /* ret: 1 nvidia_p2p available */
+#define GPU_DmaBuf_Add_Wr_Buffer 0x800C  /* arg: dma-buf fd (the value) */
+#define GPU_DmaBuf_Add_Rd_Buffer 0x800D  /* arg: dma-buf fd (the value) */
+#define GPU_DmaBuf_Remove_Buffers 0x800E /* arg: 0; removes ALL buffers */
 
 /* Upstream returns the kernel-internal ENOTSUPP for "no GPU support". */
 #define GA_KERNEL_ENOTSUPP 524
@@ -134,9 +141,10 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
  * _IOC-encoded numbers (same low 16 bits); a version-1 driver answers the
  * new numbers with ENOTTY, which reads the same.  Version 3 answers
  * upstream's DMA_Set_MaskBytes and DMA_Get_RxBuffin*_Count (the DRP calls
- * them); an older gpuasync.ko answers them with ENOTTY.
+ * them); an older gpuasync.ko answers them with ENOTTY.  Version 4 answers
+ * upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E).
  */
-#define GA_ABI_VERSION 3
+#define GA_ABI_VERSION 4
 #define GA_FEAT_REM_BUFFER (1u << 0)
 #define GA_FEAT_ARM_MANY (1u << 1)
 #define GA_FEAT_BUFFER_TABLE (1u << 2)
