@@ -52,6 +52,7 @@ enum fs_dir {
 	FS_D_FIRMWARE,	 /* device/firmware/: the AxiVersion identity */
 	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
 	FS_D_FRAMES,	 /* frames/: pulse-ID counters from the frames (frames.c) */
+	FS_D_HEALTH,	 /* health/: verdicts a fleet alerts on (health.c) */
 	FS_D_COUNT
 };
 
@@ -267,6 +268,10 @@ extern const struct fs_node fs_sim_rows[];
 extern const unsigned int fs_sim_nrows;
 extern const struct fs_node fs_frame_rows[];
 extern const unsigned int fs_frame_nrows;
+extern const struct fs_node fs_health_rows[];
+extern const unsigned int fs_health_nrows;
+/* The health/ verdicts as metrics samples (health.c). */
+void fs_health_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
 /* Apply the settings text of @path (fs/settings.c; YAML when the name ends
