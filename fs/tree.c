@@ -102,7 +102,9 @@ static void reply_entry(fuse_req_t req, struct fs *fs, unsigned int row, unsigne
 		e.generation = fs->slots[d][idx].gen;
 	e.attr_timeout = attr_timeout(&fs->rows[row]);
 	e.entry_timeout = ENTRY_TIMEOUT;
+	fs_stat_caller = fuse_req_ctx(req)->pid;
 	fs_node_stat(fs, row, idx, &e.attr);
+	fs_stat_caller = 0;
 	fuse_reply_entry(req, &e);
 }
 
@@ -177,7 +179,9 @@ static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	/* fi: the kernel names the open file for lseek SEEK_END (tail) */
+	fs_stat_caller = fuse_req_ctx(req)->pid;
 	fs_node_stat_open(fs, row, idx, fo && fo->node == &fs->rows[row] ? fo : NULL, &st);
+	fs_stat_caller = 0;
 	fuse_reply_attr(req, &st, attr_timeout(&fs->rows[row]));
 }
 
@@ -453,6 +457,7 @@ static void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	enum fs_dir d;
 	int ret;
 
+	fs_stat_handoff_drop(fs); /* a change: no stat render outlives it */
 	(void)mode;
 	if (collection_parent(req, fs, parent, name, path, sizeof(path), &d,
 			      "only buffers/ and read_buffers/ have directories to make") < 0)
@@ -475,6 +480,7 @@ static void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	enum fs_dir d;
 	int ret;
 
+	fs_stat_handoff_drop(fs); /* a change: no stat render outlives it */
 	if (collection_parent(
 		    req, fs, parent, name, path, sizeof(path), &d,
 		    "only buffer directories (buffers/<i>, read_buffers/<i>) can be removed") < 0)
@@ -640,6 +646,8 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fo->gen = fs->slots[d][idx].gen;
 		pthread_rwlock_unlock(&fs->bufs_lock);
 	}
+	if (acc == O_RDONLY)
+		fs_stat_handoff_adopt(fs, fo, fuse_req_ctx(req)->pid);
 	fi->fh = (uintptr_t)fo;
 	fi->direct_io = 1; /* every read is a fresh hardware read */
 	fi->keep_cache = 0;
@@ -728,6 +736,7 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 
 	(void)ino;
 	fs_err_clear();
+	fs_stat_handoff_drop(fs); /* a change: no stat render outlives it */
 	if (!(n->flags & FS_BINARY) &&
 	    size > (n->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX)) {
 		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size,

@@ -10,9 +10,11 @@
  * the same context.  Nothing here talks to FUSE.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "fs.h"
 
@@ -182,13 +184,100 @@ int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, str
 	return render(fs, n, idx, NULL, sb);
 }
 
+/*
+ * The render a stat made, handed to the open that follows.  With
+ * default_permissions and an attribute timeout of 0 (FS_SIZED), every
+ * open() of such a file is a GETATTR without a file handle (the kernel's
+ * permission check), then OPEN, then READ: rendering at the stat and again
+ * at the read doubled the cost of reading metrics (issue 30: 308 -> 695 us
+ * with 1024 host-memory buffers).  So a stat's render is kept for the same
+ * process's next stat or open of the same file within HANDOFF_NS, and
+ * becomes that open file's snapshot (served by its first read at offset 0):
+ * one render per open(), and st_size agrees with what is read.  Any change
+ * the mount makes (a write, mkdir, rmdir, an errors line) drops it; files
+ * that change by themselves (FS_LIVE, FS_APPEND) never use it.
+ */
+#define HANDOFF_NS 10000000ull
+
+_Thread_local pid_t fs_stat_caller;
+
+static struct {
+	pthread_mutex_t lock; /* guards the rest */
+	const struct fs *fs;
+	const struct fs_node *node;
+	unsigned int idx;
+	pid_t pid;
+	uint64_t t_ns;
+	struct strbuf sb; /* until an open takes it */
+	size_t len;	  /* its length, kept for stats after the open */
+	uint64_t gen; /* handoff_gen when its render began */
+	bool valid;
+} handoff = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static _Atomic uint64_t handoff_gen; /* +1 at every change */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool handoff_eligible(const struct fs_node *n, pid_t pid)
+{
+	return pid > 0 && (n->flags & FS_SIZED) && !(n->flags & (FS_LIVE | FS_APPEND)) && n->show;
+}
+
+/* Prerequisite: handoff.lock held. */
+static bool handoff_matches(const struct fs *fs, const struct fs_node *n, unsigned int idx,
+			    pid_t pid)
+{
+	return handoff.valid && handoff.fs == fs && handoff.node == n && handoff.idx == idx &&
+	       handoff.pid == pid && handoff.gen == atomic_load(&handoff_gen) &&
+	       mono_ns() - handoff.t_ns < HANDOFF_NS;
+}
+
+void fs_stat_handoff_drop(struct fs *fs)
+{
+	atomic_fetch_add(&handoff_gen, 1);
+	pthread_mutex_lock(&handoff.lock);
+	if (handoff.fs == fs)
+		handoff.valid = false;
+	pthread_mutex_unlock(&handoff.lock);
+}
+
+void fs_stat_handoff_adopt(struct fs *fs, struct fs_open *fo, pid_t pid)
+{
+	struct strbuf sb = {0};
+
+	if (!handoff_eligible(fo->node, pid))
+		return;
+	pthread_mutex_lock(&handoff.lock);
+	if (handoff_matches(fs, fo->node, fo->idx, pid)) {
+		sb = handoff.sb; /* its length stays for an fstat */
+		handoff.sb = (struct strbuf){0};
+	}
+	pthread_mutex_unlock(&handoff.lock);
+	if (!sb.buf)
+		return;
+	pthread_mutex_lock(&fo->lock);
+	sb_free(&fo->snap);
+	fo->snap = sb;
+	fo->have_snap = fo->stat_snap = true;
+	fo->at_eof = false;
+	fs_snap_account(fs, fo);
+	pthread_mutex_unlock(&fo->lock);
+}
+
 /* An FS_SIZED file's length: rendered into @fo's snapshot, or a scratch
- * buffer without one; -1 when it cannot be rendered now. */
+ * buffer without one (kept for the open that may follow, above); -1 when
+ * it cannot be rendered now. */
 static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int idx,
 			  struct fs_open *fo)
 {
 	struct strbuf sb = {0};
 	off_t len = -1;
+	pid_t pid = fs_stat_caller;
 
 	if (fo) {
 		pthread_mutex_lock(&fo->lock);
@@ -198,6 +287,30 @@ static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int i
 			len = (off_t)fo->snap.len;
 		fs_snap_account(fs, fo);
 		pthread_mutex_unlock(&fo->lock);
+	} else if (handoff_eligible(n, pid)) {
+		uint64_t gen = atomic_load(&handoff_gen);
+
+		pthread_mutex_lock(&handoff.lock);
+		if (handoff_matches(fs, n, idx, pid))
+			len = (off_t)handoff.len;
+		pthread_mutex_unlock(&handoff.lock);
+		if (len < 0 && fs_render_node(fs, n, idx, &sb) == 0) {
+			len = (off_t)sb.len;
+			pthread_mutex_lock(&handoff.lock);
+			sb_free(&handoff.sb);
+			handoff.fs = fs;
+			handoff.node = n;
+			handoff.idx = idx;
+			handoff.pid = pid;
+			handoff.t_ns = mono_ns();
+			handoff.sb = sb;
+			handoff.len = sb.len;
+			handoff.gen = gen;
+			handoff.valid = true;
+			pthread_mutex_unlock(&handoff.lock);
+			sb = (struct strbuf){0};
+		}
+		sb_free(&sb);
 	} else {
 		if (fs_render_node(fs, n, idx, &sb) == 0)
 			len = (off_t)sb.len;
