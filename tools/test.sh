@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README): install what is missing, build the project
-# twice (build/: plain, build-asan/: AddressSanitizer + UBSan), run every
+# twice (build/: plain, make; build-asan/: AddressSanitizer + UBSan, Ninja), run every
 # ctest in both, the kernel module tests (tests/kmod/run.sh), the DKMS
 # package (tests/install/dkms.sh), the platform doctor against QEMU's PCIe
 # topologies (tests/platform/run.sh), and the
@@ -150,7 +150,11 @@ build_and_test() {
 
 step "install packages" install tools/install-deps.sh
 build_and_test "$build" plain -DGA_SANITIZE=OFF
-build_and_test "$build-asan" asan -DGA_SANITIZE=ON
+# The sanitizer build with Ninja, so both generators stay working (issue 30
+# item 5); a directory configured by the other generator starts afresh.
+grep -qs '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build-asan/CMakeCache.txt" ||
+	rm -rf "$build-asan/CMakeCache.txt" "$build-asan/CMakeFiles"
+build_and_test "$build-asan" asan -G Ninja -DGA_SANITIZE=ON
 
 step "kmod tests" kmod tests/kmod/run.sh
 # The DKMS package: installed with dpkg, built by Debian's dkms, loaded in QEMU, removed.
