@@ -5,6 +5,9 @@
  *
  *   build-fs/bench/gafs-fsbench [ITERATIONS]
  *
+ * GAFS_BIN and FLOORFS_BIN name other daemons than the ones built beside it
+ * (bench/compare runs one bench against two builds' daemons).
+ *
  * Mounts floorfs and gpuasyncfs --sim (V4) on temporary directories and
  * reports, per operation, the median and 90th percentile of single
  * timings (clock_gettime around each call):
@@ -356,6 +359,13 @@ static void machine(void)
 		printf("?\n");
 }
 
+static const char *bin(const char *env, const char *built)
+{
+	const char *v = getenv(env);
+
+	return v && *v ? v : built;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
@@ -369,13 +379,13 @@ int main(int argc, char **argv)
 	atexit(cleanup);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (start(&floor_m, FLOORFS_BIN, "") < 0)
+	if (start(&floor_m, bin("FLOORFS_BIN", FLOORFS_BIN), "") < 0)
 		return 1;
 	{
 		char opt[64];
 
 		snprintf(opt, sizeof(opt), "--sim -o version=4,interval_ms=%d", POLL_INTERVAL_MS);
-		if (start(&gafs_m, GAFS_BIN, opt) < 0)
+		if (start(&gafs_m, bin("GAFS_BIN", GAFS_BIN), opt) < 0)
 			return 1;
 	}
 	snprintf(fval, sizeof(fval), "%s/val", floor_m.dir);
@@ -437,7 +447,7 @@ int main(int argc, char **argv)
 	snprintf(load_opts, sizeof(load_opts), "--sim -o version=4,threads=4%s%s",
 		 extra && *extra ? "," : "", extra && *extra ? extra : "");
 	printf("\ncontrol-under-load mount: %s\n", load_opts);
-	if (start(&gafs_m, GAFS_BIN, load_opts) < 0 ||
+	if (start(&gafs_m, bin("GAFS_BIN", GAFS_BIN), load_opts) < 0 ||
 	    bench_load(gafs_m.dir, n / 10 < 400 ? 400 : n / 10) < 0) {
 		fprintf(stderr, "control under load: cannot set up\n");
 		return 1;
