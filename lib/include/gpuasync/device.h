@@ -223,7 +223,10 @@ int ga_reg_write_raw(struct ga_dev *dev, uint32_t offset, uint32_t val);
 
 /* Map the register block (GA_CORE_SIZE bytes) into this process.  For the
  * simulated card this is its shared-memory file; another process can map
- * it too through ga_dev_reg_path().  ga_dev_unmap_regs before close. */
+ * it too through ga_dev_reg_path().  ga_dev_unmap_regs before close (each
+ * map needs its unmap).  A simulated card opened with trap=yes installs
+ * SIGSEGV and SIGTRAP handlers from the first map to the last unmap, and
+ * refuses (-EBUSY) where the program has a handler of its own (sim.h). */
 int ga_dev_map_regs(struct ga_dev *dev, volatile uint32_t **regs);
 void ga_dev_unmap_regs(struct ga_dev *dev, volatile uint32_t *regs);
 /* A path another process can open and mmap (size GA_CORE_SIZE, offset

@@ -9,12 +9,16 @@
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
  *   rate=HZ size=BYTES pattern=prbs|counter|zero|timing  (frame generator defaults)
  *   link=up|down (default up; down: the card answers all-ones, see below)
- *   trap=yes|no (default yes on x86-64 Linux, where it works: stores through
- *             ga_dev_map_regs's mapping to the control word's page are seen one
- *             by one, so enable 0 then 1 back to back resets the ring index as
- *             on firmware; that page is then read-only to the MMU, and CUDA's
- *             cuMemHostRegister pins for writing: pass trap=no to register the
- *             mapping with CUDA; docs/sim.md)
+ *   trap=yes|no (default no: stores through ga_dev_map_regs's mapping land in
+ *             the shared block and the model sees the word as it is when it
+ *             looks, so of two stores back to back it may see only the last.
+ *             yes, on x86-64 Linux only: each store to the control word's page
+ *             is seen one by one, so enable 0 then 1 back to back resets the
+ *             ring index as on firmware.  It installs SIGSEGV and SIGTRAP
+ *             handlers while a trapped mapping exists, only over the default
+ *             actions: ga_dev_map_regs fails with -EBUSY in a program that has
+ *             a handler of its own.  The page is then read-only to the MMU, so
+ *             CUDA's cuMemHostRegister cannot pin it; docs/sim.md)
  *
  * The model runs in its own thread.  It watches the register block (which
  * lives in shared memory, so a CUDA consumer in another process can map it

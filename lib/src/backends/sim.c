@@ -231,7 +231,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 	c->gen.size = 4096;
 	c->gen.pattern = GA_PATTERN_PRBS;
 	c->gen.first_user = 0x02; /* SOF, as the firmware's read path sends */
-	c->trap = sim_trap_supported();
+	c->trap = false; /* opt-in: it installs process-wide signal handlers */
 
 	if (strncmp(spec, "sim", 3) != 0 || (spec[3] && spec[3] != ':'))
 		return ga_err(-EINVAL, "'%s' is not a sim spec (sim[:key=value,...])", spec);
@@ -481,9 +481,9 @@ static int sim_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 	return 0;
 }
 
-/* With trap (the default where it works) a mapping of the process's own
- * whose stores to the control word are each seen (sim_trap.c); else the
- * model's, whose stores it sees when it looks. */
+/* With trap=yes a mapping of the process's own whose stores to the
+ * control word are each seen (sim_trap.c); else the model's, whose stores
+ * it sees when it looks. */
 static int sim_map_regs(struct ga_dev *dev, volatile uint32_t **regs)
 {
 	struct sim *s = dev_sim(dev);
@@ -493,20 +493,21 @@ static int sim_map_regs(struct ga_dev *dev, volatile uint32_t **regs)
 		*regs = s->regs;
 		return 0;
 	}
-	if (!s->user_regs) {
-		rc = sim_trap_map(s);
-		if (rc)
-			return rc;
-	}
+	rc = sim_trap_map(s);
+	if (rc)
+		return rc;
 	*regs = s->user_regs;
 	return 0;
 }
 
 static void sim_unmap_regs(struct ga_dev *dev, volatile uint32_t *regs)
 {
-	/* The mapping is the sim's own and lives until close. */
-	(void)dev;
-	(void)regs;
+	struct sim *s = dev_sim(dev);
+
+	/* The model's mapping lives until close; the trapped one until its
+	 * last user unmaps it (then the signal handlers go too). */
+	if (s->trap && regs == s->user_regs)
+		sim_trap_put(s);
 }
 
 static int sim_reg_path(struct ga_dev *dev, char *path, size_t len, uint64_t *off)

@@ -75,11 +75,14 @@ struct sim {
 	uint32_t core_offset; /* of the core block in the shm file */
 	volatile uint32_t *regs;
 	/* ga_dev_map_regs's mapping where stores are trapped (trap=yes,
-	 * sim_trap.c): its control page is read-only to the MMU.  Made on
-	 * first use, unmapped at close. */
+	 * sim_trap.c): its control page is read-only to the MMU.  Made by
+	 * the first ga_dev_map_regs, unmapped by the last ga_dev_unmap_regs
+	 * (user_maps, guarded by sim_trap.c's trap_mutex) or at close. */
 	bool trap;
 	volatile uint32_t *user_regs;
+	unsigned int user_maps;
 	_Atomic uint64_t trapped_stores; /* stores to that page, seen one by one */
+	_Atomic int trap_busy;		 /* a thread's store to that page is being stepped */
 	pthread_t thread;
 	bool thread_started;
 
@@ -173,10 +176,15 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
 
 /* Can this build single-step a store (x86-64 Linux)? */
 bool sim_trap_supported(void);
-/* Make s->user_regs, its control page trapped; a negative errno with the
- * reason in ga_last_error otherwise.  dev->lock held. */
+/* Take a reference on s->user_regs, made (control page trapped, signal
+ * handlers installed over the default actions) on the first; a negative
+ * errno with the reason in ga_last_error otherwise (-EBUSY: the program has
+ * its own SIGSEGV or SIGTRAP handler). */
 int sim_trap_map(struct sim *s);
-/* Stop trapping and unmap s->user_regs (at close; safe when never mapped). */
+/* Drop a reference; the last unmaps s->user_regs and, for the process's
+ * last trapped mapping, puts the default signal actions back. */
+void sim_trap_put(struct sim *s);
+/* Unmap s->user_regs whatever its references (at close; safe when never mapped). */
 void sim_trap_unmap(struct sim *s);
 
 /* ---- sim_thread.c ---------------------------------------------------------- */
