@@ -6,7 +6,7 @@
 
 MNT is a fresh gpuasyncfs --sim mount.  The card is driven through phases
 (healthy, engine off with frames arriving, healthy, injected write errors,
-healthy, no buffer re-armed, link down); after each step MNT/metrics is read once, and
+healthy, frames stopped with buffers armed, no buffer re-armed, link down); after each step MNT/metrics is read once, and
 that reading becomes one sample, one minute apart, of every series in the
 test's input_series.  The expected alerts are stated per phase (PHASES);
 their labels are the card's own (read from the recording) plus the rule's,
@@ -18,6 +18,7 @@ import errno
 import os
 import re
 import sys
+import time
 
 import yaml
 
@@ -31,16 +32,19 @@ PHASES = [
     ('recovered', {}),
     ('write_errors', {'GpuAsyncWriteErrors': {}}),
     ('recovered_again', {}),
+    ('frames_stopped', {'GpuAsyncFramesStopped': {}}),
     ('not_rearmed', {'GpuAsyncFreeBuffersExhausted': {'direction': 'write', 'state': 'FREE'}}),
     ('link_down', {'GpuAsyncLinkDown': {}}),
 ]
 
 # Alerts a simulated card's own recording cannot raise: they watch the scrape
-# (series gone, node_exporter's textfile errors and times; test_fs_alerts runs
-# Prometheus for them) or a wedged DMA the simulated card does not model
-# (alerts_wedged.yml).  Here they must stay silent through every phase.
+# (series gone, node_exporter's textfile errors and times, a target that does
+# not answer; test_fs_alerts and tests/fleet run Prometheus for them), a wedged
+# DMA the simulated card does not model (alerts_wedged.yml) or a GPU it does
+# not have (tests/fleet/alerts_health.yml).  Here they must stay silent
+# through every phase.
 NOT_RECORDED = {'GpuAsyncMetricsGone', 'GpuAsyncTextfileUnreadable', 'GpuAsyncTextfileStale',
-                'GpuAsyncCardWedged'}
+                'GpuAsyncCardWedged', 'GpuAsyncTargetDown', 'GpuAsyncGpuGone'}
 
 
 def put(mnt, rel, value):
@@ -95,6 +99,14 @@ def enter(mnt, phase):
     elif phase == 'recovered':
         put(mnt, 'registers/write_enable', '1')
         rearm(mnt)
+    elif phase == 'frames_stopped':
+        # Buffers armed, engine on, no frame: health/frames_flowing goes to
+        # 0 once the last frame is 2 s old (waited for, 15 s at most).
+        rearm(mnt)
+        end = time.monotonic() + 15
+        while get(mnt, 'health/frames_flowing') != '0':
+            assert time.monotonic() < end, 'health/frames_flowing stayed 1 without frames'
+            time.sleep(0.05)
     elif phase == 'link_down':
         put(mnt, 'sim/link', 'down')
 
