@@ -534,16 +534,25 @@ static int mount_at(const char *mnt, char *type, size_t tlen, char *source, size
 	return found;
 }
 
-/* A FUSE mount whose daemon died answers ENOTCONN; libfuse would only say
- * "bad mount point".  It is refused with the command that clears it, not
- * detached here: it may be another filesystem's, and a unit clears its own
- * (ExecStartPre=-fusermount3 -uz). */
-static int check_dead_mount(const char *mnt)
+/* The mountpoint is a directory.  A FUSE mount whose daemon died answers
+ * ENOTCONN; libfuse would only say "bad mount point".  It is refused with
+ * the command that clears it, not detached here: it may be another
+ * filesystem's, and a unit clears its own (ExecStartPre=-fusermount3 -uz). */
+static int check_mountpoint(const char *mnt)
 {
 	struct stat st;
 
-	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
-		return 0;
+	if (stat(mnt, &st) == 0) {
+		/* The kernel mounts a directory tree on a file too, and every
+		 * access then fails with EIO until fusermount3 -u. */
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		fprintf(stderr, "gpuasyncfs: %s: not a directory; the mountpoint must be one\n",
+			mnt);
+		return -1;
+	}
+	if (errno != ENOTCONN)
+		return 0; /* libfuse names a missing mountpoint itself */
 	fprintf(stderr,
 		"gpuasyncfs: %s: a dead FUSE mount (its daemon is gone: ENOTCONN); "
 		"detach it first: fusermount3 -uz %s\n",
@@ -789,13 +798,20 @@ int main(int argc, char *argv[])
 	mnt = o->positional[o->npositional - 1];
 	if (o->npositional == 2)
 		device = o->positional[0];
+	if (o->sim && device && !is_placeholder(device) && strcmp(device, "sim") != 0) {
+		fprintf(stderr,
+			"gpuasyncfs: both --sim and the device '%s' given: --sim serves the "
+			"simulated card, '%s' names a real one; give one of them\n",
+			device, device);
+		goto out_free_args;
+	}
 	if (build_config(o, device, &fs.cfg, &implicit_sim) < 0)
 		goto out_free_args;
 	if (ga_config_device_spec(&fs.cfg, fs.device_spec, sizeof(fs.device_spec)) < 0) {
 		fprintf(stderr, "gpuasyncfs: %s\n", ga_last_error());
 		goto out_free_args;
 	}
-	if (check_dead_mount(mnt) < 0)
+	if (check_mountpoint(mnt) < 0)
 		goto out_free_args;
 	if (add_mount_options(&args, &fs) < 0 || fuse_opt_add_arg(&args, mnt) < 0)
 		goto out_free_args;

@@ -247,6 +247,38 @@ START_TEST(bad_startup_options)
 }
 END_TEST
 
+/* Start-up mistakes that once mounted anyway: --sim beside a device (a fake
+ * card where a real one was meant), in either order, and a regular file as
+ * the mountpoint (mounted, then EIO on every access). */
+START_TEST(bad_startup_arguments)
+{
+	static const char *const bad[][2] = {
+		{"--sim /dev/datadev_0 $d", "both --sim and the device '/dev/datadev_0'"},
+		{"/dev/datadev_0 --sim $d", "both --sim and the device '/dev/datadev_0'"},
+		{"--sim $d/file", "not a directory"},
+		{"--sim sim $d/file", "not a directory"},
+	};
+
+	setenv("GAFS", GAFS_BIN, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *out = sh_out("d=$(mktemp -d); touch $d/file; timeout 60 \"$GAFS\" %s 2>&1; "
+				   "echo rc=$?; for m in $d $d/file; do mountpoint -q $m && "
+				   "echo MOUNTED && %s $m; done; rm $d/file; rmdir $d",
+				   bad[i][0], umount_cmd(true));
+
+		ck_assert_msg(strstr(out, bad[i][1]), "%s: no explanation: %s", bad[i][0], out);
+		ck_assert_msg(strstr(out, "rc=1"), "%s: %s", bad[i][0], out);
+		ck_assert_msg(!strstr(out, "MOUNTED"), "%s: mounted: %s", bad[i][0], out);
+		free(out);
+	}
+	/* what stays allowed: --sim with the placeholder "sim" */
+	ck_assert_int_eq(sh("d=$(mktemp -d); \"$GAFS\" --sim sim $d -o config=/dev/null && "
+			    "test -d $d/registers; rc=$?; %s $d; rmdir $d; exit $rc",
+			    umount_cmd(false)),
+			 0);
+}
+END_TEST
+
 /* Stop with @sig (0: fusermount3 -u) with buffers allocated and armed. */
 static void clean_stop(int sig)
 {
@@ -464,6 +496,7 @@ int main(void)
 		"fs_lifecycle", "lifecycle", TEST_TIMEOUT,
 		SUITE_TESTS({help_and_version}, {background_start_and_fusermount},
 			    {leading_source_argument}, {datadev_missing}, {bad_startup_options},
+			    {bad_startup_arguments},
 			    {killed_not_reaped}, {stop_on_sigint}, {stop_on_sigterm},
 			    {stop_on_fusermount}, {killed_mid_run}, {unmount_with_open_files},
 			    {lazy_unmount_then_sigterm}, {lazy_unmount_then_abort})));
