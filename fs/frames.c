@@ -5,7 +5,8 @@
  * buffers this mount made; not an observer's, docs/drp.md):
  *
  *   $ cat /mnt/gpuasync/frames/pulse_id_gaps        # jumps in the pulse ID
- *   $ cat /mnt/gpuasync/frames/pulse_ids_missed     # pulse IDs those jumps skipped
+ *   $ cat /mnt/gpuasync/frames/not_seen             # frames it did not get to read
+ *   $ cat /mnt/gpuasync/frames/batch_corrupt        # batches the DRP would reject
  *   $ grep frame_age /mnt/gpuasync/metrics          # a Prometheus histogram
  *
  * The daemon follows the write ring as a consumer does, without re-arming:
@@ -16,21 +17,33 @@
  * a buffer (buffers/<i>/write_enable: so every frame consumed through the
  * mount is seen, in order), and before frames/ or metrics is read.
  *
- * A frame is "there" when its 8-byte descriptor is not all zero, and
- * "new" when the first 32 payload bytes (the TimingHeader) differ from
- * those the daemon last saw in that buffer: a dropped frame's descriptor,
- * which the card writes over buffer 0 while its engine is off, brings no
- * payload and so is not a frame.  Each frame's first 32 payload bytes are
- * read as an LCLS-II TimingHeader (gpuasync/timing.h), as the DRP reads
- * them at +dma_data_bytes, and its pulse ID compared with the frame seen
- * before it.  At a frame in a buffer that has latency registers (buffer 0
- * on V4-5: once per ring lap; every buffer on V1-3) those registers are
- * sampled into histograms.
+ * A frame is "there" when its 8-byte descriptor has a size (the card
+ * writes the size word last; the DRP zeroes it when it hands the buffer
+ * back), and "new" when its descriptor or first payload bytes differ from
+ * what the daemon last saw in that buffer.  Its TimingHeader is where the
+ * DRP finds it (gpuasync/batch.h): a payload of exactly 32 bytes is a bare
+ * TimingHeader (transitions); any other is an AxiStream Batcher v1 batch
+ * whose sub-frame 0 is the TimingHeader, found by walking the tails back
+ * from the end.  A payload that is neither, or a TimingHeader whose
+ * service is no transition, is "unchecked"; a batch the DRP would reject
+ * counts its error (too short, zero size, corrupt, overflow).
+ *
+ * Pulse IDs are compared only between frames known to be consecutive: the
+ * card's count of delivered frames (the simulated card's, else
+ * rx_frame_count) says whether every frame up to now was seen.  Frames
+ * seen while some were not wait (pending) until the count shows none was
+ * missed after all, or until the card has gone round the ring since, so
+ * the ones missed are gone: then they are not compared (not_compared), and
+ * the frames the daemon did not see are counted apart (not_seen), never as
+ * pulse-ID gaps.  A new run (the write engine switched on, the simulated
+ * card's generator restarted) starts a new sequence.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <gpuasync/batch.h>
 
 #include "fs.h"
 
@@ -60,14 +73,43 @@ static const struct {
 };
 #define NLAT (sizeof(lat_regs) / sizeof(lat_regs[0]))
 
+/* Payload bytes read with each descriptor: a TimingHeader behind a batch
+ * header line of up to 32 bytes comes in the same read. */
+#define PREFIX_BYTES 64u
+/* Frames seen while the count says some were not, waiting to be compared. */
+#define PEND_MAX 256u
+/* The highest TransitionId (L1Accept): a service above it is no TimingHeader. */
+#define SERVICE_MAX 12u
+
 /* What the daemon last saw in one write buffer. */
 struct seen {
 	uint32_t gen; /* fs->slots generation it was seen in */
 	bool valid;
 	uint8_t hdr[GA_HDR_BYTES];
-	uint8_t prefix[GA_TIMING_HDR_BYTES];
+	uint8_t prefix[PREFIX_BYTES];
 	uint32_t len; /* bytes of prefix that hold payload */
 	size_t payload_max;
+};
+
+/* A frame seen, in the order seen, until its pulse ID can be compared. */
+struct pend {
+	bool th; /* has a TimingHeader (else unchecked) */
+	uint64_t pulse;
+};
+
+enum counter {
+	C_SEEN,
+	C_NOT_SEEN,
+	C_UNCHECKED,
+	C_NOT_COMPARED,
+	C_GAPS,
+	C_MISSED,
+	C_DUPLICATES,
+	C_BACKWARDS,
+	C_LAPS,
+	C_BATCH, /* + enum ga_batch_result - 1: too short, zero size, corrupt, overflow */
+	C_BATCH_LAST = C_BATCH + GA_BATCH_NERR - 2,
+	C_COUNT
 };
 
 struct fs_frames {
@@ -75,9 +117,26 @@ struct fs_frames {
 	pthread_mutex_t lock;
 	unsigned int next; /* ring position of the next frame */
 	struct seen seen[GA_MAX_BUFFERS];
-	uint64_t frames, unchecked, gaps, missed, duplicates, backwards, laps;
+	uint64_t count[C_COUNT]; /* C_NOT_SEEN unused: derived (counter_of) */
+	/* The card's count of delivered frames (card_count) when the watcher
+	 * started, and the frames it saw since; frames written off: missed
+	 * for good, or seen beyond the count. */
+	uint64_t base, delivered;
+	int64_t written_off;
+	bool have_raw; /* rx_frame_count: its last raw value, extended to 64 bits */
+	uint32_t raw;
+	/* Frames waiting: some were not seen when these were, since the card's
+	 * count read deficit_at. */
+	struct pend pend[PEND_MAX];
+	unsigned int npend;
+	bool deficit;
+	uint64_t deficit_at;
+	/* The sequence: the last compared pulse ID, and unchecked frames since. */
 	bool have_pulse;
 	uint64_t last_pulse;
+	uint64_t skipped;
+	bool have_seen_pulse; /* last_pulse_id: the last TimingHeader seen */
+	uint64_t seen_pulse;
 	struct hist age, lat[NLAT];
 
 	/* The watcher thread: mx/cv wake it for fs_frames_stop. */
@@ -127,38 +186,177 @@ static void sample_latencies(struct fs *fs, struct fs_frames *fr, unsigned int b
 	}
 }
 
-/* One new frame in buffer @b: its descriptor @hdr and payload @p (@len of
- * GA_TIMING_HDR_BYTES read). */
-static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, const struct ga_header *h,
-		    const uint8_t *p, uint32_t len)
-{
-	struct ga_timing_header th;
-	uint64_t pulse;
-	struct timespec now;
-	double age;
+/* ---- the sequence ------------------------------------------------------------ */
 
-	fr->frames++;
-	if (b == 0)
-		fr->laps++;
-	sample_latencies(fs, fr, b);
-	if (h->result || len < GA_TIMING_HDR_BYTES) {
-		fr->unchecked++; /* an error frame, or too short for a TimingHeader */
+/* Compare a frame's pulse ID with the frame before it in the sequence;
+ * unchecked frames between them may each have carried one pulse. */
+static void compare(struct fs_frames *fr, const struct pend *p)
+{
+	uint64_t step;
+
+	if (!p->th) {
+		fr->skipped++;
 		return;
 	}
-	ga_timing_decode(p, &th);
-	pulse = th.pulse_ctl & GA_TIMING_PULSE_MASK;
-	if (fr->have_pulse) {
-		if (pulse == fr->last_pulse) {
-			fr->duplicates++;
-		} else if (pulse < fr->last_pulse) {
-			fr->backwards++;
-		} else if (pulse != fr->last_pulse + 1) {
-			fr->gaps++;
-			fr->missed += pulse - fr->last_pulse - 1;
+	if (!fr->have_pulse) {
+		fr->count[C_NOT_COMPARED]++; /* the first of a sequence */
+	} else if (p->pulse == fr->last_pulse) {
+		fr->count[C_DUPLICATES]++;
+	} else if (p->pulse < fr->last_pulse) {
+		fr->count[C_BACKWARDS]++;
+	} else {
+		step = p->pulse - fr->last_pulse - 1;
+		if (step > fr->skipped) {
+			fr->count[C_GAPS]++;
+			fr->count[C_MISSED] += step - fr->skipped;
 		}
 	}
-	fr->last_pulse = pulse;
+	fr->last_pulse = p->pulse;
 	fr->have_pulse = true;
+	fr->skipped = 0;
+}
+
+/* Every frame up to the card's count was seen: the pending ones are
+ * consecutive, compare them. */
+static void commit(struct fs_frames *fr)
+{
+	for (unsigned int i = 0; i < fr->npend; i++)
+		compare(fr, &fr->pend[i]);
+	fr->npend = 0;
+	fr->deficit = false;
+}
+
+/* Frames were missed for good (or the count cannot tell): the pending
+ * ones are not compared, and the next frame starts a new sequence. */
+static void break_sequence(struct fs_frames *fr)
+{
+	for (unsigned int i = 0; i < fr->npend; i++)
+		if (fr->pend[i].th)
+			fr->count[C_NOT_COMPARED]++;
+	fr->npend = 0;
+	fr->deficit = false;
+	fr->have_pulse = false;
+	fr->skipped = 0;
+}
+
+static void pend_add(struct fs_frames *fr, bool th, uint64_t pulse)
+{
+	if (fr->npend == PEND_MAX)
+		break_sequence(fr);
+	fr->pend[fr->npend].th = th;
+	fr->pend[fr->npend].pulse = pulse;
+	fr->npend++;
+}
+
+/* The card's count of frames delivered into buffers: the simulated card
+ * keeps it exactly; elsewhere rx_frame_count (dropped frames included,
+ * 32 bits, cleared by count_reset), extended to 64 bits here. */
+static int card_count(struct fs *fs, struct fs_frames *fr, uint64_t *n)
+{
+	uint32_t raw;
+
+	if (fs->sim) {
+		struct ga_sim_stats st;
+		int ret = ga_sim_stats(fs->dev, &st);
+
+		if (ret < 0)
+			return ret;
+		*n = st.delivered;
+		return 0;
+	}
+	if (ga_reg_read(fs->dev, GA_REG_RX_FRAME_COUNT, 0, &raw) < 0)
+		return -EIO;
+	/* Below the last value: count_reset (or V1's wrap); the frames since
+	 * are all this can know (a shortfall settle() notices) */
+	if (fr->have_raw)
+		fr->delivered += raw >= fr->raw ? raw - fr->raw : raw;
+	fr->raw = raw;
+	fr->have_raw = true;
+	*n = fr->delivered;
+	return 0;
+}
+
+/* ---- reading frames ------------------------------------------------------- */
+
+struct tail_reader {
+	struct ga_buf *buf;
+	unsigned int ddb;
+};
+
+static int read_payload(void *ctx, uint32_t off, void *dst, uint32_t len)
+{
+	struct tail_reader *t = ctx;
+	int ret = ga_buf_read(t->buf, t->ddb + (size_t)off, dst, len);
+
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Where frame @h's TimingHeader is (@p: its first @len payload bytes):
+ * true and the header in @th, or false (unchecked) with the batch error in
+ * *@err (GA_BATCH_OK when the payload was no batch at all).
+ */
+static bool find_timing(struct fs *fs, struct ga_buf *buf, const struct ga_header *h,
+			const uint8_t *p, uint32_t len, size_t payload_max,
+			struct ga_timing_header *th, int *err)
+{
+	struct ga_batch_sub sub[GA_BATCH_MAX_SUB];
+	struct tail_reader tr = {buf, fs->info.dma_data_bytes};
+	uint8_t rec[GA_TIMING_HDR_BYTES];
+	unsigned int nsub;
+	int r;
+
+	*err = GA_BATCH_OK;
+	/* An error frame, or one cut at the max size (its tails are gone). */
+	if (h->result || h->overflow || h->size > payload_max || len < 2)
+		return false;
+	if (h->size == GA_TIMING_HDR_BYTES) {
+		ga_timing_decode(p, th); /* bare: a transition */
+	} else {
+		r = ga_batch_walk(p, h->size, GA_TIMING_HDR_BYTES, read_payload, &tr, sub, &nsub);
+		if (r < 0 || r == GA_BATCH_NOT_BATCH)
+			return false;
+		if (r != GA_BATCH_OK) {
+			*err = r;
+			return false;
+		}
+		if (sub[0].off + GA_TIMING_HDR_BYTES <= len) {
+			ga_timing_decode(p + sub[0].off, th);
+		} else {
+			if (read_payload(&tr, sub[0].off, rec, sizeof(rec)) < 0)
+				return false;
+			ga_timing_decode(rec, th);
+		}
+	}
+	return ((th->pulse_ctl >> 56) & 0x0f) <= SERVICE_MAX;
+}
+
+/* One new frame in buffer @b: its descriptor @h and first @len payload
+ * bytes @p.  Counted at once; its pulse ID waits for commit. */
+static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, struct ga_buf *buf,
+		    const struct ga_header *h, const uint8_t *p, uint32_t len)
+{
+	struct ga_timing_header th;
+	struct timespec now;
+	double age;
+	int err;
+	bool ok;
+
+	fr->count[C_SEEN]++;
+	if (b == 0)
+		fr->count[C_LAPS]++;
+	sample_latencies(fs, fr, b);
+	ok = find_timing(fs, buf, h, p, len, fr->seen[b].payload_max, &th, &err);
+	if (err != GA_BATCH_OK)
+		fr->count[C_BATCH + err - 1]++;
+	if (!ok) {
+		fr->count[C_UNCHECKED]++;
+		pend_add(fr, false, 0);
+		return;
+	}
+	pend_add(fr, true, th.pulse_ctl & GA_TIMING_PULSE_MASK);
+	fr->seen_pulse = th.pulse_ctl & GA_TIMING_PULSE_MASK;
+	fr->have_seen_pulse = true;
 	/* The stamp is the card's clock when it made the frame: the host's
 	 * CLOCK_REALTIME on the simulated card.  A stamp ahead of ours says
 	 * the clocks differ; no age then. */
@@ -173,8 +371,7 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, const s
  * seen yet, 0 when not, or a negative errno. */
 static int look(struct fs *fs, struct fs_frames *fr, unsigned int b)
 {
-	static const uint8_t zero[GA_HDR_BYTES];
-	uint8_t raw[GA_HDR_BYTES + 128 + GA_TIMING_HDR_BYTES];
+	uint8_t raw[GA_HDR_BYTES + 128 + PREFIX_BYTES];
 	unsigned int ddb = fs->info.dma_data_bytes;
 	struct ga_buf *buf = ga_buf_get(fs->dev, GA_DIR_WRITE, b);
 	struct seen *s = &fr->seen[b];
@@ -198,32 +395,95 @@ static int look(struct fs *fs, struct fs_frames *fr, unsigned int b)
 	/* Descriptor and the payload's first bytes in one read (one round
 	 * trip to GPU memory); the descriptor is written last, so a frame
 	 * whose descriptor we read is whole. */
-	len = s->payload_max < GA_TIMING_HDR_BYTES ? (uint32_t)s->payload_max : GA_TIMING_HDR_BYTES;
+	len = s->payload_max < PREFIX_BYTES ? (uint32_t)s->payload_max : PREFIX_BYTES;
 	ret = ga_buf_read(buf, 0, raw, ddb + len);
 	if (ret < 0)
 		return ret;
-	if (!memcmp(raw, zero, GA_HDR_BYTES))
-		return 0; /* nothing landed (armed, or consumed) */
 	ga_header_decode(raw, &h);
+	if (h.size == 0) {
+		/* Nothing landed (armed, or handed back: the DRP zeroes the
+		 * size word): the next frame here is new, whatever it holds. */
+		s->valid = false;
+		return 0;
+	}
 	if (h.size < len)
 		len = h.size;
-	/* Seen already?  By its payload; a frame without payload by its
-	 * descriptor. */
-	if (s->valid && s->len == len &&
-	    (len ? !memcmp(s->prefix, p, len) : !memcmp(s->hdr, raw, GA_HDR_BYTES)))
-		return 0;
+	if (s->valid && s->len == len && !memcmp(s->hdr, raw, GA_HDR_BYTES) &&
+	    !memcmp(s->prefix, p, len))
+		return 0; /* seen already */
 	s->valid = true;
 	s->len = len;
 	memcpy(s->hdr, raw, GA_HDR_BYTES);
 	memcpy(s->prefix, p, len);
-	account(fs, fr, b, &h, p, len);
+	account(fs, fr, b, buf, &h, p, len);
 	return 1;
+}
+
+/* Every buffer in ring order from the next one, while each holds a new
+ * frame (the card fills them in that order); how many. */
+static unsigned int ring_walk(struct fs *fs, struct fs_frames *fr, unsigned int n)
+{
+	unsigned int found = 0;
+
+	if (fr->next >= n)
+		fr->next = 0;
+	while (found < n && look(fs, fr, fr->next) > 0) {
+		fr->next = (fr->next + 1) % n;
+		found++;
+	}
+	return (unsigned int)found;
+}
+
+/*
+ * After frames were seen: were they all the card delivered?  Then they
+ * are consecutive and their pulse IDs are compared.  A frame that lands
+ * just after the walk would say no: the ring is walked again (twice at
+ * most) before the answer counts.  Frames still missing once the card
+ * has filled the whole ring since are gone: written off, not compared.
+ */
+static unsigned int settle(struct fs *fs, struct fs_frames *fr, unsigned int n)
+{
+	unsigned int found = 0, more;
+	uint64_t c = 0;
+	int64_t missing = 0;
+
+	for (int round = 0;; round++) {
+		if (card_count(fs, fr, &c) < 0) {
+			break_sequence(fr); /* cannot tell */
+			return found;
+		}
+		missing = (int64_t)(c - fr->base) - (int64_t)fr->count[C_SEEN] - fr->written_off;
+		if (missing <= 0 || round == 2)
+			break;
+		more = ring_walk(fs, fr, n);
+		if (!more)
+			break;
+		found += more;
+	}
+	if (missing == 0) {
+		commit(fr);
+	} else if (missing < 0) {
+		/* More seen than delivered: a frame from before the count
+		 * began, or read twice.  Nothing here can be trusted. */
+		fr->written_off += missing;
+		break_sequence(fr);
+	} else {
+		if (!fr->deficit) {
+			fr->deficit = true;
+			fr->deficit_at = c;
+		}
+		if (c - fr->deficit_at >= n) {
+			fr->written_off += missing;
+			break_sequence(fr);
+		}
+	}
+	return found;
 }
 
 int fs_frames_scan(struct fs *fs)
 {
 	struct fs_frames *fr = fs->frames;
-	unsigned int n, found = 0;
+	unsigned int n, found;
 	uint32_t enabled = 1;
 
 	if (!fr)
@@ -232,20 +492,38 @@ int fs_frames_scan(struct fs *fs)
 	if (n > GA_MAX_BUFFERS)
 		n = GA_MAX_BUFFERS;
 	pthread_mutex_lock(&fr->lock);
-	if (fr->next >= n)
-		fr->next = 0;
-	/* Every buffer in ring order from the next one, while each holds a
-	 * new frame: the card fills them in that order. */
-	while (found < n && look(fs, fr, fr->next) > 0) {
-		fr->next = (fr->next + 1) % n;
-		found++;
-	}
+	found = ring_walk(fs, fr, n);
+	if (found || fr->npend)
+		found += settle(fs, fr, n);
 	/* An engine switched off starts again at buffer 0 (firmware.md
-	 * 3.1), and so does the next frame. */
-	if (ga_reg_read(fs->dev, GA_REG_WRITE_ENABLE, 0, &enabled) == 0 && !enabled)
+	 * 3.1), and the next frame starts a new run. */
+	if (ga_reg_read(fs->dev, GA_REG_WRITE_ENABLE, 0, &enabled) == 0 && !enabled) {
 		fr->next = 0;
+		if (fr->npend)
+			break_sequence(fr);
+		fr->have_pulse = false;
+	}
 	pthread_mutex_unlock(&fr->lock);
 	return (int)found;
+}
+
+void fs_frames_new_run(struct fs *fs, bool ring_reset)
+{
+	struct fs_frames *fr = fs->frames;
+
+	if (!fr)
+		return;
+	pthread_rwlock_rdlock(&fs->bufs_lock);
+	fs_frames_scan(fs); /* the old run's frames still there */
+	pthread_mutex_lock(&fr->lock);
+	if (fr->npend)
+		break_sequence(fr);
+	fr->have_pulse = false;
+	fr->skipped = 0;
+	if (ring_reset)
+		fr->next = 0;
+	pthread_mutex_unlock(&fr->lock);
+	pthread_rwlock_unlock(&fs->bufs_lock);
 }
 
 void fs_frames_rearmed(struct fs *fs, unsigned int idx)
@@ -314,6 +592,9 @@ int fs_frames_start(struct fs *fs)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&fr->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	/* Frames are counted from here (no buffer exists yet). */
+	if (card_count(fs, fr, &fr->base) < 0)
+		fr->base = 0;
 	fs->frames = fr;
 	ret = pthread_create(&fr->thread, NULL, watch_main, fs);
 	if (ret) {
@@ -349,27 +630,17 @@ void fs_frames_stop(struct fs *fs)
 
 /* ---- files and metrics ------------------------------------------------------ */
 
-enum counter { C_SEEN, C_UNCHECKED, C_GAPS, C_MISSED, C_DUPLICATES, C_BACKWARDS, C_LAPS };
-
-static uint64_t counter_of(const struct fs_frames *fr, enum counter c)
+/* The count @c; not_seen is derived: what the card delivered since the
+ * watcher started, less what it saw (frames not read yet included). */
+static uint64_t counter_of(struct fs *fs, struct fs_frames *fr, enum counter c)
 {
-	switch (c) {
-	case C_SEEN:
-		return fr->frames;
-	case C_UNCHECKED:
-		return fr->unchecked;
-	case C_GAPS:
-		return fr->gaps;
-	case C_MISSED:
-		return fr->missed;
-	case C_DUPLICATES:
-		return fr->duplicates;
-	case C_BACKWARDS:
-		return fr->backwards;
-	case C_LAPS:
-		return fr->laps;
-	}
-	return 0;
+	uint64_t n;
+
+	if (c != C_NOT_SEEN)
+		return fr->count[c];
+	if (card_count(fs, fr, &n) < 0 || n - fr->base < fr->count[C_SEEN])
+		return 0;
+	return n - fr->base - fr->count[C_SEEN];
 }
 
 /* Bring the counts up to date (a look at the ring), then lock them. */
@@ -393,7 +664,7 @@ static int show_counter(struct fs_ctx *c, struct strbuf *sb, enum counter which)
 
 	if (!fr)
 		return fs_err(-ENODATA, "no frames are read on an observer mount");
-	v = counter_of(fr, which);
+	v = counter_of(c->fs, fr, which);
 	pthread_mutex_unlock(&fr->lock);
 	return sb_printf(sb, "%llu\n", (unsigned long long)v) ? -ENOMEM : 0;
 }
@@ -404,12 +675,18 @@ static int show_counter(struct fs_ctx *c, struct strbuf *sb, enum counter which)
 		return show_counter(c, sb, C);                                                     \
 	}
 COUNTER_SHOW(seen, C_SEEN)
+COUNTER_SHOW(not_seen, C_NOT_SEEN)
 COUNTER_SHOW(unchecked, C_UNCHECKED)
+COUNTER_SHOW(not_compared, C_NOT_COMPARED)
 COUNTER_SHOW(pulse_id_gaps, C_GAPS)
 COUNTER_SHOW(pulse_ids_missed, C_MISSED)
 COUNTER_SHOW(pulse_id_duplicates, C_DUPLICATES)
 COUNTER_SHOW(pulse_id_backwards, C_BACKWARDS)
 COUNTER_SHOW(ring_laps, C_LAPS)
+COUNTER_SHOW(batch_too_short, C_BATCH + GA_BATCH_TOO_SHORT - 1)
+COUNTER_SHOW(batch_zero_size, C_BATCH + GA_BATCH_ZERO_SIZE - 1)
+COUNTER_SHOW(batch_corrupt, C_BATCH + GA_BATCH_CORRUPT - 1)
+COUNTER_SHOW(batch_overflow, C_BATCH + GA_BATCH_OVERFLOW - 1)
 #undef COUNTER_SHOW
 
 static int show_last_pulse_id(struct fs_ctx *c, struct strbuf *sb)
@@ -419,8 +696,9 @@ static int show_last_pulse_id(struct fs_ctx *c, struct strbuf *sb)
 
 	if (!fr)
 		return fs_err(-ENODATA, "no frames are read on an observer mount");
-	ret = fr->have_pulse ? sb_printf(sb, "0x%014llx\n", (unsigned long long)fr->last_pulse)
-			     : sb_printf(sb, "none\n");
+	ret = fr->have_seen_pulse
+		      ? sb_printf(sb, "0x%014llx\n", (unsigned long long)fr->seen_pulse)
+		      : sb_printf(sb, "none\n");
 	pthread_mutex_unlock(&fr->lock);
 	return ret ? -ENOMEM : 0;
 }
@@ -448,8 +726,15 @@ static const struct {
 } metric_counters[] = {
 	{C_SEEN, "gpuasync_frames_seen_total",
 	 "frames the daemon read in its write buffers (frames/seen)"},
+	{C_NOT_SEEN, "gpuasync_frames_not_seen_total",
+	 "frames the card delivered that the daemon did not read (taken by another consumer "
+	 "first, or not read yet)"},
 	{C_UNCHECKED, "gpuasync_frames_unchecked_total",
-	 "frames seen without a TimingHeader to check: an error result, or under 32 bytes"},
+	 "frames seen without a TimingHeader where the DRP finds one: an error or cut frame, a "
+	 "payload neither a bare TimingHeader (32 bytes) nor a batch, a bad batch"},
+	{C_NOT_COMPARED, "gpuasync_frames_not_compared_total",
+	 "frames whose pulse ID was not compared: the first of a run, or frames before them not "
+	 "seen"},
 	{C_GAPS, "gpuasync_pulse_id_gaps_total",
 	 "frames whose pulse ID is more than the previous frame's + 1"},
 	{C_MISSED, "gpuasync_pulse_ids_missed_total", "pulse IDs those gaps skipped"},
@@ -474,8 +759,13 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 		sb_printf(sb, "# HELP %s %s\n# TYPE %s counter\n", metric_counters[i].name,
 			  metric_counters[i].help, metric_counters[i].name);
 		sb_printf(sb, "%s{%s} %llu\n", metric_counters[i].name, id,
-			  (unsigned long long)counter_of(fr, metric_counters[i].c));
+			  (unsigned long long)counter_of(fs, fr, metric_counters[i].c));
 	}
+	sb_printf(sb, "# HELP gpuasync_batch_errors_total batches (AxiStream Batcher v1) the DRP "
+		      "would reject, by its error\n# TYPE gpuasync_batch_errors_total counter\n");
+	for (int e = GA_BATCH_TOO_SHORT; e < GA_BATCH_NERR; e++)
+		sb_printf(sb, "gpuasync_batch_errors_total{%s,error=\"%s\"} %llu\n", id,
+			  ga_batch_result_name(e), (unsigned long long)fr->count[C_BATCH + e - 1]);
 	sb_printf(sb, "# HELP gpuasync_frame_age_seconds time from the TimingHeader's stamp (when "
 		      "the card made the frame) to when the daemon first saw it\n"
 		      "# TYPE gpuasync_frame_age_seconds histogram\n");
@@ -516,15 +806,21 @@ static bool has_frames(struct fs *fs, const struct fs_node *n, unsigned int idx)
 const struct fs_node fs_frame_rows[] = {
 	{ .name = "frames", .parent = FS_D_ROOT, .dir = FS_D_FRAMES, .mode = 0555,
 	  .visible = has_frames, .reg = -1,
-	  .doc = "what the daemon read in the frames of its write buffers (LCLS-II TimingHeader)" },
+	  .doc = "what the daemon read in the frames of its write buffers (LCLS-II TimingHeader, bare or batched)" },
 	FRAME_ROW(seen, "frames the daemon read in its write buffers, in ring order"),
-	FRAME_ROW(unchecked, "frames seen without a TimingHeader to check (error result, under 32 bytes)"),
+	FRAME_ROW(not_seen, "frames the card delivered that the daemon did not read (another consumer took them first)"),
+	FRAME_ROW(unchecked, "frames seen without a TimingHeader where the DRP finds one (error frame, neither 32 bytes nor a good batch)"),
+	FRAME_ROW(not_compared, "frames whose pulse ID was not compared: first of a run, or frames before them not seen"),
 	FRAME_ROW(pulse_id_gaps, "frames whose pulse ID is more than the previous frame's + 1"),
 	FRAME_ROW(pulse_ids_missed, "pulse IDs those gaps skipped"),
 	FRAME_ROW(pulse_id_duplicates, "frames whose pulse ID equals the previous frame's"),
 	FRAME_ROW(pulse_id_backwards, "frames whose pulse ID is below the previous frame's (out of order)"),
 	FRAME_ROW(last_pulse_id, "pulse ID of the last frame seen (hex), or none"),
 	FRAME_ROW(ring_laps, "frames seen in write buffer 0: laps of the ring"),
+	FRAME_ROW(batch_too_short, "batches shorter than a header and one tail"),
+	FRAME_ROW(batch_zero_size, "batches with a sub-frame of 0 bytes"),
+	FRAME_ROW(batch_corrupt, "batches whose tails do not add up (or no TimingHeader first)"),
+	FRAME_ROW(batch_overflow, "batches with a tdest of 16 or more (more sub-frames than a reader keeps)"),
 };
 const unsigned int fs_frame_nrows = sizeof(fs_frame_rows) / sizeof(fs_frame_rows[0]);
 /* clang-format on */

@@ -324,6 +324,11 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 int fs_http_start(struct fs *fs);
 /* Remove the target file, then stop serving. */
 void fs_http_stop(struct fs *fs);
+/* A new run begins (the write engine switched on: @ring_reset, the card
+ * starts at buffer 0; the simulated card's generator restarted): the
+ * frames there now are read, the next one starts a new pulse-ID sequence.
+ * Takes fs->bufs_lock for reading: the caller must not hold it. */
+void fs_frames_new_run(struct fs *fs, bool ring_reset);
 
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);

@@ -65,6 +65,13 @@ static int store_reg(struct fs_ctx *c, const char *buf, size_t len)
 			   r->flags & GA_F_BYTES, &v);
 	if (ret < 0)
 		return ret;
+	/* The write engine switched on starts a new run (frames/). */
+	if ((r->flags & GA_F_ENGINE_WRITE) && v) {
+		uint32_t was = 1;
+
+		if (ga_reg_read(c->fs->dev, id, 0, &was) == 0 && !was)
+			fs_frames_new_run(c->fs, true);
+	}
 	pthread_mutex_lock(&c->fs->reg_store_lock); /* not inside a settings write */
 	/* Engine enables may be ioctls (pre-release drivers): the library
 	 * picks the mechanism. */

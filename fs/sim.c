@@ -94,12 +94,15 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 
 		if (ga_parse_value(buf, len, &p, &n) < 0 || n >= sizeof(word))
 			return fs_err(-EINVAL,
-				      "pattern: one value, one of prbs, counter, zero, timing");
+				      "pattern: one value, one of prbs, counter, zero, timing, "
+				      "jungfrau, epixuhr");
 		memcpy(word, p, n);
 		word[n] = '\0';
 		ret = ga_pattern_parse(word, &pat);
 		if (ret < 0)
-			return fs_err(-EINVAL, "pattern '%s': one of prbs, counter, zero, timing",
+			return fs_err(-EINVAL,
+				      "pattern '%s': one of prbs, counter, zero, timing, jungfrau, "
+				      "epixuhr",
 				      word);
 		break;
 	}
@@ -116,6 +119,9 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 	}
 	if (ret < 0)
 		return ret;
+	/* Frame numbers restart at 0: a new sequence, not a step back. */
+	if (f == GEN_RUNNING && on && ga_sim_gen_get(c->fs->dev, &g) == 0 && !g.running)
+		fs_frames_new_run(c->fs, false);
 
 	pthread_mutex_lock(&gen_lock);
 	ret = ga_sim_gen_get(c->fs->dev, &g);
@@ -207,6 +213,26 @@ static int store_inject_pulse_gap(struct fs_ctx *c, const char *buf, size_t len)
 static int store_inject_pulse_duplicate(struct fs_ctx *c, const char *buf, size_t len)
 {
 	return inject(c, buf, len, GA_FAULT_PULSE_DUPLICATE);
+}
+
+static int store_inject_batch_too_short(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_BATCH_TOO_SHORT);
+}
+
+static int store_inject_batch_zero_size(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_BATCH_ZERO_SIZE);
+}
+
+static int store_inject_batch_corrupt(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_BATCH_CORRUPT);
+}
+
+static int store_inject_batch_overflow(struct fs_ctx *c, const char *buf, size_t len)
+{
+	return inject(c, buf, len, GA_FAULT_BATCH_OVERFLOW);
 }
 
 static int show_fault_code(struct fs_ctx *c, struct strbuf *sb)
@@ -349,7 +375,7 @@ const struct fs_node fs_sim_rows[] = {
 	SIM_RW(running, "frame generator on (1) or off (0)"),
 	SIM_RW(rate, "frames per second; 0 = as fast as buffers allow"),
 	SIM_RW(size, "payload bytes per generated frame (size suffixes accepted)"),
-	SIM_RW(pattern, "payload pattern: prbs, counter, zero or timing"),
+	SIM_RW(pattern, "payload pattern: prbs, counter, zero, timing, jungfrau or epixuhr"),
 	SIM_RW(remaining, "frames left to generate; 0 = unlimited"),
 	SIM_RW(first_user, "TUSER of a frame's first beat (0x02 = start of frame)"),
 	SIM_RW(last_user, "TUSER of a frame's last beat"),
@@ -367,6 +393,14 @@ const struct fs_node fs_sim_rows[] = {
 	       "write N: the next N generated frames repeat the number (pulse ID) of the frame before them"),
 	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
 	SIM_RW(link, "down: the card answers 0xffffffff everywhere, as one off the bus; up: back"),
+	SIM_WO(inject_batch_too_short,
+	       "write N: the next N frames of a batched pattern are cut to 8 bytes (batch too short)"),
+	SIM_WO(inject_batch_zero_size,
+	       "write N: in the next N batched frames the last sub-frame's tail says 0 bytes"),
+	SIM_WO(inject_batch_corrupt,
+	       "write N: in the next N batched frames sub-frame 0's tail has another width"),
+	SIM_WO(inject_batch_overflow,
+	       "write N: in the next N batched frames the last sub-frame's tdest is 16 (overflow)"),
 	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,
 	  .flags = FS_BINARY, .read_bin = last_read_read, .visible = is_sim, .reg = -1,
 	  .doc = "the last GPU->FPGA frame the card received (binary)" },

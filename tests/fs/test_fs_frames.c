@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * Issue 25 item 6: frames/ and the frame histograms in metrics, on the
- * simulated card driven with real echo, printf and cat.
+ * frames/ and the frame histograms in metrics, on the simulated card
+ * driven with real echo, printf and cat.
  *
  *   - pulse-ID gap and duplicate injected through sim/inject_pulse_gap and
- *     sim/inject_pulse_duplicate into the timing pattern: exact counts in
- *     frames/ and metrics, every delivered frame seen once;
+ *     sim/inject_pulse_duplicate into the timing pattern (bare 32-byte
+ *     TimingHeaders) and the batched jungfrau and epixuhr patterns: exact
+ *     counts in frames/ and metrics, every delivered frame seen once;
+ *   - the default prbs pattern: every frame unchecked, no pulse-ID counter
+ *     moves (it once gave pulse_ids_missed about 1.2e16);
+ *   - each batch error the DRP latches, injected: its file and metric 1,
+ *     the frame unchecked, no gap counted around it;
+ *   - a new run (sim/running, registers/write_enable 0 then 1) starts a new
+ *     sequence, no backwards step;
+ *   - a shell loop re-arming in ring order as fast as it can: no gap, no
+ *     backwards step, seen + not_seen = delivered; an injected gap exact;
+ *   - a consumer re-arming through the register mapping faster than the
+ *     watcher looks: frames not seen, counted apart, and no gap;
  *   - TimingHeaders written by printf into sim/push: duplicate, backwards
  *     (out of order), gap, and a frame too short to carry one;
  *   - every histogram in metrics is a valid Prometheus histogram (buckets
@@ -64,14 +75,22 @@ static char *metrics(void)
 	return m;
 }
 
-/* Buffers 0..@n-1 of @size made, the timing pattern of 64-byte frames. */
-static void setup(unsigned int n, const char *size)
+/* Buffers 0..@n-1 of @size made, pattern @pattern of @frame-byte frames. */
+static void setup_pattern(unsigned int n, const char *size, const char *pattern,
+			  unsigned int frame)
 {
 	ck_assert_int_eq(sh("echo %s > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
 			    "mkdir $M/buffers/$i || exit 1; done",
 			    size, n - 1),
 			 0);
-	ck_assert_int_eq(sh("echo timing > $M/sim/pattern && echo 64 > $M/sim/size"), 0);
+	ck_assert_int_eq(sh("echo %s > $M/sim/pattern && echo %u > $M/sim/size", pattern, frame),
+			 0);
+}
+
+/* ... the timing pattern of bare TimingHeaders (32 bytes, transitions). */
+static void setup(unsigned int n, const char *size)
+{
+	setup_pattern(n, size, "timing", GA_TIMING_HDR_BYTES);
 }
 
 static void arm(unsigned int i)
@@ -79,12 +98,18 @@ static void arm(unsigned int i)
 	ck_assert_int_eq(sh("echo 1 > $M/buffers/%u/write_enable", i), 0);
 }
 
+/* The patterns whose every frame has a TimingHeader where the DRP finds it. */
+static const struct {
+	const char *name;
+	unsigned int size;
+} checked[] = {{"timing", 32}, {"jungfrau", 4096}, {"epixuhr", 16 * 1024}};
+
 START_TEST(pulse_gap_and_duplicate)
 {
 	char *m;
 
 	mnt_start(NULL);
-	setup(4, "64K");
+	setup_pattern(4, "64K", checked[_i].name, checked[_i].size);
 	arm(0);
 	arm(1);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 8 > $M/sim/remaining && "
@@ -115,8 +140,11 @@ START_TEST(pulse_gap_and_duplicate)
 	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
 	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
 	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
+	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
+	ck_assert_uint_eq(readnum("frames/not_compared"), 1); /* the first */
 	ck_assert_uint_eq(readnum("frames/ring_laps"), 2);
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 9);
+	ck_assert_uint_eq(readnum("frames/batch_corrupt"), 0);
 	m = metrics();
 	ck_assert_double_eq(sample(m, "gpuasync_frames_seen_total", ""), 8);
 	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_gaps_total", ""), 1);
@@ -172,6 +200,7 @@ START_TEST(pushed_out_of_order)
 	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 1);
 	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
 	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 4);
+	ck_assert_uint_eq(readnum("frames/not_compared"), 1); /* the first */
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 15);
 	ck_assert_uint_eq(readnum("frames/ring_laps"), 1);
 	/* Stamped 1970: every age in the +Inf bucket only. */
@@ -379,6 +408,118 @@ START_TEST(v1_sampled_every_frame)
 }
 END_TEST
 
+/* A ring of buffers consumed through the mount, the generator running
+ * unlimited: ring_start fills every buffer, ring_more(k) re-arms the
+ * oldest k times, a frame landing each time.  A fault injected between
+ * them takes the next frame that lands. */
+static unsigned int ring_n, ring_next;
+static unsigned long long ring_delivered;
+
+static void ring_start(unsigned int nbuf)
+{
+	ring_n = nbuf;
+	ring_next = 0;
+	ring_delivered = readnum("sim/stats/delivered") + nbuf;
+	for (unsigned int i = 0; i < nbuf; i++)
+		arm(i);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"), 0);
+	wait_num("sim/stats/delivered", ring_delivered);
+}
+
+static void ring_more(unsigned int k)
+{
+	while (k--) {
+		arm(ring_next++ % ring_n);
+		wait_num("sim/stats/delivered", ++ring_delivered);
+	}
+}
+
+/* The default pattern carries no TimingHeader: every frame unchecked,
+ * no pulse-ID counter moves, no batch error. */
+START_TEST(prbs_is_unchecked)
+{
+	char *m;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("echo 64K > $M/buffers/alloc_size && for i in 0 1 2 3; do "
+			    "mkdir $M/buffers/$i || exit 1; done"),
+			 0);
+	ck_assert_int_eq(sh("test \"$(cat $M/sim/pattern)\" = prbs"), 0);
+	ring_start(4);
+	ring_more(8);
+	ck_assert_uint_eq(readnum("frames/seen"), 12);
+	ck_assert_uint_eq(readnum("frames/unchecked"), 12);
+	ck_assert_uint_eq(readnum("frames/not_compared"), 0);
+	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
+	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 0);
+	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
+	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	ck_assert_int_eq(sh("test \"$(cat $M/frames/last_pulse_id)\" = none"), 0);
+	m = metrics();
+	ck_assert_double_eq(sample(m, "gpuasync_pulse_ids_missed_total", ""), 0);
+	ck_assert_double_eq(sample(m, "gpuasync_frames_unchecked_total", ""), 12);
+	ck_assert_double_eq(sample(m, "gpuasync_batch_errors_total", "error=\"corrupt\""), 0);
+	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 0);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* Each batch error the DRP latches, injected into the batched patterns:
+ * frames 0-3 good, 4-7 bad (too short, zero size, corrupt, overflow),
+ * 8 good: the bad ones are unchecked, and frame 8 after 3 is no gap (the
+ * four between may each have held one).  Then four bad frames again and a
+ * gap of 10 before them: 19-22 bad, 23 good, 14 numbers after 8 of which
+ * 4 frames may hold: 1 gap, 10 missed. */
+static const char *const batch_err[] = {"too_short", "zero_size", "corrupt", "overflow"};
+
+static void inject_batch_errors(void)
+{
+	for (unsigned int e = 0; e < 4; e++)
+		ck_assert_int_eq(sh("echo 1 > $M/sim/inject_batch_%s", batch_err[e]), 0);
+}
+
+START_TEST(batch_errors_counted)
+{
+	char *m;
+
+	mnt_start(NULL);
+	setup_pattern(4, "64K", checked[1 + _i].name, checked[1 + _i].size);
+	ring_start(4);
+	inject_batch_errors();
+	ring_more(4);
+	ring_more(1);
+	ck_assert_uint_eq(readnum("frames/seen"), 9);
+	ck_assert_uint_eq(readnum("frames/unchecked"), 4);
+	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
+	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 8);
+	inject_batch_errors();
+	ck_assert_int_eq(sh("echo 10 > $M/sim/inject_pulse_gap"), 0);
+	ring_more(5);
+	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
+	ck_assert_uint_eq(readnum("frames/seen"), 14);
+	ck_assert_uint_eq(readnum("frames/unchecked"), 8);
+	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
+	ck_assert_uint_eq(readnum("frames/not_compared"), 1);
+	for (unsigned int e = 0; e < 4; e++) {
+		char f[64], l[64];
+
+		snprintf(f, sizeof(f), "frames/batch_%s", batch_err[e]);
+		snprintf(l, sizeof(l), "error=\"%s\"", batch_err[e]);
+		ck_assert_uint_eq(readnum(f), 2);
+		m = metrics();
+		ck_assert_double_eq(sample(m, "gpuasync_batch_errors_total", l), 2);
+		free(m);
+	}
+	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
+	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 10);
+	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
+	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 23);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(observer_has_no_frames)
 {
 	char *m;
@@ -398,7 +539,8 @@ int main(void)
 {
 	return run_suite(
 		suite_of("frames", "frames", TEST_TIMEOUT,
-			 SUITE_TESTS({pulse_gap_and_duplicate}, {pushed_out_of_order},
+			 SUITE_TESTS({pulse_gap_and_duplicate, 3}, {prbs_is_unchecked},
+				     {batch_errors_counted, 2}, {pushed_out_of_order},
 				     {histograms_are_valid}, {latency_sampled_once_per_lap},
 				     {v1_sampled_every_frame}, {observer_has_no_frames})));
 }

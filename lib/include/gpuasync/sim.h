@@ -49,13 +49,31 @@ enum ga_pattern {
 	GA_PATTERN_TIMING, /* an LCLS-II TimingHeader, then counter words
 			    * (gpuasync/timing.h); its time stamp is not
 			    * compared by ga_pattern_check */
+	/* Batched as the DRP's detectors send L1Accepts (AxiStream Batcher
+	 * v1, gpuasync/batch.h; 16-byte lines): the TimingHeader of the
+	 * timing pattern as sub-frame 0, then the detector's sub-frames,
+	 * sized to fill the frame (a multiple of 16 bytes; docs/sim.md). */
+	GA_PATTERN_JUNGFRAU, /* tdest 1 auxiliary timing, 2 module 0 (u16 pixels) */
+	GA_PATTERN_EPIXUHR,  /* tdest 1..6: six ASICs of fp16 pixels */
 };
+#define GA_PATTERN_LAST GA_PATTERN_EPIXUHR
 const char *ga_pattern_name(enum ga_pattern p);
 int ga_pattern_parse(const char *s, enum ga_pattern *p);
 /* Fill/check @len bytes of frame @seq's payload: check returns the first
  * bad byte offset, or -1 when all match. */
 void ga_pattern_fill(enum ga_pattern p, uint32_t seq, void *dst, uint32_t len);
 long ga_pattern_check(enum ga_pattern p, uint32_t seq, const void *src, uint32_t len);
+/* Batched patterns: their layout depends on the frame's size, so a
+ * truncated frame is a prefix of the frame of the size it was made for.
+ * Fill the first @len bytes of frame @seq of @frame_len bytes, with the
+ * batch error @fault (an enum ga_batch_result; GA_BATCH_OK: none) made on
+ * purpose. */
+bool ga_pattern_batched(enum ga_pattern p);
+void ga_pattern_fill_batch(enum ga_pattern p, uint32_t seq, int fault, uint32_t frame_len,
+			   void *dst, uint32_t len);
+/* 0 when pattern @p can make frames of @size bytes, else -EINVAL and why
+ * (ga_last_error). */
+int ga_pattern_size_ok(enum ga_pattern p, uint32_t size);
 
 struct ga_sim_gen {
 	bool running;          /* generator on */
@@ -93,6 +111,12 @@ enum ga_sim_fault {
 				 * count frames lost before the card */
 	GA_FAULT_PULSE_DUPLICATE, /* the next count generated frames repeat the
 				   * number of the frame before them */
+	/* Batched patterns only: the next count generated frames carry the
+	 * batch error the DRP latches (gpuasync/batch.h) */
+	GA_FAULT_BATCH_TOO_SHORT, /* cut to 8 bytes: a header, no whole tail */
+	GA_FAULT_BATCH_ZERO_SIZE, /* the last sub-frame's tail says 0 bytes */
+	GA_FAULT_BATCH_CORRUPT,	  /* sub-frame 0's tail has another width */
+	GA_FAULT_BATCH_OVERFLOW,  /* the last sub-frame's tdest is 16 */
 	GA_FAULT_COUNT
 };
 const char *ga_sim_fault_name(enum ga_sim_fault f);

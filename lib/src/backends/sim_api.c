@@ -61,8 +61,11 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 	if (gen->rate_hz > NSEC_PER_SEC_U64)
 		return ga_err(-ERANGE, "sim: rate %llu above 1e9 frames per second",
 			      (unsigned long long)gen->rate_hz);
-	if ((unsigned int)gen->pattern > GA_PATTERN_TIMING)
+	if ((unsigned int)gen->pattern > GA_PATTERN_LAST)
 		return ga_err(-EINVAL, "sim: unknown pattern %d", (int)gen->pattern);
+	rc = ga_pattern_size_ok(gen->pattern, gen->size);
+	if (rc)
+		return rc;
 
 	sim_lock(s);
 	t = ga_mono_ns();
@@ -148,6 +151,14 @@ const char *ga_sim_fault_name(enum ga_sim_fault f)
 		return "pulse_gap";
 	case GA_FAULT_PULSE_DUPLICATE:
 		return "pulse_duplicate";
+	case GA_FAULT_BATCH_TOO_SHORT:
+		return "batch_too_short";
+	case GA_FAULT_BATCH_ZERO_SIZE:
+		return "batch_zero_size";
+	case GA_FAULT_BATCH_CORRUPT:
+		return "batch_corrupt";
+	case GA_FAULT_BATCH_OVERFLOW:
+		return "batch_overflow";
 	default:
 		return "unknown";
 	}
@@ -190,6 +201,10 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 	case GA_FAULT_REG_IGNORED:
 	case GA_FAULT_PULSE_GAP:
 	case GA_FAULT_PULSE_DUPLICATE:
+	case GA_FAULT_BATCH_TOO_SHORT:
+	case GA_FAULT_BATCH_ZERO_SIZE:
+	case GA_FAULT_BATCH_CORRUPT:
+	case GA_FAULT_BATCH_OVERFLOW:
 		break;
 	default:
 		return ga_err(-EINVAL, "sim: unknown fault %d", (int)fault);
@@ -213,6 +228,12 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 		break;
 	case GA_FAULT_PULSE_DUPLICATE:
 		s->seq_dup = count;
+		break;
+	case GA_FAULT_BATCH_TOO_SHORT:
+	case GA_FAULT_BATCH_ZERO_SIZE:
+	case GA_FAULT_BATCH_CORRUPT:
+	case GA_FAULT_BATCH_OVERFLOW:
+		s->batch_fault[fault - GA_FAULT_BATCH_TOO_SHORT] = count;
 		break;
 	default:
 		s->model.faults.read_error = count;

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "ga_model.h"
+#include "gpuasync/batch.h"
 #include "gpuasync/sim.h"
 #include "internal.h"
 
@@ -115,6 +116,11 @@ struct sim {
 	/* GA_FAULT_PULSE_GAP: numbers the next frame skips; GA_FAULT_PULSE_DUPLICATE:
 	 * frames left that repeat gen_last (applied before a gap) */
 	uint32_t seq_gap, seq_dup;
+	/* GA_FAULT_BATCH_*: frames of a batched pattern left to carry each batch
+	 * error (too short, zero size, corrupt, overflow: enum ga_batch_result
+	 * 1..4), and the one the frame being made carries (0: none) */
+	uint32_t batch_fault[4];
+	int gen_fault;
 	uint64_t gen_t0, gen_n; /* rate schedule: frame gen_n is due at t0 + n/rate */
 	bool stalled;
 	uint64_t stall_t0;

@@ -320,7 +320,26 @@ static void gen_fill(void *ctx, void *dst, uint32_t len)
 {
 	struct sim *s = ctx;
 
-	ga_pattern_fill(s->gen.pattern, s->gen_seq, dst, len);
+	if (ga_pattern_batched(s->gen.pattern))
+		ga_pattern_fill_batch(s->gen.pattern, s->gen_seq, s->gen_fault, s->gen.size, dst,
+				      len);
+	else
+		ga_pattern_fill(s->gen.pattern, s->gen_seq, dst, len);
+}
+
+/* The batch error the next frame of a batched pattern carries (injected
+ * with ga_sim_inject), and its length: a frame cut short is 8 bytes. */
+static uint32_t gen_batch_fault(struct sim *s)
+{
+	s->gen_fault = GA_BATCH_OK;
+	if (!ga_pattern_batched(s->gen.pattern))
+		return s->gen.size;
+	for (int i = 0; i < 4; i++)
+		if (s->batch_fault[i]) {
+			s->gen_fault = GA_BATCH_TOO_SHORT + i;
+			break;
+		}
+	return s->gen_fault == GA_BATCH_TOO_SHORT ? 8 : s->gen.size;
 }
 
 static uint64_t gen_due(const struct sim *s)
@@ -441,6 +460,7 @@ static void gen_run(struct sim *s)
 	     s->gen.running && burst < most && bytes < SIM_GEN_BURST_BYTES && !sim_lock_wanted(s);
 	     burst++) {
 		enum ga_model_push r;
+		uint32_t size;
 		bool dup;
 
 		if (s->gen.rate_hz && gen_due(s) > t)
@@ -455,16 +475,17 @@ static void gen_run(struct sim *s)
 			s->seq_gap = 0;
 		}
 		frame = gen_const_frame(s);
+		size = gen_batch_fault(s);
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
-		    !gen_room(s, frame && s->zero_pinned ? 0 : s->gen.size, false))
+		    !gen_room(s, frame && s->zero_pinned ? 0 : size, false))
 			break;
 		uint64_t tf = s->log_waits ? ga_mono_ns() : 0;
 
 		if (frame)
-			r = ga_model_push(&s->model, frame, s->gen.size, s->gen.first_user,
+			r = ga_model_push(&s->model, frame, size, s->gen.first_user,
 					  s->gen.last_user);
 		else
-			r = ga_model_push_fill(&s->model, s->gen.size, s->gen.first_user,
+			r = ga_model_push_fill(&s->model, size, s->gen.first_user,
 					       s->gen.last_user, gen_fill, s);
 		if (tf && ga_mono_ns() - tf > 300000)
 			ga_log("sim: one frame took %llu us in the model (burst frame %u)",
@@ -475,7 +496,9 @@ static void gen_run(struct sim *s)
 		}
 		ga_simdev_stall_end(s, ga_mono_ns());
 		ga_simdev_account(s, r, true);
-		bytes += s->gen.size;
+		bytes += size;
+		if (s->gen_fault)
+			s->batch_fault[s->gen_fault - GA_BATCH_TOO_SHORT]--;
 		s->gen_last = s->gen_seq;
 		s->gen_sent = true;
 		if (dup)
