@@ -85,10 +85,11 @@ MODULE_PARM_DESC(quiesce_timeout_ms,
 /*
  * Who may do what (kmod/README.md "Permissions"): the node's mode and group
  * decide who may open a card; among those, only the owner of the card's GPU
- * state (the thread group holding its buffers) or CAP_SYS_RAWIO may write
- * registers or map them writable, since those reach the DMA address and
- * enable registers.  Reads and read-only mappings are for everyone who may
- * open it.  Upstream's datadev makes its nodes 0666 and checks nothing.
+ * state (the thread group holding its buffers), CAP_SYS_RAWIO or
+ * CAP_SYS_ADMIN may write registers or map them writable, since those reach
+ * the DMA address and enable registers.  Reads and read-only mappings are
+ * for everyone who may open it.  Upstream's datadev makes its nodes 0666
+ * and checks nothing.
  */
 static unsigned int node_mode = 0660;
 module_param(node_mode, uint, 0444);
@@ -638,8 +639,12 @@ static int ga_reg_window_ok(struct ga_card *card, u64 address)
 
 /*
  * May the caller change registers (write them, map them writable)?  The
- * owner of the GPU state, or CAP_SYS_RAWIO; nobody else, not even while the
- * card is unowned: a write to an address register aims the card's DMA.
+ * owner of the GPU state, or CAP_SYS_RAWIO, or CAP_SYS_ADMIN; nobody else,
+ * not even while the card is unowned: a write to an address register aims
+ * the card's DMA.  CAP_SYS_ADMIN because a GPU consumer needs it anyway to
+ * register this very mapping with CUDA (cuMemHostRegister of I/O memory),
+ * and LCLS-II's DRP runs with it alone (ambient, through setpriv), mapping
+ * the registers before it owns the card.
  */
 static int ga_may_write_regs(struct ga_card *card)
 {
@@ -647,7 +652,7 @@ static int ga_may_write_regs(struct ga_card *card)
 
 	if (owner && owner == task_tgid_nr(current))
 		return 0;
-	return capable(CAP_SYS_RAWIO) ? 0 : -EPERM;
+	return capable(CAP_SYS_RAWIO) || capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
 /*
@@ -663,14 +668,14 @@ static void ga_log_write_refused(struct ga_card *card, const char *what, u64 add
 		dev_notice_ratelimited(card->dev,
 				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
 				       "written by the owner of the card's GPU state (tgid %d) or "
-				       "with CAP_SYS_RAWIO\n",
+				       "with CAP_SYS_RAWIO or CAP_SYS_ADMIN\n",
 				       what, address, task_tgid_nr(current), current->comm, owner);
 	else
 		dev_notice_ratelimited(card->dev,
 				       "%s at 0x%llx by pid %d (%s) refused (EPERM): registers are "
 				       "written by the owner of the card's GPU state (none now: the "
 				       "process that registers buffers becomes it) or with "
-				       "CAP_SYS_RAWIO\n",
+				       "CAP_SYS_RAWIO or CAP_SYS_ADMIN\n",
 				       what, address, task_tgid_nr(current), current->comm);
 }
 

@@ -37,6 +37,8 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
 #include <linux/module.h>
@@ -120,6 +122,18 @@ module_param(dmabuf_dynamic, bool, 0644);
 MODULE_PARM_DESC(dmabuf_dynamic,
 		 "dma-bufs exported from now on are dynamic (move_notify on free and invalidate) "
 		 "instead of static like NVIDIA's (they keep the memory alive)");
+
+/*
+ * A fixture for node tooling that pairs cards with GPUs (LCLS-II's
+ * gen_gres_conf.py): /proc/driver/nvidia/gpus/<PCI address>/information
+ * for each PCI address listed, as NVIDIA's driver publishes it for a
+ * healthy GPU (the lines such tools read), the device minor in list order.
+ */
+static char *gpus;
+module_param(gpus, charp, 0444);
+MODULE_PARM_DESC(gpus,
+		 "comma-separated PCI addresses to publish as NVIDIA GPUs in "
+		 "/proc/driver/nvidia/gpus/<address>/information (tests of node tooling)");
 
 static int fail_dmabuf_attach;
 module_param(fail_dmabuf_attach, int, 0644);
@@ -1399,6 +1413,67 @@ static struct miscdevice stub_mem_misc = {
 	.mode = 0600, /* as upstream's */
 };
 
+/* ---- the GPU fixture (gpus=) --------------------------------------------- */
+
+#define STUB_MAX_GPUS 16
+static struct proc_dir_entry *stub_proc_nvidia;
+/* The listed addresses; a GPU's device minor is its index here. */
+static char stub_gpu_addr[STUB_MAX_GPUS][32];
+
+static int stub_gpu_info_show(struct seq_file *m, void *v)
+{
+	const char *addr = m->private;
+
+	seq_puts(m, "Model: \t\t nv_p2p_stub stand-in GPU\n");
+	seq_puts(m, "Bus Type: \t PCIe\n");
+	seq_printf(m, "Bus Location: \t %s\n", addr);
+	seq_printf(m, "Device Minor: \t %ld\n", (long)((addr - stub_gpu_addr[0]) /
+							sizeof(stub_gpu_addr[0])));
+	seq_puts(m, "GPU Excluded:\t No\n");
+	return 0;
+}
+
+static void stub_gpus_remove(void)
+{
+	proc_remove(stub_proc_nvidia);
+	stub_proc_nvidia = NULL;
+}
+
+/* Not fatal: a fixture that cannot be made is logged, the stub loads. */
+static void stub_gpus_publish(void)
+{
+	struct proc_dir_entry *dir, *gpu;
+	const char *p = gpus;
+	unsigned int n = 0;
+	size_t len;
+
+	if (!gpus || !*gpus)
+		return;
+	stub_proc_nvidia = proc_mkdir("driver/nvidia", NULL);
+	dir = stub_proc_nvidia ? proc_mkdir("gpus", stub_proc_nvidia) : NULL;
+	if (!dir) {
+		pr_warn("nv_p2p_stub: gpus=%s: cannot make /proc/driver/nvidia/gpus\n", gpus);
+		stub_gpus_remove();
+		return;
+	}
+	while (*p && n < STUB_MAX_GPUS) {
+		len = strcspn(p, ",");
+		if (len && len < sizeof(stub_gpu_addr[0])) {
+			memcpy(stub_gpu_addr[n], p, len);
+			stub_gpu_addr[n][len] = '\0';
+			gpu = proc_mkdir(stub_gpu_addr[n], dir);
+			if (!gpu || !proc_create_single_data("information", 0444, gpu,
+							     stub_gpu_info_show, stub_gpu_addr[n]))
+				pr_warn("nv_p2p_stub: no /proc/driver/nvidia/gpus/%s/information\n",
+					stub_gpu_addr[n]);
+			n++;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+}
+
 /* ---- init/exit ----------------------------------------------------------- */
 
 static int __init stub_init(void)
@@ -1417,13 +1492,17 @@ static int __init stub_init(void)
 	if (ret)
 		return ret;
 	ret = misc_register(&stub_mem_misc);
-	if (ret)
+	if (ret) {
 		misc_deregister(&stub_misc);
-	return ret;
+		return ret;
+	}
+	stub_gpus_publish();
+	return 0;
 }
 
 static void __exit stub_exit(void)
 {
+	stub_gpus_remove();
 	misc_deregister(&stub_mem_misc);
 	misc_deregister(&stub_misc);
 	/* Clients depend on our symbols, so they are gone: nothing may remain. */

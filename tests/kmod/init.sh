@@ -103,7 +103,8 @@ for v in 1 3 5; do
 	[ $v = 3 ] && extra="emulate_dma_barrier=0 quiesce_ms=80"
 	if insmod /t/gpuasync.ko emulate=1 emulate_version=$v $extra; then
 		run /t/kt identity registers add_bad add_remove too_many arm frames read_path \
-			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move enable_pulse proc
+			invalidate close_without_remove kill9 dmabuf_frames dmabuf_move dmabuf_upstream \
+			enable_pulse proc
 		rmmod gpuasync || bad "unload_v$v"
 	else
 		bad "load_v$v"
@@ -133,9 +134,33 @@ done
 # buffers (the DRP maps first).  The back-to-back index reset (issue 25
 # item 4) is no gap: the card steps every store to its control page.
 . /t/guest_drp.sh
+# The DRP's production launch line (docs/drp.md): the DAQ user holding
+# CAP_SYS_ADMIN alone, ambient, through util-linux's setpriv, as LCLS-II
+# starts drp_gpu (there under sudo -E; here init is root already).  It maps
+# the registers writable before it owns the card, with no known gap: a
+# process with CAP_SYS_ADMIN may (kmod/README.md "Permissions"); the same
+# user without it may not (drp_suite's map_before_add above).
+drp_setpriv() {
+	if [ ! -x /usr/bin/setpriv ]; then
+		echo "KTEST skip drp_${3}setpriv: no util-linux setpriv in the guest"
+		return
+	fi
+	modes="$(stat -c %a "$1") $(stat -c %a "$2")"
+	chmod 0666 "$1" "$2"
+	sp="/usr/bin/setpriv --reuid=$DRP_UID --regid=$DRP_UID --init-groups \
+		--securebits=+no_setuid_fixup --inh-caps=-all,+sys_admin --ambient-caps=-all,+sys_admin"
+	caps=$($sp /bin/sh -c 'echo $(id -u) $(grep ^CapEff /proc/self/status)')
+	[ "$caps" = "$DRP_UID CapEff: 0000000000200000" ] && ok "drp_${3}setpriv_caps ($caps)" ||
+		bad "drp_${3}setpriv_caps ($caps)"
+	run $sp /t/drp_replay -n "$DRP_FRAMES" -t "${3}setpriv" -k "" -s "$2" "$1"
+	# shellcheck disable=SC2086 # two words
+	set -- $modes "$1" "$2"
+	chmod "$1" "$3" && chmod "$2" "$4"
+}
 for v in 4 5; do
 	if insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=$v; then
 		DRP_TAG=v${v}_ drp_suite /dev/gpuasync_emu0 /dev/nv_p2p_stub map_before_add
+		drp_setpriv /dev/gpuasync_emu0 /dev/nv_p2p_stub "v${v}_"
 		rmmod gpuasync || bad "unload_drp_v$v"
 	else
 		bad "load_drp_v$v"

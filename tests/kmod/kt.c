@@ -1482,6 +1482,11 @@ static void t_unsupported(void)
 	CHECK_ERR(ioctl(fd, GPU_Enable_Rx, 1), GA_KERNEL_ENOTSUPP);
 	CHECK_ERR(ioctl(fd, GA_Rem_Buffer, &ref), GA_KERNEL_ENOTSUPP);
 	CHECK_ERR(ioctl(fd, GA_Arm_Buffers, &a), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Is_Dma_Buf_Supp, 0), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_Is_GpuDirect_Supp, 0), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, 3), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Rd_Buffer, 3), GA_KERNEL_ENOTSUPP);
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Remove_Buffers, 0), GA_KERNEL_ENOTSUPP);
 	CHECK(get_table(fd, NULL, 0) == 0);
 	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION, "the DMA side still answers");
 	CHECK(stub_stats().pins == 0);
@@ -1742,7 +1747,7 @@ static int unprivileged(bool owned_elsewhere, bool node_open)
 	if (ioctl(c, DMA_Set_MaskBytes, mask) != 0)
 		return 89; /* destinations too, as upstream (freed by close: twice a run) */
 	if (ioctl(c, DMA_Write_Register, &r) != -1 || errno != EPERM)
-		return 94; /* writes: owner or CAP_SYS_RAWIO only, owned or not */
+		return 94; /* writes: owner, CAP_SYS_RAWIO or CAP_SYS_ADMIN only, owned or not */
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, core_base);
 	if (m != MAP_FAILED || errno != EPERM)
 		return 95;
@@ -1811,7 +1816,8 @@ static void check_refusal_logged(pid_t pid, pid_t owner)
 		CHECK(hit, "no kernel-log line '%s ... %s'", what[k], want);
 		if (!hit)
 			continue;
-		CHECK(strstr(hit, "owner of the card's GPU state") && strstr(hit, "CAP_SYS_RAWIO"),
+		CHECK(strstr(hit, "owner of the card's GPU state") && strstr(hit, "CAP_SYS_RAWIO") &&
+			      strstr(hit, "CAP_SYS_ADMIN"),
 		      "the line does not say why: %.200s", hit);
 		snprintf(tgid, sizeof(tgid), "(tgid %d)", (int)owner);
 		CHECK(!owner || strstr(hit, tgid), "the line does not name owner %d: %.200s",

@@ -524,6 +524,96 @@ static void t_dmabuf_udmabuf(void)
 	close(fd);
 }
 
+/*
+ * Upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E): the fd is the
+ * argument, the buffer the whole dma-buf.  Where gpuasync.ko differs from
+ * upstream on purpose (kmod/README.md): only the owner adds or removes, an
+ * add leaves the engine off, the payload limit is the buffer size minus
+ * DmaDataBytes, and a refusal (bad fd, wrong size, scattered memory) says
+ * so with an errno and registers nothing.
+ */
+static void t_dmabuf_upstream(void)
+{
+	int fd = open_card(), s = open_stub(), x[5], y, nul = open("/dev/null", O_RDONLY), st;
+	struct gmem g = galloc(s, 6 * KB64);
+	struct ga_buffer_entry e[8];
+	pid_t pid;
+	int i, n;
+
+	CHECK(ioctl(fd, GPU_Is_Dma_Buf_Supp, 0) == 1);
+	CHECK(ioctl(fd, GPU_Is_GpuDirect_Supp, 0) == 1);
+	for (i = 0; i < 5; i++) {
+		x[i] = stub_export(s, g.va + (uint64_t)i * KB64, KB64);
+		CHECK(x[i] >= 0);
+	}
+	for (i = 0; i < 4; i++)
+		CHECK(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, x[i]) == 0, "write add %d: %s", i,
+		      strerror(errno));
+	CHECK(ioctl(fd, GPU_DmaBuf_Add_Rd_Buffer, x[4]) == 0, "read add: %s", strerror(errno));
+	for (i = 0; i < 5; i++)
+		close(x[i]); /* the driver holds its own references */
+	n = get_table(fd, e, 8);
+	CHECK(n == 5, "table has %d", n);
+	for (i = 0; i < n && i < 5; i++)
+		CHECK(e[i].flags == GA_BUF_DMABUF && e[i].size == KB64 && e[i].gpu_address == 0 &&
+		      e[i].index == (uint32_t)(i < 4 ? i : 0) && e[i].write == (i < 4) &&
+		      e[i].owner_tgid == (uint32_t)getpid(),
+		      "buffer %d: flags %#x size %u offset %llu index %u", i, e[i].flags, e[i].size,
+		      (unsigned long long)e[i].gpu_address, e[i].index);
+	check_table(fd, 5, 0);
+	/* Upstream switches the engine on at every add and sets the limit to
+	 * the buffer size; the payload starts at DmaDataBytes. */
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "an add switched the write engine on");
+	CHECK(field(fd, GA_REG_READ_ENABLE, 0) == 0, "an add switched the read engine on");
+	if (layout == GA_LAYOUT_V1)
+		CHECK(field(fd, GA_REG_WRITE_SIZE, 3) == KB64 - ddb, "payload limit");
+	else
+		CHECK(field(fd, GA_REG_WRITE_MAX_SIZE, 0) == KB64 - ddb, "payload limit");
+	stream(fd, g.map, 4, 1000, "upstream dma-buf write buffers");
+	fetch(fd, g.map + 4 * KB64, "upstream dma-buf read buffer");
+
+	/* Refusals: errno, nothing registered. */
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, -1), EBADF);
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, 1ul << 40), EBADF);
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, nul), EINVAL);
+	y = stub_export(s, g.va + 4 * KB64, 2 * KB64);
+	if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, layout, version))
+		CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, y), EINVAL); /* one write size */
+	CHECK_OK(stub_param("scatter", "1"));
+	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Rd_Buffer, y), EINVAL); /* not one run */
+	CHECK_OK(stub_param("scatter", "0"));
+	CHECK(get_table(fd, NULL, 0) == 5, "a refused buffer was registered");
+
+	/* Another thread group may neither add nor remove. */
+	pid = fork();
+	if (pid == 0) {
+		int c = open_card(), r = 0;
+
+		if (ioctl(c, GPU_DmaBuf_Add_Rd_Buffer, y) != -1 || errno != EBUSY)
+			r |= 1;
+		if (ioctl(c, GPU_DmaBuf_Remove_Buffers, 0) != -1 || errno != EBUSY)
+			r |= 2;
+		if (ioctl(c, GPU_Is_Dma_Buf_Supp, 0) != 1)
+			r |= 4;
+		_exit(r);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "another process: status %#x (1: added, 2: removed, 4: no answer)", st);
+	CHECK(get_table(fd, NULL, 0) == 5, "another process changed the buffers");
+	close(y);
+
+	/* Remove all: every buffer, the engines off, the owner released. */
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	CHECK(ioctl(fd, GPU_DmaBuf_Remove_Buffers, 0) == 0);
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "remove left the engine on");
+	check_clean(fd, "after GPU_DmaBuf_Remove_Buffers");
+	CHECK(stub_stats().misuse == 0);
+	close(nul);
+	gfree(s, &g);
+	close(s);
+	close(fd);
+}
+
 const struct kcase dmabuf_cases[] = {
 	{ "dmabuf_frames", t_dmabuf_frames },
 	{ "dmabuf_bad", t_dmabuf_bad },
@@ -532,5 +622,6 @@ const struct kcase dmabuf_cases[] = {
 	{ "dmabuf_race", t_dmabuf_race },
 	{ "dmabuf_kill9", t_dmabuf_kill9 },
 	{ "dmabuf_udmabuf", t_dmabuf_udmabuf },
+	{ "dmabuf_upstream", t_dmabuf_upstream },
 };
 const unsigned int n_dmabuf_cases = sizeof(dmabuf_cases) / sizeof(dmabuf_cases[0]);

@@ -325,10 +325,94 @@ static void t_enable_pulse(void)
 	close(fd);
 }
 
+/*
+ * Two lanes, two owners (production: a CPU DRP and a GPU DRP on different
+ * lanes of one card).  The GPU owner rule guards the GPU state only: while
+ * another process holds the card's buffers, engine on, a second process
+ * opens the node, reserves its own lanes, reads registers (ioctl and a
+ * read-only mapping), the gauges and the buffer table; it may not take the
+ * owner's lanes nor touch its buffers or engines, and the owner's frames
+ * keep flowing.
+ */
+static void t_two_lanes(void)
+{
+	const int gpu_lanes[] = { 4, 5, 6, 7, -1 }, cpu_lanes[] = { 0, 1, 2, 3, -1 };
+	const int taken[] = { 5, -1 };
+	int p[2], q[2], fd, fd2, st = 0, n;
+	struct ga_buffer_entry e[4];
+	volatile uint32_t *ro;
+	uint32_t i = 0, off = 0;
+	long d0;
+	pid_t pid;
+	char c = 0;
+
+	CHECK(pipe(p) == 0 && pipe(q) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int f = open_card(), s = open_stub();
+		struct gmem g = galloc(s, 2 * KB64);
+		uint32_t idx[2] = { 0, 1 };
+		struct ga_arm_many a = { .indices = (uintptr_t)idx, .count = 2 };
+
+		c = set_mask(f, gpu_lanes) || add_buf(f, 1, g.va, KB64) ||
+			    add_buf(f, 1, g.va + KB64, KB64) || ioctl(f, GA_Arm_Buffers, &a) ||
+			    ioctl(f, GPU_Enable_Tx, 1) ? 'e' : 'k';
+		if (write(p[1], &c, 1) != 1 || read(q[0], &c, 1) != 1)
+			_exit(1);
+		/* Still the owner, engine still on, lanes still ours. */
+		_exit(field(f, GA_REG_WRITE_ENABLE, 0) == 1 && get_table(f, NULL, 0) == 2 ? 0 : 2);
+	}
+	CHECK(read(p[0], &c, 1) == 1 && c == 'k', "the GPU owner could not set up (%c)", c);
+	d0 = sys_read("delivered");
+
+	fd = open_card();
+	CHECK_OK(set_mask(fd, cpu_lanes));
+	fd2 = open_card();
+	CHECK_ERR(set_mask(fd2, taken), EPERM); /* the GPU owner's lane */
+	close(fd2);
+	CHECK(field(fd, GA_REG_VERSION, 0) == version, "register read");
+	ga_reg_offset(GA_REG_VERSION, layout, version, 0, 0, &off);
+	ro = mmap(NULL, GA_CORE_SIZE, PROT_READ, MAP_SHARED, fd, (off_t)sys_read("core_offset"));
+	CHECK(ro != MAP_FAILED, "read-only mapping: %s", strerror(errno));
+	if (ro != MAP_FAILED) {
+		CHECK(ga_reg_field_get(GA_REG_VERSION, layout, ro[off / 4]) == version);
+		munmap((void *)ro, GA_CORE_SIZE);
+	}
+	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION);
+	CHECK(ioctl(fd, DMA_Get_RxBuffinHW_Count, 0) == 0);
+	CHECK(ioctl(fd, GPU_Is_Gpu_Async_Supp, 0) == 1);
+	CHECK((unsigned int)ioctl(fd, GPU_Get_Max_Buffers, 0) == max_buffers);
+	n = get_table(fd, e, 4);
+	CHECK(n == 2 && e[0].owner_tgid == (uint32_t)pid, "buffer table: %d, owner %u", n,
+	      n > 0 ? e[0].owner_tgid : 0);
+	CHECK(sys_read("owner_tgid") == pid);
+	/* The GPU state stays the owner's. */
+	CHECK_ERR(add_buf(fd, 1, 0x10000, KB64), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &i), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Enable_Tx, 0), EBUSY);
+	CHECK_ERR(ioctl(fd, GPU_Rem_Nvidia_Memory, 0), EBUSY);
+	/* The owner's frames flow beside it. */
+	CHECK_OK(sys_write("gen_frames", "2"));
+	CHECK(sys_wait("delivered", d0 + 2) == d0 + 2, "the owner's frames stopped");
+	close(fd);
+
+	CHECK(write(q[1], &c, 1) == 1);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "the GPU owner was disturbed (status %#x)", st);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	fd = open_card();
+	check_clean(fd, "after two lanes");
+	close(fd);
+}
+
 const struct kcase drp_cases[] = {
 	{ "enable_pulse", t_enable_pulse },
 	{ "reg_writes", t_reg_writes },
 	{ "mask_bytes", t_mask_bytes },
 	{ "rx_counts", t_rx_counts },
+	{ "two_lanes", t_two_lanes },
 };
 const unsigned int n_drp_cases = sizeof(drp_cases) / sizeof(drp_cases[0]);

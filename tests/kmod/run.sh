@@ -81,6 +81,17 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
 	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
 	drp_root "$R"
+	# util-linux's setpriv (busybox's lacks options the DRP's launch line
+	# uses) and what it loads: init.sh runs that line as it is.
+	local f lib
+	if f=$(command -v setpriv) && [ "$(readlink -f "$f")" != /bin/busybox ]; then
+		mkdir -p "$R/usr/bin"
+		cp "$f" "$R/usr/bin/setpriv"
+		for lib in $(ldd "$f" | grep -o '/[^ ]*'); do
+			mkdir -p "$R$(dirname "$lib")"
+			cp -L "$lib" "$R$lib"
+		done
+	fi
 	cp "${GA_KMOD_INIT:-$HERE/init.sh}" "$R/init"
 	guest_initramfs "$R" "$2" "$3"
 }

@@ -189,8 +189,18 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 	C=/dev/datadev_07
 	klog() { dmesg | grep -F "$1" | tail -1; }
 	echo gpuasync >/sys/bus/pci/devices/$CARD_C/driver_override
-	if /t/standin $CARD_C 4 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4; then
+	# cfgDevName=1: the node named after the bus number, as upstream's.
+	if /t/standin $CARD_C 4 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4 cfgDevName=1; then
 		drv=$(readlink /sys/bus/pci/devices/$CARD_C/driver)
+		# Its /proc entry, as upstream's: the PCI address first, what the
+		# Slurm pairing (gen_gres_conf.py) reads.
+		P=/proc/datadev_07
+		[ "$(head -1 $P)" = "PCIe[BUS:NUM:SLOT.FUNC] : $CARD_C" ] &&
+			grep -q "^           GPU Async En : 1$" $P &&
+			grep -q "^         GPUAsync Support : Enabled$" $P &&
+			grep -q "^         Build String : " $P &&
+			ok "$P: PCI address, GPU async, build string" ||
+			{ bad "$P"; head -12 $P; }
 		[ "${drv##*/}" = gpuasync ] && [ -c $C ] &&
 			ok "gpuasync.ko bound to PCI $CARD_C ($(klog "GpuAsyncCore version 4"))" ||
 			{ bad "gpuasync.ko bound to PCI $CARD_C: driver '$drv'"; dmesg | tail -5; }
@@ -241,11 +251,24 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 		bad "standin or insmod bind_pci=1 reg_bar=4"
 	fi
 	# A core version this driver does not know: bound, GPU async off, and why.
-	if /t/standin $CARD_C 9 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4; then
+	# Without cfgDevName: numbered as upstream's default (datadev_0).
+	if /t/standin $CARD_C 4 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4; then
+		[ -c /dev/datadev_0 ] && [ ! -e $C ] &&
+			[ "$(head -1 /proc/datadev_0)" = "PCIe[BUS:NUM:SLOT.FUNC] : $CARD_C" ] &&
+			ok "cfgDevName=0: /dev/datadev_0 and /proc/datadev_0" ||
+			{ bad "cfgDevName=0"; ls /dev /proc | grep datadev; }
+		rmmod gpuasync || bad "rmmod"
+	else
+		bad "standin or insmod bind_pci=1 reg_bar=4 (cfgDevName=0)"
+	fi
+	if /t/standin $CARD_C 9 1 && insmod /t/gpuasync.ko bind_pci=1 reg_bar=4 cfgDevName=1; then
 		msg=$(klog "GPU async disabled: unknown GpuAsyncCore version")
 		[ -n "$msg" ] && ok "unknown version: bound read-only, the log says why ($msg)" ||
 			{ bad "unknown version: no log line"; dmesg | tail -5; }
 		expect card_driver FAIL "GpuAsyncCore version 9, GPU async off" -- $C --gpu $GPU_A
+		grep -q "^           GPU Async En : 0 (Unsupported GpuAsyncCore Version: 9)$" \
+			/proc/datadev_07 && ok "/proc/datadev_07: GPU async off, version 9" ||
+			{ bad "/proc/datadev_07 of version 9"; grep "GPU Async" /proc/datadev_07; }
 		rmmod gpuasync || bad "rmmod"
 	else
 		bad "standin 9 or insmod"
