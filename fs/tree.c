@@ -612,10 +612,12 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	readable = n->show || n->read_bin;
 	writable = n->store || n->write_bin;
-	/* Root passes the kernel's mode checks: refuse here as well. */
+	/* Root passes the kernel's mode checks: refuse here as well.  A grep
+	 * over every file of registers/ reads each write-only action file;
+	 * the mode says so already, and an errors line each would raise
+	 * gpuasyncfs_errors_total for no mistake at all. */
 	if (acc != O_WRONLY && !readable) {
-		fs_err(-EACCES, "write-only file: it triggers an action and has no value to read");
-		fs_reply_fail_node(req, fs, n, idx, -EACCES);
+		fuse_reply_err(req, EACCES);
 		return;
 	}
 	if (acc != O_RDONLY && !writable) {

@@ -144,10 +144,35 @@ START_TEST(prometheus_user_scrape)
 }
 END_TEST
 
+/* Root reading every file, write-only action files included (grep over
+ * registers/, as an operator does): each write-only file is refused with
+ * EACCES, and none of that is an error worth an errors line or a rise in
+ * gpuasyncfs_errors_total (an alert on it would fire).  A real mistake
+ * still is. */
+START_TEST(root_reads_write_only_quietly)
+{
+	char *out;
+
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("test -n \"$(find $M/registers -perm -200 ! -perm -400)\""), 0);
+	out = sh_out("grep -s . $M/registers/* $M/sim/* $M/device/* >/dev/null; "
+		     "cat $M/registers/count_reset 2>&1; wc -l < $M/errors; "
+		     "grep '^gpuasyncfs_errors_total' $M/metrics");
+	ck_assert_msg(strstr(out, "Permission denied"), "%s", out);
+	ck_assert_msg(strstr(out, "\n0\ngpuasyncfs_errors_total{"), "%s", out);
+	ck_assert_msg(strstr(out, "} 0\n"), "%s", out);
+	free(out);
+	ck_assert_int_ne(sh("echo 1 > $M/device/version 2>/dev/null"), 0);
+	ck_assert_int_eq(sh("test $(wc -l < $M/errors) = 1"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	return run_suite(
 		suite_of("fs_access", "access", TEST_TIMEOUT,
 			 SUITE_TESTS({default_root_only}, {allow_other_reads_only},
-				     {group_with_write_access}, {prometheus_user_scrape})));
+				     {group_with_write_access}, {prometheus_user_scrape},
+				     {root_reads_write_only_quietly})));
 }
