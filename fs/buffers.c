@@ -176,6 +176,8 @@ static int store_alloc_size(struct fs_ctx *c, const char *buf, size_t len)
 				      "buffers exist; rmdir them first",
 				      bi.size);
 	}
+	if (c->check_only)
+		return 0;
 	atomic_store(&fs->alloc_size[dir], v);
 	return 0;
 }
@@ -233,6 +235,8 @@ static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
 
 	if (ret < 0)
 		return ret;
+	if (on && c->check_only)
+		return buf_state(c, &bi); /* ENOLINK while the link is down */
 	if (on) {
 		/* Read the frame being handed back (and any before it in the
 		 * ring) first: every frame consumed through the mount is seen. */
@@ -398,6 +402,8 @@ static int store_send(struct fs_ctx *c, const char *buf, size_t len)
 		return ret;
 	if (!v)
 		return fs_err(-EINVAL, "send: a frame has at least 1 byte");
+	if (c->check_only)
+		return fs_write_link_check(c->fs);
 	return ga_buf_send(c->buf, (uint32_t)v);
 }
 

@@ -174,8 +174,8 @@ static int store_firmware(struct fs_ctx *c, const char *buf, size_t len)
 	f = &ga_fw_fields[id];
 	max = f->msb - f->lsb == 31 ? UINT32_MAX : (1u << (f->msb - f->lsb + 1)) - 1;
 	ret = fs_parse_u64(buf, len, max, false, &v);
-	if (ret < 0)
-		return ret;
+	if (ret < 0 || c->check_only)
+		return ret < 0 ? ret : fs_write_link_check(c->fs);
 	return ga_fw_write(c->fs->dev, (enum ga_fw_id)id, (uint32_t)v);
 }
 

@@ -86,6 +86,9 @@ struct fs_ctx {
 	unsigned int idx;
 	struct ga_buf *buf;
 	bool locked; /* holds fs->bufs_lock for reading (fs_ctx_enter) */
+	/* store: validate only, change nothing (a write is checked as it
+	 * arrives and applied when the file is closed; tree.c) */
+	bool check_only;
 };
 
 struct fs_node {
@@ -94,9 +97,10 @@ struct fs_node {
 	enum fs_dir dir;   /* the directory this row is, or FS_D_NONE */
 	unsigned int mode; /* permission bits; see fs_mode() for writable files */
 	unsigned int flags;
-	/* Text files: render the whole value / apply one written value.  Both
-	 * return 0 or a negative errno; store must validate before it
-	 * changes anything (a write is applied whole or not at all). */
+	/* Text files: render the whole value / apply one written text (all
+	 * that one open wrote).  Both return 0 or a negative errno; store
+	 * must validate before it changes anything (a text is applied whole
+	 * or not at all), and with c->check_only return after validating. */
 	int (*show)(struct fs_ctx *c, struct strbuf *sb);
 	int (*store)(struct fs_ctx *c, const char *buf, size_t len);
 	/* Binary files: bytes read/written at @off, or a negative errno. */
@@ -209,13 +213,19 @@ struct fs_open {
 	const struct fs_node *node;
 	unsigned int idx;
 	uint32_t gen;	      /* buffer generation at open */
-	pthread_mutex_t lock; /* guards snap and ph */
+	pthread_mutex_t lock; /* guards snap, the written text and ph */
 	struct strbuf snap;   /* text rendered at offset 0, served at later offsets */
 	bool have_snap;
 	bool stat_snap; /* snap was rendered for a stat: the next read at 0 serves it */
 	bool at_eof;	/* snap went at EOF, eof_len long: reads from there see EOF */
 	size_t eof_len;
 	size_t snap_counted;	    /* what fs->snap_bytes holds for snap */
+	/* Text written through this open, checked at each write and applied
+	 * at flush (close): one open writes one text (tree.c).  Under lock. */
+	struct strbuf wtext;
+	off_t wbase;	/* offset of its first write */
+	bool wstarted;	/* a write came since the last flush */
+	int wrefused;	/* the negative errno a write of it was refused with, or 0 */
 	struct fuse_pollhandle *ph; /* pending poll, or NULL */
 	bool polled;		    /* on fs->polled */
 	struct fs_open *next_polled;
@@ -389,6 +399,9 @@ void fs_node_stat_open(struct fs *fs, unsigned int row, unsigned int idx, struct
 void fs_note_lost(struct fs *fs);
 /* Check the card's link; an errors line when it went down or came back. */
 void fs_note_link(struct fs *fs);
+/* -ENOLINK with the reason while the card's link is down (a store's
+ * check: c->check_only), else 0. */
+int fs_write_link_check(struct fs *fs);
 /* Parse one unsigned value written to a file (text, "0x", suffixes when
  * @size): -EINVAL/-ERANGE with the reason recorded. */
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out);

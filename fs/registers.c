@@ -63,8 +63,8 @@ static int store_reg(struct fs_ctx *c, const char *buf, size_t len)
 
 	ret = fs_parse_u64(buf, len, ga_reg_field_max(id, c->fs->info.layout),
 			   r->flags & GA_F_BYTES, &v);
-	if (ret < 0)
-		return ret;
+	if (ret < 0 || c->check_only)
+		return ret < 0 ? ret : fs_write_link_check(c->fs);
 	/* The write engine switched on starts a new run (frames/). */
 	if ((r->flags & GA_F_ENGINE_WRITE) && v) {
 		uint32_t was = 1;
@@ -85,18 +85,24 @@ static int store_reg(struct fs_ctx *c, const char *buf, size_t len)
 	return ret;
 }
 
-/* registers/raw: pread/pwrite of 32-bit words at 4-byte aligned offsets. */
+/* registers/raw: pread/pwrite of 32-bit words at 4-byte aligned offsets.
+ * A read gets the whole words it asks for, up to the end of the block:
+ * what there is (Python's read() asks for one byte more than st_size, cat
+ * for 128 KiB), and end of file from the end on. */
 static ssize_t raw_read(struct fs_ctx *c, char *dst, size_t len, off_t off)
 {
 	size_t done = 0;
 
-	if (off < 0 || (off & 3) || (len & 3))
-		return fs_err(-EINVAL, "raw: offset %lld and length %zu must be multiples of 4",
-			      (long long)off, len);
-	if ((uint64_t)off >= GA_CORE_SIZE)
+	if (off >= 0 && (uint64_t)off >= GA_CORE_SIZE)
 		return 0;
 	if (len > GA_CORE_SIZE - (uint64_t)off)
 		len = GA_CORE_SIZE - (size_t)off;
+	if (off < 0 || (off & 3) || len < 4)
+		return fs_err(-EINVAL,
+			      "raw: offset %lld and length %zu: a read starts at a multiple of 4 "
+			      "and takes whole 4-byte words",
+			      (long long)off, len);
+	len &= ~(size_t)3;
 	for (; done < len; done += 4) {
 		uint32_t v;
 		int ret = ga_reg_read_raw(c->fs->dev, (uint32_t)(off + done), &v);

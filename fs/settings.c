@@ -241,6 +241,8 @@ static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
 		p += l + (nl ? 1 : 0);
 		line++;
 	}
+	if (c->check_only)
+		return fs_settings_link_check(fs);
 	return fs_settings_commit(fs, st, n);
 }
 

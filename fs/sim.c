@@ -117,7 +117,7 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 		ret = fs_parse_u64(buf, len, UINT64_MAX, false, &v);
 		break;
 	}
-	if (ret < 0)
+	if (ret < 0 || c->check_only)
 		return ret;
 	/* Frame numbers restart at 0: a new sequence, not a step back. */
 	if (f == GEN_RUNNING && on && ga_sim_gen_get(c->fs->dev, &g) == 0 && !g.running)
@@ -180,7 +180,7 @@ static int inject(struct fs_ctx *c, const char *buf, size_t len, enum ga_sim_fau
 	uint64_t n;
 	int ret = fs_parse_u64(buf, len, UINT32_MAX, false, &n);
 
-	if (ret < 0)
+	if (ret < 0 || c->check_only)
 		return ret;
 	return ga_sim_inject(c->fs->dev, f, (uint32_t)n, atomic_load(&c->fs->fault_code));
 }
@@ -249,6 +249,8 @@ static int store_fault_code(struct fs_ctx *c, const char *buf, size_t len)
 		return ret;
 	if (!v)
 		return fs_err(-EINVAL, "fault_code: 1..3 for write errors, 1..7 for read errors");
+	if (c->check_only)
+		return 0;
 	atomic_store(&c->fs->fault_code, (uint32_t)v);
 	return 0;
 }
@@ -269,9 +271,9 @@ static int store_link(struct fs_ctx *c, const char *buf, size_t len)
 	if (len && buf[len - 1] == '\n')
 		len--;
 	if (len == 2 && !memcmp(buf, "up", 2))
-		return ga_sim_link_set(c->fs->dev, true);
+		return c->check_only ? 0 : ga_sim_link_set(c->fs->dev, true);
 	if (len == 4 && !memcmp(buf, "down", 4))
-		return ga_sim_link_set(c->fs->dev, false);
+		return c->check_only ? 0 : ga_sim_link_set(c->fs->dev, false);
 	return fs_err(-EINVAL, "link: write up or down");
 }
 

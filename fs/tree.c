@@ -20,9 +20,12 @@
  * length as st_size; errors (FS_APPEND) renders again for a read past the
  * snapshot's end, so tail -f sees new lines.
  *
- * Writing text: one write() is one value; the offset and O_TRUNC are
+ * Writing text: what one open writes is one text (a value, a settings
+ * file), written in order from where it starts and applied whole at close
+ * (FLUSH); each write is checked as it arrives, so a refusal reaches the
+ * writer even where close's cannot (a shell builtin).  O_TRUNC is
  * ignored.  The store handler validates before touching anything, so a
- * refused write changes nothing; every refusal replies with the errno and
+ * refused text changes nothing; every refusal replies with the errno and
  * leaves a line in errors (fs_reply_fail).
  *
  * Permissions: the kernel checks modes (default_permissions is always
@@ -244,6 +247,7 @@ static void open_free(struct fs *fs, struct fs_open *fo)
 	fo->have_snap = false;
 	fs_snap_account(fs, fo);
 	sb_free(&fo->snap);
+	sb_free(&fo->wtext);
 	pthread_mutex_destroy(&fo->lock);
 	free(fo);
 }
@@ -653,7 +657,8 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->fh = (uintptr_t)fo;
 	fi->direct_io = 1; /* every read is a fresh hardware read */
 	fi->keep_cache = 0;
-	fi->noflush = 1; /* nothing is buffered: save the FLUSH round trip */
+	/* A written text is applied at FLUSH; a reader saves the round trip. */
+	fi->noflush = acc == O_RDONLY;
 	if (fuse_reply_open(req, fi) != 0)
 		open_free(fs, fo); /* interrupted: the kernel will not send release */
 }
@@ -727,6 +732,91 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	reply_slice_unlock(req, fo, size, off);
 }
 
+/* ---- writing text: one open writes one text ----------------------------------------- */
+
+/*
+ * Shells write a text in pieces: bash's and dash's printf and echo write
+ * once per line, dd once per block.  So the pieces one open writes are
+ * gathered and the whole text is applied at FLUSH (close(2) returns its
+ * errno: cat, tee, dd, /usr/bin/printf and Python report it), and each
+ * piece is checked as it arrives, the text so far taken as the whole
+ * (c->check_only: nothing changes).  A shell's builtin never sees close
+ * fail (its redirection is undone with dup2), but it sees a write fail,
+ * which is where a refusal lands: '[regs]' refuses the write carrying it,
+ * and a later write of a refused text is refused too, so nothing of it is
+ * applied.  Only the hardware can still refuse at close (a read-back
+ * that differs, a link that went down meanwhile).
+ *
+ * A write that ends on a CUT_BLOCK boundary inside a line may be a block
+ * writer's cut (dd's bs, cat's 128 KiB, stdio's buffer), not the end of
+ * the text: its last line is checked with the next write or at close.
+ */
+#define CUT_BLOCK 512u
+
+/* Check (or with @apply, apply) the first @len bytes of @fo's text. */
+static int text_store(struct fs *fs, struct fs_open *fo, size_t len, bool apply)
+{
+	struct fs_ctx c;
+	int ret;
+
+	if (!len && !apply)
+		return 0; /* nothing whole yet */
+	ret = fs_ctx_enter(fs, &c, fo->node, fo->idx, fo);
+	if (ret < 0)
+		return ret;
+	c.check_only = !apply;
+	ret = fo->node->store(&c, fo->wtext.buf ? fo->wtext.buf : "", len);
+	fs_ctx_leave(fs, &c);
+	return ret;
+}
+
+/* Add @size bytes written at @off to @fo's text and check it; fo->lock held. */
+static int text_write(struct fs *fs, struct fs_open *fo, const char *buf, size_t size, off_t off)
+{
+	size_t max = fo->node->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX, len;
+
+	if (fo->wrefused)
+		return fo->wrefused; /* the refusal has its errors line */
+	if (!fo->wstarted) {
+		sb_reset(&fo->wtext);
+		fo->wbase = off; /* O_APPEND: the kernel's idea of the end */
+		fo->wstarted = true;
+	} else if (off != fo->wbase + (off_t)fo->wtext.len) {
+		return fs_err(-EINVAL,
+			      "a write at offset %lld where the text written through this open "
+			      "file ends at %lld: one open writes one text, in order (open the "
+			      "file again for another)",
+			      (long long)off, (long long)(fo->wbase + (off_t)fo->wtext.len));
+	}
+	if (size > max - fo->wtext.len)
+		return fs_err(-EINVAL, "%zu bytes written through one open file: a %s is at most %zu "
+				       "bytes",
+			      fo->wtext.len + size, max == FS_TEXT_MAX ? "value" : "file", max);
+	if (sb_put(&fo->wtext, buf, size))
+		return fs_err(-ENOMEM, "out of memory keeping the written text");
+	len = fo->wtext.len;
+	if (size >= CUT_BLOCK && len % CUT_BLOCK == 0 && fo->wtext.buf[len - 1] != '\n') {
+		const char *nl = memrchr(fo->wtext.buf, '\n', len);
+
+		len = nl ? (size_t)(nl - fo->wtext.buf) + 1 : 0;
+	}
+	return text_store(fs, fo, len, false);
+}
+
+/* Apply what @fo wrote since the last flush, whole; fo->lock held.  A text
+ * refused at a write was answered there: nothing is applied, 0. */
+static int text_flush(struct fs *fs, struct fs_open *fo)
+{
+	int ret = 0;
+
+	if (fo->wstarted && !fo->wrefused)
+		ret = text_store(fs, fo, fo->wtext.len, true);
+	fo->wstarted = false;
+	fo->wrefused = 0;
+	sb_free(&fo->wtext);
+	return ret;
+}
+
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
@@ -739,33 +829,75 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 	(void)ino;
 	fs_err_clear();
 	fs_stat_handoff_drop(fs); /* a change: no stat render outlives it */
-	if (!(n->flags & FS_BINARY) &&
-	    size > (n->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX)) {
-		fs_err(-EINVAL, "%zu bytes written: a value is at most %u bytes", size,
-		       n->flags & FS_BIG_TEXT ? FS_WHOLE_WRITE : FS_TEXT_MAX);
-		fs_reply_fail_node(req, fs, n, fo->idx, -EINVAL);
+	if (!(n->flags & FS_BINARY)) {
+		bool again;
+
+		pthread_mutex_lock(&fo->lock);
+		again = fo->wrefused != 0;
+		ret = text_write(fs, fo, buf, size, off);
+		if (ret < 0 && !again) {
+			fo->wrefused = (int)ret;
+			sb_free(&fo->wtext);
+		}
+		pthread_mutex_unlock(&fo->lock);
+		if (ret < 0 && again)
+			fuse_reply_err(req, (int)-ret); /* the rest of a refused text */
+		else if (ret < 0)
+			fs_reply_fail_node(req, fs, n, fo->idx, (int)ret);
+		else
+			fuse_reply_write(req, size);
 		return;
 	}
 	ret = fs_ctx_enter(fs, &c, n, fo->idx, fo);
 	if (ret == 0) {
-		if (n->flags & FS_BINARY)
-			ret = n->write_bin(&c, buf, size, off);
-		else
-			ret = n->store(&c, buf, size);
+		ret = n->write_bin(&c, buf, size, off);
 		fs_ctx_leave(fs, &c);
 	}
 	if (ret < 0)
 		fs_reply_fail_node(req, fs, n, fo->idx, (int)ret);
 	else
-		fuse_reply_write(req, (n->flags & FS_BINARY) ? (size_t)ret : size);
+		fuse_reply_write(req, (size_t)ret);
+}
+
+/* close(2): the text this open wrote is applied now, and close returns
+ * what that came to (every close of a copy of the file sends one). */
+static void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+	int ret;
+
+	(void)ino;
+	fs_err_clear();
+	pthread_mutex_lock(&fo->lock);
+	ret = text_flush(fs, fo);
+	pthread_mutex_unlock(&fo->lock);
+	if (ret < 0)
+		fs_reply_fail_node(req, fs, fo->node, fo->idx, ret);
+	else
+		fuse_reply_err(req, 0);
 }
 
 static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
 	struct fs_open *fo = (struct fs_open *)(uintptr_t)fi->fh;
+	int ret;
 
 	(void)ino;
+	/* Written after the last flush (none comes without a close): applied
+	 * still, its refusal only in errors. */
+	fs_err_clear();
+	pthread_mutex_lock(&fo->lock);
+	ret = text_flush(fs, fo);
+	pthread_mutex_unlock(&fo->lock);
+	if (ret < 0) {
+		char path[256];
+
+		fs_path(fs, fo->node, fo->idx, path, sizeof(path));
+		fs_error_add(fs, path, ret, fs_last_error());
+		fs_err_clear();
+	}
 	fs_poll_forget(fs, fo);
 	open_free(fs, fo);
 	fuse_reply_err(req, 0);
@@ -789,6 +921,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.open = fs_op_open,
 	.read = fs_op_read,
 	.write = fs_op_write,
+	.flush = fs_op_flush,
 	.release = fs_op_release,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,

@@ -45,6 +45,19 @@ static const char *excerpt(const char *buf, size_t len, char *out, size_t outlen
 	return out;
 }
 
+/* Text on more than one line ("7\n8\n": printf writes each line apart). */
+static bool several_lines(const char *buf, size_t len)
+{
+	const char *nl = memchr(buf, '\n', len);
+
+	if (!nl)
+		return false;
+	for (nl++; nl < buf + len; nl++)
+		if (*nl != ' ' && *nl != '\t' && *nl != '\n' && *nl != '\r')
+			return true;
+	return false;
+}
+
 int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t *out)
 {
 	char ex[64];
@@ -52,6 +65,9 @@ int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t 
 
 	if (!len || (len == 1 && buf[0] == '\n'))
 		return fs_err(-EINVAL, "empty value: write one number");
+	if (several_lines(buf, len))
+		return fs_err(-EINVAL, "'%s' is more than one value: a file takes one value per open",
+			      excerpt(buf, len, ex, sizeof(ex)));
 	ret = size ? ga_parse_size(buf, len, max, out) : ga_parse_u64(buf, len, max, out);
 	if (ret == -ERANGE)
 		return fs_err(-ERANGE, "'%s' is out of range: 0..%llu",
@@ -76,6 +92,16 @@ int fs_parse_bool(const char *buf, size_t len, bool *out)
 	}
 	*out = v != 0;
 	return 0;
+}
+
+int fs_write_link_check(struct fs *fs)
+{
+	int up = ga_dev_link(fs->dev);
+
+	if (up == 0)
+		return fs_err(-ENOLINK, "link down: nothing is written to the card until "
+					"device/link reads up again");
+	return up < 0 ? up : 0;
 }
 
 /* ---- handler context ------------------------------------------------------------ */

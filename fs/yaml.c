@@ -27,14 +27,14 @@
  * file written here still loads there; a pyrogue file lacks them, so
  * applying one leaves them as they are.
  *
- * Each write is a whole file applied as LoadConfig does: every entry of
- * the subtree is staged, then written, read back and rolled back on
- * failure as one transaction (settings.c).  cat writes each file it is
- * given with writes of its own (and a file of up to 128 KiB in one), so
- * `cat base.yaml site.yaml > settings.yaml` applies base.yaml, then
- * site.yaml over it: several files overlay in order, as LoadConfig of a
- * list, each whole or not at all (pyrogue commits a list at once; here a
- * refused later file leaves the earlier ones applied).  Entries outside the subtree,
+ * What one open writes is one text (tree.c), applied at close as
+ * LoadConfig does: every entry of the subtree is staged, then written,
+ * read back and rolled back on failure as one transaction (settings.c).
+ * A key met again takes the later value, so `cat base.yaml site.yaml >
+ * settings.yaml` applies site.yaml over base.yaml, several files
+ * overlaying in order, all or nothing, as LoadConfig of a list.  Each
+ * write is checked as it arrives (c->check_only: parsed, nothing staged
+ * or noted).  Entries outside the subtree,
  * and names the subtree does not have, are skipped with one `errors` line
  * each (pyrogue logs "Entry not found" and goes on); pyrogue's read-only
  * variables (a state dump loaded back) are passed over silently, as its
@@ -611,7 +611,9 @@ int fs_store_settings_yaml(struct fs_ctx *c, const char *buf, size_t len)
 		return -ENOMEM;
 	ld->fs = c->fs;
 	ret = parse(ld, buf, len);
-	if (ret == 0) {
+	if (ret == 0 && c->check_only) {
+		ret = fs_settings_link_check(c->fs);
+	} else if (ret == 0) {
 		/* the file is understood: say what it skipped, then apply */
 		for (unsigned int i = 0; i < ld->nnotes; i++)
 			fs_error_add(c->fs, "settings.yaml", 0, ld->notes[i]);

@@ -436,7 +436,11 @@ int writen(const char *rel, const void *buf, size_t len)
 		return -errno;
 	n = write(fd, buf, len);
 	e = errno;
-	close(fd);
+	/* a text is applied at close, which returns what that came to */
+	if (close(fd) < 0 && n >= 0) {
+		n = -1;
+		e = errno;
+	}
 	if (n < 0)
 		return -e;
 	return n == (ssize_t)len ? 0 : -EIO;
