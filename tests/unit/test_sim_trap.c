@@ -29,6 +29,22 @@
 
 static int NFLAV;
 
+/* ASan (GA_SANITIZE) and TSan (test_sim_trap_tsan) install a SIGSEGV
+ * handler of their own, and trap=yes refuses to replace a program's
+ * handler (EBUSY, test_program_handler): this program leaves SIGSEGV to the
+ * trap.  Each is read only under its sanitizer. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "handle_segv=0";
+}
+
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "handle_segv=0";
+}
+
 #define NBUF 3
 
 static struct ga_dev *dev;

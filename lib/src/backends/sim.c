@@ -401,6 +401,7 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 		rc = ga_err(-errno, "sim: cannot map /dev/shm%s: %s", s->shm_name, strerror(errno));
 		goto out_free;
 	}
+	sim_regs_shared(s->regs);
 
 	memset(&mp, 0, sizeof(mp));
 	mp.version = c.version;

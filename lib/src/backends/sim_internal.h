@@ -178,6 +178,22 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
 	       ((uint64_t)index << SIM_BUS_INDEX_SHIFT);
 }
 
+/*
+ * The register block is shared memory that the card's thread, the API and
+ * other processes read and write without a lock, as a card's registers
+ * (see Locking above): under ThreadSanitizer each mapping of it is marked
+ * as such, so that its reports are about the library's own state.
+ */
+#ifdef __SANITIZE_THREAD__
+void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem,
+			     unsigned long size, const char *desc);
+#define sim_regs_shared(p)                                                                    \
+	AnnotateBenignRaceSized(__FILE__, __LINE__, (p), GA_CORE_SIZE,                        \
+				"the register block: shared memory, no lock by design")
+#else
+#define sim_regs_shared(p) ((void)(p))
+#endif
+
 /* ---- sim_trap.c ------------------------------------------------------------ */
 
 /* Can this build single-step a store (x86-64 Linux)? */

@@ -379,6 +379,7 @@ static int trap_create(struct sim *s)
 		goto out_teardown;
 	}
 	s->user_regs = m;
+	sim_regs_shared(m);
 	if (mprotect(ctl_page(s), (size_t)pg, PROT_READ)) {
 		rc = ga_err(-errno, "sim: cannot write-protect the control page: %s",
 			    strerror(errno));
