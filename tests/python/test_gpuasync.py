@@ -138,11 +138,21 @@ def test_wait_counter_wakes_on_frames(card):
     with card.create_buffer() as b0, card.create_buffer() as b1:
         assert [b.index for b in card.buffers()] == [0, 1]
         start = card.registers.rx_frame_count
+        delivered = int(cat(card, "sim/stats/delivered"))
+        dropped = int(cat(card, "sim/stats/dropped"))
         b0.arm()
         b1.arm()
+        card.registers.write_enable = 1
         card.sim.remaining = 2
         card.sim.running = 1
         assert card.wait_counter("rx_frame_count", start + 2, timeout=30) >= start + 2
+        # rx_frame_count counts dropped frames too: the two frames it
+        # waited for are the two the buffers hold, none dropped.
+        assert int(cat(card, "sim/stats/delivered")) == delivered + 2
+        assert int(cat(card, "sim/stats/dropped")) == dropped
+        for b in (b0, b1):
+            hdr = b.header
+            assert hdr.size == 4096 and hdr.result == 0 and hdr.overflow == 0
 
 
 def test_wait_times_out(card):
