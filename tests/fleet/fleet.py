@@ -26,10 +26,12 @@ and that no other node raised any alert.  With --page it loads the console
 page examples/console/gpuasyncfs.html, served by that Prometheus, in headless
 Chromium (--dump-dom, --screenshot) and checks the rendered cards.
 
---bench SECONDS skips the faults: it measures, over that window, each node's
-scrape duration (Prometheus' scrape_duration_seconds) and its daemon's CPU
-(/proc/PID/stat, with and without the simulated card's own thread, which
-runs in the daemon) and prints one line of figures.
+--bench SECONDS skips the faults, the generator and the consumer (the cards
+sit with their buffers armed, so the cost measured is serving the scrapes):
+it measures, over that window, each node's scrape duration (Prometheus'
+scrape_duration_seconds) and its daemon's CPU (/proc/PID/stat, with and
+without the simulated card's own thread, which runs in the daemon), and
+prints one line of figures.
 
 Exit status 0: passed; 1: failed (the reason printed); 77: skipped (a tool
 missing, only outside CI=true).
@@ -135,14 +137,15 @@ class Node:
         with open(os.path.join(self.mnt, rel)) as f:
             return f.read().strip()
 
-    def start_frames(self):
+    def start_frames(self, generate=True):
         for b in range(BUFFERS):
             os.mkdir(os.path.join(self.mnt, 'buffers/%d' % b))
             fd = os.open(os.path.join(self.mnt, 'buffers/%d/write_enable' % b), os.O_WRONLY)
             self.fds.append(fd)
             os.pwrite(fd, b'1', 0)
         self.put('registers/write_enable', '1')
-        self.put('sim/running', '1')
+        if generate:
+            self.put('sim/running', '1')
 
     def rearm(self):
         """Re-arm every buffer (an armed one stays armed): the consumer."""
@@ -281,14 +284,20 @@ def bench(prom, nodes, seconds):
     r99 = prom.query('max(max_over_time(scrape_duration_seconds{job="gpuasyncfs"}[%ds]))' %
                      int(seconds))
     samples = prom.query('avg(scrape_samples_scraped{job="gpuasyncfs"})')
+    scrapes = prom.query('sum(count_over_time(up{job="gpuasyncfs"}[%ds]))' % int(seconds))
     cpu = [(a[0] - b[0]) / dt for a, b in zip(after, before)]
     sim = [(a[1] - b[1]) / dt for a, b in zip(after, before)]
+    nscrapes = float(scrapes[0]['value'][1]) if scrapes else float('nan')
+    # CPU the daemons spent beside their simulated cards' threads (serving the
+    # scrapes, the consumer's re-arms, the sampler), per scrape
+    per_scrape = 1e3 * (sum(cpu) - sum(sim)) * dt / nscrapes
     print('BENCH nodes=%d window=%ds scrape_avg_ms=%.3f scrape_max_ms=%.3f samples=%s '
           'daemon_cpu_pct_avg=%.2f daemon_cpu_pct_max=%.2f without_sim_thread_pct_avg=%.2f '
-          'machine_cpus=%d' %
+          'scrapes=%.0f cpu_ms_per_scrape=%.3f machine_cpus=%d' %
           (len(nodes), seconds, float(r[0]['value'][1]) * 1e3, float(r99[0]['value'][1]) * 1e3,
            samples[0]['value'][1] if samples else '?', 100 * sum(cpu) / len(cpu),
-           100 * max(cpu), 100 * (sum(cpu) - sum(sim)) / len(cpu), os.cpu_count()))
+           100 * max(cpu), 100 * (sum(cpu) - sum(sim)) / len(cpu), nscrapes, per_scrape,
+           os.cpu_count()))
 
 
 def page(prom, top, nodes):
@@ -374,9 +383,10 @@ def run(args, top):
             nodes.append(Node(i, top, args.gafs, targets, port))
         for n in nodes:
             wait_for('node %d target file' % n.i, n.ready)
-            n.start_frames()
-        thread = threading.Thread(target=consumer, args=(nodes, stop), daemon=True)
-        thread.start()
+            n.start_frames(generate=not args.bench)
+        if not args.bench:
+            thread = threading.Thread(target=consumer, args=(nodes, stop), daemon=True)
+            thread.start()
         prom = Prom(top, args.src, targets, nodes)
         if args.bench:
             bench(prom, nodes, args.bench)
