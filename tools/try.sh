@@ -37,21 +37,21 @@ if ! mountpoint -q "$mnt"; then
 	exit 1
 fi
 
-cat <<HINTS
+daemon=$(cd "$build" && pwd)/fs/gpuasyncfs
+pid=$(pgrep -nf -- "fs/gpuasyncfs --sim $mnt\$" 2>/dev/null) || pid=
+cat <<WHERE
 
-The simulated GpuAsyncCore card is mounted on $mnt.  Try:
+The simulated GpuAsyncCore card is mounted on $mnt.
+The daemon is $daemon${pid:+ (pid $pid)}: built here, not installed
+(sudo cmake --install $build puts it on the PATH).  Stop it by unmounting:
+  fusermount3 -u $mnt
 
-  cat $mnt/README                          # every file, one line each
-  cat $mnt/device/version                  # firmware version (4)
-  mkdir $mnt/buffers/0                     # allocate, pin and register buffer 0
-  echo 1 > $mnt/buffers/0/write_enable     # arm it (free list)
-  echo 1 > $mnt/registers/write_enable     # start the FPGA->GPU engine
-  echo 1 > $mnt/sim/running                # start the simulated frame source
-  cat $mnt/registers/rx_frame_count
-  cat $mnt/buffers/0/status $mnt/buffers/0/header
-  cat $mnt/metrics                         # Prometheus text format
-  cat $mnt/errors                          # why the last writes failed, if any
-  ls $mnt/sim/                             # generator rate/size/pattern, fault injection
+The README's five-minute tour, with M=$mnt:
 
-Unmount with:  fusermount3 -u $mnt
-HINTS
+WHERE
+# One tour: the README's, so the two cannot differ.
+awk -v m="$mnt" '
+	/^## A five-minute tour/ { tour = 1; next }
+	tour && /^```/ { if (inblock) exit; inblock = 1; next }
+	inblock { sub(/^M=\/tmp\/gpuasync$/, "M=" m); print "  " $0 }
+' README.md

@@ -30,5 +30,15 @@ mountpoint -q "$T/mnt" || fail "nothing mounted on $T/mnt"
 [ "$(cat "$T/mnt/device/version")" = 4 ] || fail "device/version is not 4"
 [ "$(cat "$T/mnt/device/backend")" = sim ] || fail "not the simulated card"
 grep -qF "fusermount3 -u $T/mnt" "$T/out" || fail "it did not say how to unmount"
+# where the daemon is, and that it is that process
+grep -qF "The daemon is $T/build/fs/gpuasyncfs (pid " "$T/out" || fail "it did not say where the daemon is"
+pid=$(sed -n 's/^The daemon is .* (pid \([0-9]*\)).*/\1/p' "$T/out")
+[ "$(readlink "/proc/$pid/exe")" = "$T/build/fs/gpuasyncfs" ] || fail "pid $pid is not the daemon"
+# one tour: the README's block, line for line, with M= the mountpoint
+awk '/^## A five-minute tour/ { t = 1; next } t && /^```/ { if (b) exit; b = 1; next } b' \
+	"$SRC/README.md" | sed "s|^M=/tmp/gpuasync\$|M=$T/mnt|; s/^/  /" >"$T/tour"
+[ "$(wc -l <"$T/tour")" -gt 10 ] || fail "no tour found in README.md"
+grep -qxFf "$T/tour" "$T/out" && [ "$(grep -cxFf "$T/tour" "$T/out")" -ge "$(sort -u "$T/tour" | wc -l)" ] ||
+	fail "its tour is not the README's"
 fusermount3 -u "$T/mnt" || fail "cannot unmount"
 echo "PASS: tools/try.sh built only the daemon and mounted the simulated card"
