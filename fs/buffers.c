@@ -237,15 +237,8 @@ static int store_write_enable(struct fs_ctx *c, const char *buf, size_t len)
 		return ret;
 	if (on && c->check_only)
 		return buf_state(c, &bi); /* ENOLINK while the link is down */
-	if (on) {
-		/* Read the frame being handed back (and any before it in the
-		 * ring) first: every frame consumed through the mount is seen. */
-		fs_frames_scan(c->fs);
-		ret = ga_buf_arm(c->buf);
-		if (ret == 0)
-			fs_frames_rearmed(c->fs, c->idx);
-		return ret;
-	}
+	if (on) /* the frame handed back read first (frames.c) */
+		return fs_frames_arm(c->fs, c->idx, c->buf);
 	ret = buf_info(c, &bi);
 	if (ret < 0)
 		return ret;

@@ -131,6 +131,10 @@ struct fs_frames {
 	unsigned int npend;
 	bool deficit;
 	uint64_t deficit_at;
+	/* Since the last resync (at the card's count synced_at), until the
+	 * first commit: the watcher may not be where the card writes. */
+	bool resynced;
+	uint64_t synced_at;
 	/* The sequence: the last compared pulse ID, and unchecked frames since. */
 	bool have_pulse;
 	uint64_t last_pulse;
@@ -241,7 +245,7 @@ static void break_sequence(struct fs_frames *fr)
 
 static void pend_add(struct fs_frames *fr, bool th, uint64_t pulse)
 {
-	if (fr->npend == PEND_MAX)
+	if (fr->npend == PEND_MAX) /* a ring longer than PEND_MAX, all new */
 		break_sequence(fr);
 	fr->pend[fr->npend].th = th;
 	fr->pend[fr->npend].pulse = pulse;
@@ -367,11 +371,30 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, struct 
 		hist_add(&fr->age, age);
 }
 
+/* Read buffer @b's descriptor and first payload bytes into @raw: the
+ * bytes of @len payload (*@len: at most PREFIX_BYTES, at most the
+ * frame's size; 0 when the buffer holds no frame). */
+static int peek(struct fs *fs, struct seen *s, struct ga_buf *buf, uint8_t *raw, uint32_t *len)
+{
+	unsigned int ddb = fs->info.dma_data_bytes;
+	struct ga_header h;
+	int ret;
+
+	*len = s->payload_max < PREFIX_BYTES ? (uint32_t)s->payload_max : PREFIX_BYTES;
+	ret = ga_buf_read(buf, 0, raw, ddb + *len);
+	if (ret < 0)
+		return ret;
+	ga_header_decode(raw, &h);
+	if (h.size < *len)
+		*len = h.size;
+	return 0;
+}
+
 /* Look at write buffer @b: 1 and the frame accounted when it holds one not
  * seen yet, 0 when not, or a negative errno. */
 static int look(struct fs *fs, struct fs_frames *fr, unsigned int b)
 {
-	uint8_t raw[GA_HDR_BYTES + 128 + PREFIX_BYTES];
+	uint8_t raw[GA_HDR_BYTES + 128 + PREFIX_BYTES], again[sizeof(raw)];
 	unsigned int ddb = fs->info.dma_data_bytes;
 	struct ga_buf *buf = ga_buf_get(fs->dev, GA_DIR_WRITE, b);
 	struct seen *s = &fr->seen[b];
@@ -395,22 +418,28 @@ static int look(struct fs *fs, struct fs_frames *fr, unsigned int b)
 	/* Descriptor and the payload's first bytes in one read (one round
 	 * trip to GPU memory); the descriptor is written last, so a frame
 	 * whose descriptor we read is whole. */
-	len = s->payload_max < PREFIX_BYTES ? (uint32_t)s->payload_max : PREFIX_BYTES;
-	ret = ga_buf_read(buf, 0, raw, ddb + len);
+	ret = peek(fs, s, buf, raw, &len);
 	if (ret < 0)
 		return ret;
-	ga_header_decode(raw, &h);
-	if (h.size == 0) {
+	if (len == 0) {
 		/* Nothing landed (armed, or handed back: the DRP zeroes the
 		 * size word): the next frame here is new, whatever it holds. */
 		s->valid = false;
 		return 0;
 	}
-	if (h.size < len)
-		len = h.size;
+	ga_header_decode(raw, &h);
 	if (s->valid && s->len == len && !memcmp(s->hdr, raw, GA_HDR_BYTES) &&
 	    !memcmp(s->prefix, p, len))
 		return 0; /* seen already */
+	/* A new frame: read it again.  A consumer that re-arms without
+	 * zeroing the size word leaves the old descriptor in place while the
+	 * card writes the next payload under it; what changed between the
+	 * two reads was being written, and is looked at again next time. */
+	ret = ga_buf_read(buf, 0, again, ddb + len);
+	if (ret < 0)
+		return ret;
+	if (memcmp(raw, again, ddb + len))
+		return 0;
 	s->valid = true;
 	s->len = len;
 	memcpy(s->hdr, raw, GA_HDR_BYTES);
@@ -435,11 +464,57 @@ static unsigned int ring_walk(struct fs *fs, struct fs_frames *fr, unsigned int 
 }
 
 /*
+ * Start counting afresh from what the ring holds now: every frame in it
+ * taken as seen (without counting it: the card's count says how many
+ * were not), the sequence broken.  After frames were missed, a frame the
+ * watcher had not reached could still be read later, out of its place; a
+ * frame read after this was delivered after it.  Consistent only when
+ * the card's count did not move while the ring was read (tried thrice).
+ */
+static void resync(struct fs *fs, struct fs_frames *fr, unsigned int n)
+{
+	uint8_t raw[GA_HDR_BYTES + 128 + PREFIX_BYTES];
+	unsigned int ddb = fs->info.dma_data_bytes;
+	uint64_t c1, c2;
+
+	break_sequence(fr);
+	for (int tries = 0; tries < 3; tries++) {
+		if (card_count(fs, fr, &c1) < 0)
+			return;
+		for (unsigned int b = 0; b < n; b++) {
+			struct ga_buf *buf = ga_buf_get(fs->dev, GA_DIR_WRITE, b);
+			struct seen *s = &fr->seen[b];
+			uint32_t len;
+
+			if (!buf || s->gen != fs->slots[GA_DIR_WRITE][b].gen ||
+			    peek(fs, s, buf, raw, &len) < 0)
+				continue;
+			s->valid = len != 0;
+			s->len = len;
+			memcpy(s->hdr, raw, GA_HDR_BYTES);
+			memcpy(s->prefix, raw + ddb, len);
+		}
+		if (card_count(fs, fr, &c2) < 0)
+			return;
+		if (c1 == c2) {
+			fr->written_off = (int64_t)(c2 - fr->base) - (int64_t)fr->count[C_SEEN];
+			fr->resynced = true;
+			fr->synced_at = c2;
+			return;
+		}
+	}
+	/* Frames kept coming: the deficit stays, tried again next time. */
+	fr->deficit = true;
+	fr->deficit_at = c2;
+}
+
+/*
  * After frames were seen: were they all the card delivered?  Then they
  * are consecutive and their pulse IDs are compared.  A frame that lands
  * just after the walk would say no: the ring is walked again (twice at
  * most) before the answer counts.  Frames still missing once the card
- * has filled the whole ring since are gone: written off, not compared.
+ * has filled the whole ring since are gone: the watcher starts afresh
+ * (resync), and the frames seen meanwhile are not compared.
  */
 static unsigned int settle(struct fs *fs, struct fs_frames *fr, unsigned int n)
 {
@@ -460,38 +535,37 @@ static unsigned int settle(struct fs *fs, struct fs_frames *fr, unsigned int n)
 			break;
 		found += more;
 	}
-	if (missing == 0) {
+	if (missing == 0 && fr->resynced && c - fr->synced_at >= n) {
+		/* Every frame since the resync seen, but the card may have
+		 * filled every buffer anew before the watcher found where it
+		 * writes: read from another buffer, the ring's order is not the
+		 * card's (frames of one lap, rotated).  Fewer than a ring's worth
+		 * can only be seen from where the card began. */
+		resync(fs, fr, n);
+	} else if (missing == 0) {
 		commit(fr);
-	} else if (missing < 0) {
-		/* More seen than delivered: a frame from before the count
-		 * began, or read twice.  Nothing here can be trusted. */
-		fr->written_off += missing;
-		break_sequence(fr);
-	} else {
-		if (!fr->deficit) {
-			fr->deficit = true;
-			fr->deficit_at = c;
-		}
-		if (c - fr->deficit_at >= n) {
-			fr->written_off += missing;
-			break_sequence(fr);
-		}
+		fr->resynced = false;
+	} else if (missing < 0 || fr->npend == PEND_MAX) {
+		/* More seen than delivered (a frame from before the count
+		 * began, or read twice), or too many waiting. */
+		resync(fs, fr, n);
+	} else if (!fr->deficit) {
+		fr->deficit = true;
+		fr->deficit_at = c;
+	} else if (c - fr->deficit_at >= n) {
+		resync(fs, fr, n);
 	}
 	return found;
 }
 
-int fs_frames_scan(struct fs *fs)
+/* fs_frames_scan with fr->lock held. */
+static int scan_locked(struct fs *fs, struct fs_frames *fr)
 {
-	struct fs_frames *fr = fs->frames;
-	unsigned int n, found;
+	unsigned int n = ga_buf_count(fs->dev, GA_DIR_WRITE), found;
 	uint32_t enabled = 1;
 
-	if (!fr)
-		return 0;
-	n = ga_buf_count(fs->dev, GA_DIR_WRITE);
 	if (n > GA_MAX_BUFFERS)
 		n = GA_MAX_BUFFERS;
-	pthread_mutex_lock(&fr->lock);
 	found = ring_walk(fs, fr, n);
 	if (found || fr->npend)
 		found += settle(fs, fr, n);
@@ -503,8 +577,42 @@ int fs_frames_scan(struct fs *fs)
 			break_sequence(fr);
 		fr->have_pulse = false;
 	}
-	pthread_mutex_unlock(&fr->lock);
 	return (int)found;
+}
+
+int fs_frames_scan(struct fs *fs)
+{
+	struct fs_frames *fr = fs->frames;
+	int found;
+
+	if (!fr)
+		return 0;
+	pthread_mutex_lock(&fr->lock);
+	found = scan_locked(fs, fr);
+	pthread_mutex_unlock(&fr->lock);
+	return found;
+}
+
+int fs_frames_arm(struct fs *fs, unsigned int idx, struct ga_buf *buf)
+{
+	struct fs_frames *fr = fs->frames;
+	int ret;
+
+	if (!fr)
+		return ga_buf_arm(buf);
+	/* Read the frame being handed back (and any before it in the ring)
+	 * first: every frame consumed through the mount is seen.  Arm with
+	 * the watcher held off: the next frame there is new, even one with
+	 * the same payload (the zero pattern), and a frame the card writes
+	 * the moment the buffer is armed is not taken for the old one's
+	 * second coming (it was: seen ran above delivered). */
+	pthread_mutex_lock(&fr->lock);
+	scan_locked(fs, fr);
+	ret = ga_buf_arm(buf);
+	if (ret == 0 && idx < GA_MAX_BUFFERS)
+		fr->seen[idx].valid = false;
+	pthread_mutex_unlock(&fr->lock);
+	return ret;
 }
 
 void fs_frames_new_run(struct fs *fs, bool ring_reset)
@@ -526,19 +634,6 @@ void fs_frames_new_run(struct fs *fs, bool ring_reset)
 	pthread_rwlock_unlock(&fs->bufs_lock);
 }
 
-void fs_frames_rearmed(struct fs *fs, unsigned int idx)
-{
-	struct fs_frames *fr = fs->frames;
-
-	if (!fr || idx >= GA_MAX_BUFFERS)
-		return;
-	/* The mount emptied it: the next frame there is new, even one with
-	 * the same payload (the zero pattern). */
-	pthread_mutex_lock(&fr->lock);
-	fr->seen[idx].valid = false;
-	pthread_mutex_unlock(&fr->lock);
-}
-
 /* ---- the watcher thread --------------------------------------------------- */
 
 #define WATCH_BUSY_MS  1   /* while frames come */
@@ -557,6 +652,11 @@ static void *watch_main(void *arg)
 		struct timespec ts;
 
 		pthread_mutex_unlock(&fr->mx);
+		/* The card's queued copies land first, outside bufs_lock: a
+		 * look reads on the card's stream, and waiting behind them
+		 * under the lock held mkdir and rmdir up to a millisecond
+		 * while frames flowed (issue 30). */
+		ga_dev_sync(fs->dev);
 		pthread_rwlock_rdlock(&fs->bufs_lock);
 		if (ga_buf_count(fs->dev, GA_DIR_WRITE)) {
 			quiet = fs_frames_scan(fs) > 0 ? 0 : quiet + 1;

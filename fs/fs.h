@@ -322,8 +322,14 @@ void fs_frames_stop(struct fs *fs);
 /* Read the frames that landed since the last look, in ring order; how
  * many.  fs->bufs_lock held for reading. */
 int fs_frames_scan(struct fs *fs);
-/* The mount re-armed write buffer @idx (after fs_frames_scan saw its frame). */
-void fs_frames_rearmed(struct fs *fs, unsigned int idx);
+/* Arm write buffer @idx (@buf) for the mount, its frame and those before
+ * it read first.  fs->bufs_lock held for reading. */
+int fs_frames_arm(struct fs *fs, unsigned int idx, struct ga_buf *buf);
+/* A new run begins (the write engine switched on: @ring_reset, the card
+ * starts at buffer 0; the simulated card's generator restarted): the
+ * frames there now are read, the next one starts a new pulse-ID sequence.
+ * Takes fs->bufs_lock for reading: the caller must not hold it. */
+void fs_frames_new_run(struct fs *fs, bool ring_reset);
 /* The frame counters and histograms, for metrics (bufs_lock held for reading). */
 void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
@@ -334,11 +340,6 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 int fs_http_start(struct fs *fs);
 /* Remove the target file, then stop serving. */
 void fs_http_stop(struct fs *fs);
-/* A new run begins (the write engine switched on: @ring_reset, the card
- * starts at buffer 0; the simulated card's generator restarted): the
- * frames there now are read, the next one starts a new pulse-ID sequence.
- * Takes fs->bufs_lock for reading: the caller must not hold it. */
-void fs_frames_new_run(struct fs *fs, bool ring_reset);
 
 /* ---- errors.c ------------------------------------------------------------- */
 int fs_errors_init(struct fs *fs);
