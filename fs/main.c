@@ -698,6 +698,10 @@ static int add_mount_options(struct fuse_args *args, const struct fs *fs)
 	/* Modes are checked by the kernel; the daemon adds its own refusals. */
 	ret |= fuse_opt_add_arg(args, "-odefault_permissions");
 	ret |= fuse_opt_add_arg(args, "-osubtype=gpuasyncfs");
+	/* An observer changes nothing: a read-only mount says so to findmnt,
+	 * test -w and every writer (EROFS from the kernel). */
+	if (fs->cfg.observe)
+		ret |= fuse_opt_add_arg(args, "-oro");
 	if (fs->cfg.allow_other)
 		ret |= fuse_opt_add_arg(args, "-oallow_other");
 	if (fuse_opt_add_opt_escaped(&opt, fs->cfg.device) == 0) {

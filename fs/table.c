@@ -187,16 +187,19 @@ int fs_node_of(struct fs *fs, fuse_ino_t ino, unsigned int *row, unsigned int *i
 unsigned int fs_mode(const struct fs *fs, const struct fs_node *n)
 {
 	unsigned int wmode = fs->cfg.mode & 0777;
+	/* an observer mount (read-only) shows no write bits */
+	unsigned int keep = fs->cfg.observe ? 07555 : 07777;
 
 	if (n->dir != FS_D_NONE)
-		return S_IFDIR | (fs_dir_is_collection(n->dir) ? 0555 | (wmode & 0222) : 0555);
+		return S_IFDIR |
+		       ((fs_dir_is_collection(n->dir) ? 0555 | (wmode & 0222) : 0555) & keep);
 	switch (n->mode) {
 	case 0644:
-		return S_IFREG | wmode; /* writable files: [access] mode */
+		return S_IFREG | (wmode & keep); /* writable files: [access] mode */
 	case 0200:
-		return S_IFREG | (wmode & 0222);
+		return S_IFREG | (wmode & 0222 & keep);
 	default:
-		return S_IFREG | n->mode; /* 0444, and raw's 0600 */
+		return S_IFREG | (n->mode & keep); /* 0444, and raw's 0600 */
 	}
 }
 

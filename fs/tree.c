@@ -789,8 +789,9 @@ static int text_write(struct fs *fs, struct fs_open *fo, const char *buf, size_t
 			      (long long)off, (long long)(fo->wbase + (off_t)fo->wtext.len));
 	}
 	if (size > max - fo->wtext.len)
-		return fs_err(-EINVAL, "%zu bytes written through one open file: a %s is at most %zu "
-				       "bytes",
+		return fs_err(-EINVAL,
+			      "%zu bytes written through one open file: a %s is at most %zu "
+			      "bytes",
 			      fo->wtext.len + size, max == FS_TEXT_MAX ? "value" : "file", max);
 	if (sb_put(&fo->wtext, buf, size))
 		return fs_err(-ENOMEM, "out of memory keeping the written text");

@@ -66,7 +66,8 @@ int fs_parse_u64(const char *buf, size_t len, uint64_t max, bool size, uint64_t 
 	if (!len || (len == 1 && buf[0] == '\n'))
 		return fs_err(-EINVAL, "empty value: write one number");
 	if (several_lines(buf, len))
-		return fs_err(-EINVAL, "'%s' is more than one value: a file takes one value per open",
+		return fs_err(-EINVAL,
+			      "'%s' is more than one value: a file takes one value per open",
 			      excerpt(buf, len, ex, sizeof(ex)));
 	ret = size ? ga_parse_size(buf, len, max, out) : ga_parse_u64(buf, len, max, out);
 	if (ret == -ERANGE)

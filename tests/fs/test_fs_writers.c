@@ -30,8 +30,8 @@ static const struct writer {
 } writers[] = {
 	{"bash printf", "bash -c 'printf \"$FMT\" > \"$T\"'"},
 	{"bash echo -e", "bash -c 'echo -ne \"$FMT\" > \"$T\"'"},
-	{"bash echo, a line each",
-	 "bash -c 'while IFS= read -r l || [ -n \"$l\" ]; do echo \"$l\"; done < \"$SRC\" > \"$T\"'"},
+	{"bash echo, a line each", "bash -c 'while IFS= read -r l || [ -n \"$l\" ]; do echo "
+				   "\"$l\"; done < \"$SRC\" > \"$T\"'"},
 	{"dash printf", "printf \"$FMT\" > \"$T\""},
 	{"/usr/bin/printf", "/usr/bin/printf \"$FMT\" > \"$T\""},
 	{"cat FILE >", "cat \"$SRC\" > \"$T\""},
@@ -58,7 +58,8 @@ static const struct text {
 	{"settings", "[regs]\nar_cache = 3\n", EINVAL, "line 1: unknown section [regs]", 0},
 	{"settings", "[registers]\nar_cache = 5\nbogus = 1\n", EINVAL,
 	 "line 3: unknown setting 'bogus'", 0},
-	{"settings", "[registers]\nar_cache = 6\naw_cache = 99", ERANGE, "line 3: 'aw_cache = 99'", 0},
+	{"settings", "[registers]\nar_cache = 6\naw_cache = 99", ERANGE, "line 3: 'aw_cache = 99'",
+	 0},
 	{"settings.yaml", YCORE "      AxiReadCache: 0x6\n", 0, NULL, 6},
 	{"settings.yaml", YCORE "      AxiReadCache: 0x6\n      AxiWriteCache: 0x10\n", ERANGE,
 	 "line 5: AxiGpuAsyncCore.AxiWriteCache", 0},
@@ -117,8 +118,8 @@ START_TEST(every_writer_whole_or_nothing)
 		before = err_lines();
 		rc = run_writer(w, x->file, x->text);
 		if (!x->err) {
-			ck_assert_msg(rc == 0, "%s > %s '%s': exit %d, %s", w->name, x->file, x->text,
-				      rc, err_last());
+			ck_assert_msg(rc == 0, "%s > %s '%s': exit %d, %s", w->name, x->file,
+				      x->text, rc, err_last());
 			ck_assert_msg(readnum("registers/ar_cache") == x->want,
 				      "%s > %s '%s': ar_cache %llu, not %u", w->name, x->file,
 				      x->text, readnum("registers/ar_cache"), x->want);
