@@ -30,6 +30,9 @@ import select
 import threading
 import time
 
+# The project's version (CMakeLists.txt); tests/python/pip.sh holds them equal.
+__version__ = "0.1.0"
+
 __all__ = ["Card", "Buffer", "Header", "GpuAsyncError", "GpuMapping", "CudaError"]
 
 
