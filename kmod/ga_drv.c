@@ -1837,7 +1837,7 @@ static void ga_pci_remove(struct pci_dev *pdev)
 
 /* No MODULE_DEVICE_TABLE on purpose: udev must not load us for these cards. */
 static const struct pci_device_id ga_pci_ids[] = {
-	{ PCI_DEVICE(0x1a4a, 0x2030) },
+	{ PCI_DEVICE(GA_PCI_VENDOR_SLAC, GA_PCI_DEVICE_CARD) },
 	{},
 };
 

@@ -62,12 +62,13 @@
 
 #define GA_EMU_MAX 8
 #define GA_EMU_SCRATCH (1u << 20) /* largest generated frame / read request */
-#define GA_EMU_CLOCK_HZ 250000000u
+#define GA_EMU_CLOCK_HZ GA_DMA_CLOCK_HZ_DEFAULT
 #define GA_EMU_RAMP (GA_EMU_SCRATCH + 256) /* a largest frame from any offset 0..255 */
 
-static int emulate_version = 4;
+static int emulate_version = GA_VERSION_EMULATED;
 module_param(emulate_version, int, 0444);
-MODULE_PARM_DESC(emulate_version, "firmware version of emulated cards, 1-5 (default 4)");
+MODULE_PARM_DESC(emulate_version, "firmware version of emulated cards, 1 to the newest the "
+				  "module knows (default " __stringify(GA_VERSION_EMULATED) ")");
 
 static bool emulate_upstream;
 module_param(emulate_upstream, bool, 0444);

@@ -114,6 +114,11 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
 #define GA_AXIVERSION_GPU_EN 0x20428u   /* userValues[10], bit 0 */
 #define GA_AXIVERSION_CLOCK_HZ 0x20410u /* userValues[4], DMA clock in Hz */
 
+/* The card's PCI identity: SLAC's vendor id and the GpuAsyncCore card's
+ * device id (1a4a:2030), which gpuasync.ko binds and the doctor looks for. */
+#define GA_PCI_VENDOR_SLAC 0x1a4a
+#define GA_PCI_DEVICE_CARD 0x2030
+
 /*
  * The 8-byte descriptor the card writes at offset 0 of a write buffer after
  * the payload (which starts at +dma_data_bytes).  Word 0 holds the flags,

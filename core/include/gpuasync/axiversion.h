@@ -50,6 +50,11 @@ enum ga_fw_access {
 /* The value column of a row the emulated cards fill themselves. */
 #define GA_FW_CARD 0u
 
+/* DMA_CLK_FREQ_C of the image the emulated cards model (firmware.def's
+ * dma_clock_hz row), so their clock, and the clock the library assumes
+ * for a card whose AxiVersion reports none: 250 MHz, 4 ns per cycle. */
+#define GA_DMA_CLOCK_HZ_DEFAULT 250000000u
+
 enum ga_fw_kind {
 	GA_FWK_HEX,    /* one field, "0x%08x" */
 	GA_FWK_HEX3,   /* one field, "0x%03x" (hardware type, 12 bits) */

@@ -86,6 +86,10 @@ enum ga_version_rows {
 };
 /* The newest firmware version known (rows are 1..GA_VERSION_MAX). */
 #define GA_VERSION_MAX GA_VERSION_ROWS
+/* The firmware version the emulated cards run unless told otherwise (the
+ * sim's version=, gpuasyncfs's sim_version, gpuasync.ko's emulate_version):
+ * a plain number, so the module's parameter text can name it. */
+#define GA_VERSION_EMULATED 4
 
 /* Indexed by version - 1 (defined in core/regs.c). */
 extern const struct ga_version ga_versions[GA_VERSION_MAX];

@@ -40,8 +40,6 @@
 #include "datadev_owner.h"
 #include "internal.h"
 
-#define DD_DEFAULT_CLOCK_HZ 250000000ull
-
 /* Which driver is behind the node, found without sending it anything it
  * does not know (upstream logs unknown codes) and without changing state. */
 enum dd_driver {
@@ -598,9 +596,10 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	if (ioctl(p->fd, DMA_Read_Register, (unsigned long)&clk) == 0 && clk.data != 0) {
 		dev->info.clock_hz = clk.data;
 	} else {
-		dev->info.clock_hz = DD_DEFAULT_CLOCK_HZ;
+		dev->info.clock_hz = GA_DMA_CLOCK_HZ_DEFAULT;
 		snprintf(dev->info.clock_note, sizeof(dev->info.clock_note),
-			 "AxiVersion reports no DMA clock: assuming 250 MHz");
+			 "AxiVersion reports no DMA clock: assuming %u MHz",
+			 GA_DMA_CLOCK_HZ_DEFAULT / 1000000u);
 	}
 
 	if (p->driver == DD_GPUASYNC) {

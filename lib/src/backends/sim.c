@@ -225,9 +225,9 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	c->version = 4;
+	c->version = GA_VERSION_EMULATED;
 	c->ddb = 32;
-	c->clock_hz = 250000000ull;
+	c->clock_hz = GA_DMA_CLOCK_HZ_DEFAULT;
 	c->gen.size = 4096;
 	c->gen.pattern = GA_PATTERN_PRBS;
 	c->gen.first_user = 0x02; /* SOF, as the firmware's read path sends */

@@ -162,10 +162,10 @@ void ga_config_defaults(struct ga_config *cfg)
 	cfg->gpu_index = 0;
 	cfg->use_gpu = true;
 	cfg->pin = GA_PIN_AUTO;
-	cfg->sim_version = 4;
+	cfg->sim_version = GA_VERSION_EMULATED;
 	cfg->sim_max_buffers = 0;
 	cfg->sim_dma_data_bytes = 32;
-	cfg->sim_clock_hz = 250000000;
+	cfg->sim_clock_hz = GA_DMA_CLOCK_HZ_DEFAULT;
 	cfg->sim_rate_hz = 1000;
 	cfg->sim_size = 4096;
 	snprintf(cfg->sim_pattern, sizeof(cfg->sim_pattern), "prbs");

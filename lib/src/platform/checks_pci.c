@@ -14,11 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuasync/abi.h"
 #include "pf.h"
 
 #define NVIDIA_VENDOR	0x10de
-#define SLAC_VENDOR	0x1a4a
-#define SLAC_CARD	0x2030
 #define CHAIN_MAX	32
 #define PCI_EXT_CAP_ACS 0x0d
 #define ACS_CTRL_RR	0x04 /* P2P request redirect */
@@ -36,7 +35,8 @@ static void add_card(struct pf *pf, const char *bdf)
 }
 
 /* Every card the kernel shows: gpuasync.ko's class, datadev's PCI driver,
- * and any 1a4a:2030 function (bound to nothing, or to something else). */
+ * and any function with the card's PCI id (GA_PCI_VENDOR_SLAC:GA_PCI_DEVICE_CARD,
+ * bound to nothing, or to something else). */
 static void scan_cards(struct pf *pf)
 {
 	char p[PATH_MAX], bdf[64];
@@ -68,7 +68,7 @@ static void scan_cards(struct pf *pf)
 			if (pf_is_bdf(e->d_name) &&
 			    !pf_read_ull(pf, &v, "/sys/bus/pci/devices/%s/vendor", e->d_name) &&
 			    !pf_read_ull(pf, &dv, "/sys/bus/pci/devices/%s/device", e->d_name) &&
-			    v == SLAC_VENDOR && dv == SLAC_CARD)
+			    v == GA_PCI_VENDOR_SLAC && dv == GA_PCI_DEVICE_CARD)
 				add_card(pf, e->d_name);
 		}
 		closedir(d);
@@ -162,8 +162,8 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 		}
 		if (card_from_opt(pf, spec, bdf, sizeof(bdf), r)) {
 			r->verdict = GA_VERDICT_FAIL;
-			pf_todo(r,
-				"name the card by PCI address (lspci -d 1a4a:) or its /dev node");
+			pf_todo(r, "name the card by PCI address (lspci -d %04x:) or its /dev node",
+				GA_PCI_VENDOR_SLAC);
 			return;
 		}
 	} else if (pf->ncards) {
@@ -171,9 +171,9 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 	} else {
 		r->verdict = GA_VERDICT_FAIL;
 		pf_found(r, "no card: nothing in /sys/class/gpuasync, no device bound to datadev, "
-			    "no PCI function 1a4a:2030");
-		pf_todo(r, "check the card is seated and powered (lspci -d 1a4a:), then load "
-			   "gpuasync.ko or datadev.ko");
+			    "no PCI function %04x:%04x", GA_PCI_VENDOR_SLAC, GA_PCI_DEVICE_CARD);
+		pf_todo(r, "check the card is seated and powered (lspci -d %04x:), then load "
+			   "gpuasync.ko or datadev.ko", GA_PCI_VENDOR_SLAC);
 		return;
 	}
 	if ((rc = pf_dev_load(pf, bdf, &pf->card))) {

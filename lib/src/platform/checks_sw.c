@@ -274,9 +274,10 @@ void pf_check_card_driver(struct pf *pf, struct ga_check_result *r)
 	if (!gpu_en) {
 		r->verdict = GA_VERDICT_FAIL;
 		pf_todo(r, "load a firmware image built with GPU async (DATAGPU_EN_G)");
-	} else if (ver < 1 || ver > 5) {
+	} else if (ver < 1 || ver > GA_VERSION_MAX) {
 		r->verdict = GA_VERDICT_FAIL;
-		pf_todo(r, "GpuAsyncCore version %llu is not one this library knows (1-5)", ver);
+		pf_todo(r, "GpuAsyncCore version %llu is not one this library knows (1-%u)", ver,
+			(unsigned int)GA_VERSION_MAX);
 	}
 }
 
