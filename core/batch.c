@@ -17,14 +17,32 @@ int ga_batch_walk(const uint8_t hdr[2], uint32_t len, uint32_t min0, ga_batch_re
 		  void *ctx, struct ga_batch_sub sub[GA_BATCH_MAX_SUB], unsigned int *count)
 {
 	struct ga_batch_sub found[GA_BATCH_MAX_SUB];
-	unsigned int width = hdr[0] >> 4, n = 0, i;
-	uint32_t line, tl, pos = len;
+	unsigned int width = hdr[0] >> 4, n = 0;
+	uint32_t line, tl, pos = len, i;
+	uint8_t pad[16];
 
 	*count = 0;
-	if ((hdr[0] & 0x0fu) != GA_BATCH_VERSION || width > GA_BATCH_MAX_WIDTH)
+	if ((hdr[0] & 0x0fu) != GA_BATCH_VERSION || width < GA_BATCH_MIN_WIDTH ||
+	    width > GA_BATCH_MAX_WIDTH)
 		return GA_BATCH_NOT_BATCH;
 	line = ga_batch_line(width);
 	tl = ga_batch_tail_line(width);
+	/* The header line's padding is zero (what of it there is): six
+	 * bytes at least, which no other payload here starts with by chance
+	 * (the timing record's control byte, prbs, counter words). */
+	for (i = 2; i < line && i < len; i += sizeof(pad)) {
+		uint32_t k = line - i < sizeof(pad) ? line - i : (uint32_t)sizeof(pad);
+		int rc;
+
+		if (k > len - i)
+			k = len - i;
+		rc = rd(ctx, i, pad, k);
+		if (rc < 0)
+			return rc;
+		for (uint32_t j = 0; j < k; j++)
+			if (pad[j])
+				return GA_BATCH_NOT_BATCH;
+	}
 	if (len < line + tl)
 		return GA_BATCH_TOO_SHORT;
 	/* From the end: each tail says how much data lies before it. */

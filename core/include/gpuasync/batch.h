@@ -14,8 +14,9 @@
  *
  * A reader starts at the end and walks back tail by tail: each tail gives
  * the size of the data before it.  Sub-frame 0 (tdest 0) is the event's
- * TimingHeader.  Little-endian.  Where the fact sheet leaves it open (the
- * header and the tails padded to a line), this follows SURF's batcher.
+ * TimingHeader.  Little-endian.  The facts this was written from say the
+ * header is 2 bytes and the tail 8; that each fills a line of its own
+ * (zero padding) is this project's reading (docs/drp.md).
  */
 #ifndef GPUASYNC_BATCH_H
 #define GPUASYNC_BATCH_H
@@ -29,7 +30,9 @@
 
 #define GA_BATCH_VERSION    1u
 #define GA_BATCH_TAIL_BYTES 8u
-#define GA_BATCH_MAX_WIDTH  12u /* 8 KiB lines: beyond any firmware's stream */
+/* Widths a reader accepts: lines of 8 bytes (a tail fills one) to 8 KiB. */
+#define GA_BATCH_MIN_WIDTH 2u
+#define GA_BATCH_MAX_WIDTH 12u
 /* Sub-frames a reader keeps, and the tdest values it accepts: a tdest at
  * or above it is the DRP's "overflow" (tdest >= count). */
 #define GA_BATCH_MAX_SUB 16u
