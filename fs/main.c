@@ -129,9 +129,14 @@ static void usage(const char *prog)
 	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
 	       "\n",
 	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX, GA_HTTP_DEFAULT_PORT);
-	printf("FUSE options:\n");
+	/* libfuse's own list would offer max_threads (refused here) and -s
+	 * (a single loop is already the default): the ones that apply. */
+	printf("FUSE options:\n"
+	       "    -d   -o debug          print every FUSE request (implies -f)\n"
+	       "    -f                     stay in the foreground\n"
+	       "    -o clone_fd            with -o threads=N above 1: a /dev/fuse descriptor "
+	       "per thread\n");
 	fflush(stdout);
-	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
 

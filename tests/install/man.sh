@@ -3,7 +3,8 @@
 #
 # The man pages: each renders with man -l without a warning, and
 # gpuasyncfs.8 names every option the daemon's --help prints (its own and the
-# FUSE ones), so the page cannot drift from the program.
+# FUSE ones), and the parser takes every -o option the page names (the one
+# it calls refused is refused), so the page cannot drift from the program.
 #
 #   man.sh MAN_DIR GPUASYNCFS
 #
@@ -52,4 +53,25 @@ for o in $opts; do
 done
 [ -z "$missing" ] || fail "gpuasyncfs.8 lacks options that --help prints:$missing"
 echo "ok: gpuasyncfs.8 names all $(echo "$opts" | wc -w) options of --help: $(echo "$opts" | tr "\n" " ")"
+
+# The other way: every -o option the page names is one the parser takes
+# (run against a regular file as mountpoint, which is refused only after
+# every option was parsed), and the one it says is refused is refused.
+: >"$tmp/file"
+named=$(grep -oE -- '-o [a-z_.]*[a-z_]' "$tmp/page" | sed 's/^-o //' | sort -u)
+[ "$(echo "$named" | wc -l)" -ge 15 ] || fail "found only these -o options in gpuasyncfs.8: $named"
+for o in $named; do
+	# a flag as it is, a valued option with a value (either may be refused
+	# for its value, with a message naming it, but not as unknown)
+	out=$("$daemon" -o "$o" --sim "$tmp/file" 2>&1)
+	echo "$out" | grep -q "unknown option" && out=$("$daemon" -o "$o=1" --sim "$tmp/file" 2>&1)
+	case $o in
+	key | section.key | option | options) ;; # "-o key=value", prose ("-o options")
+	max_threads)
+		echo "$out" | grep -q -- "-o threads=N" || fail "-o max_threads: not refused as gpuasyncfs.8 says: $out" ;;
+	*)
+		echo "$out" | grep -q "unknown option" && fail "gpuasyncfs.8 names -o $o, the parser refuses it: $out" ;;
+	esac
+done
+echo "ok: the parser takes every -o option gpuasyncfs.8 names ($(echo "$named" | wc -w)), max_threads refused as it says"
 echo PASS
