@@ -61,9 +61,10 @@ enum fs_dir {
 #define FS_BINARY  0x02 /* read_bin/write_bin at the caller's offset, not text */
 #define FS_DYNNAME 0x04 /* buffers/<i>: the name is the buffer index */
 #define FS_VARSIZE 0x08 /* size() changes on its own: stat attributes are not cached */
-/* Text whose st_size is its real length (files people tail, page or copy):
- * stat renders it; an open file's stat (lseek SEEK_END) renders its
- * snapshot, which the reads that follow are served from. */
+/* Text whose st_size is its real length (every text file with a value, set
+ * by fs_table_build: files people tail, page, count or copy): stat renders
+ * it; an open file's stat (lseek SEEK_END) renders its snapshot, which the
+ * reads that follow are served from. */
 #define FS_SIZED 0x10
 /* Text that only grows (errors, between drops): a read at or past the end
  * of the snapshot renders again, so tail -f gets the lines added since. */
@@ -107,7 +108,9 @@ struct fs_node {
 	ssize_t (*read_bin)(struct fs_ctx *c, char *dst, size_t len, off_t off);
 	ssize_t (*write_bin)(struct fs_ctx *c, const char *src, size_t len, off_t off);
 	/* Size for stat (binary files): what a read from 0 to EOF returns.
-	 * NULL = FS_TEXT_MAX for text (sysfs convention), 0 for binary. */
+	 * Text files report their rendered length (FS_SIZED, set for every
+	 * row with show by fs_table_build), write-only ones 0; NULL = 0 for
+	 * binary. */
 	uint64_t (*size)(struct fs_ctx *c);
 	/* Per-buffer rows: does buffer @idx have this file?  NULL = yes. */
 	bool (*visible)(struct fs *fs, const struct fs_node *n, unsigned int idx);

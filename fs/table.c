@@ -77,10 +77,16 @@ int fs_table_build(struct fs *fs, const struct fs_part *parts, unsigned int npar
 	}
 
 	/* Rows that exist once are kept or dropped now (is_visible); per-buffer
-	 * rows are checked again for each buffer at lookup. */
+	 * rows are checked again for each buffer at lookup.  Every text file
+	 * with a value reports its real length (FS_SIZED): tail, less +G and
+	 * wc -c trust st_size, and a sysfs page (4096) cut pyrogue's 6093 bytes
+	 * short. */
 	kept = 0;
 	for (unsigned int i = 0; i < n; i++) {
 		enum ga_dir d;
+
+		if (all[i].show && !(all[i].flags & FS_BINARY))
+			all[i].flags |= FS_SIZED;
 
 		if (all[i].visible && !fs_row_per_buffer(&all[i], &d) &&
 		    !all[i].visible(fs, &all[i], 0))

@@ -15,10 +15,10 @@
  * that snapshot, so a reader that needs several read() calls sees one
  * consistent value, and EOF as long as it reads on past the end.  Binary
  * files (data, raw, push, last_read) are windows read and written at the
- * caller's offset.  Files people tail, page or copy
- * (FS_SIZED: README, errors, metrics, config, settings) report their real
- * length as st_size; errors (FS_APPEND) renders again for a read past the
- * snapshot's end, so tail -f sees new lines.
+ * caller's offset.  Every text file with a value (FS_SIZED, set by
+ * fs_table_build) reports its real length as st_size; errors (FS_APPEND)
+ * renders again for a read past the snapshot's end, so tail -f sees new
+ * lines.
  *
  * Writing text: what one open writes is one text (a value, a settings
  * file), written in order from where it starts and applied whole at close

@@ -367,7 +367,9 @@ void fs_node_stat_open(struct fs *fs, unsigned int row, unsigned int idx, struct
 	st->st_atime = st->st_mtime = st->st_ctime = fs->start;
 	if (n->dir == FS_D_NONE) {
 		st->st_size = FS_TEXT_MAX;
-		if ((n->flags & FS_SIZED) && n->show) {
+		if (!n->show && !(n->flags & FS_BINARY)) {
+			st->st_size = 0; /* a write-only action: nothing to read */
+		} else if ((n->flags & FS_SIZED) && n->show) {
 			/* tail, wc -c and cp trust st_size; a file that cannot
 			 * be rendered now keeps the sysfs page. */
 			off_t len = sized_length(fs, n, idx, fo);

@@ -5,7 +5,10 @@
  * real length (it was the sysfs page, 4096, so tail -n 2 errors showed an
  * old line cut at byte 4096, and tail -f errors saw nothing); errors only
  * grows between drops, so tail -f shows every new line, and a drop of the
- * ring is a truncation tail reports.
+ * ring is a truncation tail reports.  Every file of a mount, on every
+ * firmware version and an observer mount, reports as st_size what a read
+ * returns (pyrogue said 4096 and held 6093, so tail and less +G stopped
+ * short).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,8 +98,119 @@ START_TEST(real_sizes)
 			    "tail -n 1 $t | grep -q '^gpuasyncfs_poll_notifications_total{.*} 0$'; "
 			    "r=$?; rm -f $t; exit $r"),
 			 0);
-	/* registers keep the sysfs page: live values are not rendered for a stat */
-	ck_assert_int_eq(sh("test $(stat -c %%s $M/registers/rx_frame_count) = 4096"), 0);
+	/* every text file reports its length, registers too (was 4096) */
+	ck_assert_int_eq(sh("cd $M && test $(stat -c %%s registers/version) = "
+			    "$(cat registers/version | wc -c)"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+/* What a read returns, for every file of a mount: st_size through the
+ * open file (as tail's fstat and lseek) and by path equal the bytes read;
+ * a write-only file reports 0. */
+static const char every_file_py[] =
+	"import os, sys\n"
+	"bad = []\n"
+	"n = 0\n"
+	"for top, dirs, files in os.walk(sys.argv[1]):\n"
+	"    for f in files:\n"
+	"        p = os.path.join(top, f)\n"
+	"        st = os.stat(p)\n"
+	"        if not st.st_mode & 0o444:\n"
+	"            if st.st_size: bad.append((p, 'write-only, size', st.st_size))\n"
+	"            continue\n"
+	"        fd = os.open(p, os.O_RDONLY)\n"
+	"        size = os.fstat(fd).st_size\n"
+	"        data = b''\n"
+	"        while True:\n"
+	"            b = os.read(fd, 65536)\n"
+	"            if not b: break\n"
+	"            data += b\n"
+	"        os.close(fd)\n"
+	"        n += 1\n"
+	"        if len(data) != size: bad.append((p, size, len(data)))\n"
+	"        live = ('registers/', 'errors', 'metrics', '.prom', 'state.yaml', 'frames/',\n"
+	"                'latency/', 'uptime', 'link', 'device/pinned', 'status', 'sim/')\n"
+	"        if not any(x in p for x in live) and os.stat(p).st_size != len(data):\n"
+	"            bad.append((p, 'by path', os.stat(p).st_size, len(data)))\n"
+	"print(n, 'files', bad)\n"
+	"sys.exit(1 if bad or n < 40 else 0)\n";
+
+START_TEST(every_file_sized)
+{
+	static const char *const mounts[] = {"-o version=1", "-o version=2", "-o version=3",
+					     "-o version=4", "-o version=5", "-o observe"};
+	char py[] = "/tmp/gafs-sizes-XXXXXX";
+	int fd = mkstemp(py);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, every_file_py, strlen(every_file_py)),
+			 (ssize_t)strlen(every_file_py));
+	close(fd);
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		char *out;
+
+		mnt_start(mounts[i]);
+		if (!strstr(mounts[i], "observe"))
+			ck_assert_int_eq(sh("mkdir $M/buffers/0 $M/read_buffers/0"), 0);
+		out = sh_out("python3 %s $M 2>&1; echo rc=$?", py);
+		ck_assert_msg(strstr(out, "files []") && strstr(out, "rc=0"), "%s: %s", mounts[i],
+			      out);
+		free(out);
+		ck_assert_int_eq(mnt_stop(), 0);
+	}
+	unlink(py);
+}
+END_TEST
+
+/* pyrogue (6093 bytes, was 4096 by stat) and other files under 4096 or
+ * over it, with tail, tail -f, less +G and wc -c. */
+START_TEST(tail_less_wc_every_kind)
+{
+	static const char *const files[] = {"pyrogue",	      "README",
+					    "settings.yaml",  "registers/version",
+					    "device/version", "registers/ar_cache"};
+	char out[] = "/tmp/gafs-tailf-XXXXXX";
+	char *pid, *last;
+	int fd;
+
+	mnt_start("-o version=4");
+	ck_assert_int_gt(sh("exit $(( $(cat $M/pyrogue | wc -c) > 4096 ))"), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *f = files[i];
+
+		ck_assert_msg(sh("cd $M && s=$(stat -c %%s %s) && c=$(cat %s | wc -c) && "
+				 "test $s = $c && test $(wc -c < %s) = $c && "
+				 "test \"$(wc -c %s)\" = \"$c %s\"",
+				 f, f, f, f, f) == 0,
+			      "%s: stat, wc -c and cat disagree", f);
+		ck_assert_msg(sh("cd $M && test \"$(tail -n 2 %s)\" = \"$(cat %s | tail -n 2)\"", f,
+				 f) == 0,
+			      "%s: tail -n 2 differs from the end of cat", f);
+		/* less +G on a terminal (script's pty, lines chopped): the last
+		 * line shown begins as cat's last line */
+		if (have_cmd("less", "less") && have_cmd("script", "bsdutils"))
+			ck_assert_msg(sh("cd $M && a=$(TERM=vt100 script -qc 'less -E -X -S +G %s' "
+					 "/dev/null < /dev/null | "
+					 "sed 's/\\x1b\\[[0-9;?]*[a-zA-Z]//g; s/\\x1b[=>]//g' | "
+					 "tr -d '\\r' | grep -v '^$' | tail -n 1 | cut -c1-24) && "
+					 "test \"$a\" = \"$(tail -n 1 %s | cut -c1-24)\"",
+					 f, f) == 0,
+				      "%s: less +G does not end where cat does", f);
+	}
+	/* tail -f prints the whole end of pyrogue (it reads to st_size first) */
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	last = sh_out("tail -n 1 $M/pyrogue");
+	last[strcspn(last, "\n")] = '\0';
+	pid = sh_out("timeout 60 tail -n 3 -f -s 0.2 $M/pyrogue > %s 2>&1 & echo $!", out);
+	ck_assert_msg(wait_for(out, last), "tail -f never showed '%s'", last);
+	ck_assert_int_eq(sh("kill %d; cat %s | wc -l | grep -qx 3", atoi(pid), out), 0);
+	free(pid);
+	free(last);
+	unlink(out);
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -137,5 +251,6 @@ END_TEST
 int main(void)
 {
 	return run_suite(suite_of("tools", "tools", TEST_TIMEOUT * 2,
-				  SUITE_TESTS({real_sizes}, {tail_follow})));
+				  SUITE_TESTS({real_sizes}, {tail_follow}, {every_file_sized},
+					      {tail_less_wc_every_kind})));
 }
