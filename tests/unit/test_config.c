@@ -4,6 +4,7 @@
  * with the line it names, -o style settings, the format -> load round trip
  * and the device spec string handed to ga_dev_open.
  */
+#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 
 #include "gpuasync/config.h"
 #include "gpuasync/device.h"
+#include "gpuasync/sim.h"
+#include "common/doc_file.h"
 #include "common/run_suite.h"
 
 static char path[64];
@@ -425,6 +428,42 @@ START_TEST(test_device_spec)
 }
 END_TEST
 
+/* Every generator pattern is named where a user meets the list: the
+ * refusal of a bad one, the mounted config file's comment (the key
+ * table's) and gpuasyncfs.conf(5). */
+START_TEST(test_pattern_lists)
+{
+	char why[256], *text[2], *page;
+	static char rendered[16384];
+	struct ga_config c;
+
+	ga_config_defaults(&c);
+	ck_assert_int_eq(ga_config_set(&c, "sim", "pattern", "sine", why, sizeof(why)), -EINVAL);
+	ck_assert_int_gt(ga_config_format(&c, rendered, sizeof(rendered)), 0);
+	text[0] = strstr(rendered, "frame generator payload:");
+	ck_assert_ptr_nonnull(text[0]);
+	page = doc_file_read(doc_file_path("", __FILE__, "man/gpuasyncfs.conf.5"));
+	ck_assert_ptr_nonnull(page);
+	text[1] = strstr(page, ".B pattern");
+	ck_assert_ptr_nonnull(text[1]);
+	for (int p = 0; p <= GA_PATTERN_LAST; p++) {
+		const char *name = ga_pattern_name((enum ga_pattern)p);
+		char *eol = strchr(text[0], '\n');
+
+		ck_assert_msg(strstr(why, name), "the refusal does not name %s: %s", name, why);
+		ck_assert_msg(eol && memmem(text[0], (size_t)(eol - text[0]), name, strlen(name)),
+			      "the config comment does not name pattern %s", name);
+		ck_assert_msg(strstr(text[1], name), "gpuasyncfs.conf(5) does not name pattern %s",
+			      name);
+	}
+	for (int p = 0; p <= GA_PATTERN_LAST; p++)
+		ck_assert_int_eq(ga_config_set(&c, "sim", "pattern",
+					       ga_pattern_name((enum ga_pattern)p), why, sizeof(why)),
+				 0);
+	free(page);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	return suite_of(
@@ -432,7 +471,7 @@ static Suite *config_suite(void)
 		SUITE_TESTS({test_defaults}, {test_good_file}, {test_partial_file},
 			    {test_bad_files, (int)(sizeof(bad_files) / sizeof(bad_files[0]))},
 			    {test_missing_file}, {test_set}, {test_pin}, {test_round_trip},
-			    {test_format}, {test_device_spec}));
+			    {test_format}, {test_device_spec}, {test_pattern_lists}));
 }
 
 int main(void)

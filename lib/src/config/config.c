@@ -114,7 +114,7 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	GA_KEY("sim", "size", GA_CT_SIZE32, sim_size, 1, UINT32_MAX, 0, 0,
 	       "frame generator payload bytes per frame"),
 	GA_KEY("sim", "pattern", GA_CT_PATTERN, sim_pattern, 0, 0, 0, 0,
-	       "frame generator payload: prbs, counter or zero"),
+	       "frame generator payload: prbs, counter, zero, timing, jungfrau or epixuhr"),
 	GA_KEY("buffers", "size", GA_CT_SIZE64, buffer_size, GA_GPU_PAGE_SIZE, 0xFFFF0000u,
 	       GA_GPU_PAGE_SIZE, 0, "bytes per buffer made by mkdir (a multiple of 64K)"),
 	GA_KEY("buffers", "max", GA_CT_UINT, buffer_max, 1, GA_MAX_BUFFERS, 0, 0,
@@ -388,10 +388,10 @@ static int ga_cfg_apply(struct ga_config *cfg, const struct ga_cfg_key *k, const
 	case GA_CT_PATTERN: {
 		enum ga_pattern pat;
 
-		/* The generator's own parser, so the lists cannot disagree. */
+		/* The generator's own parser and its message, so the lists
+		 * cannot disagree. */
 		if (ga_pattern_parse(value, &pat) != 0)
-			return ga_why(why, whylen, -EINVAL, "'%s' is not prbs, counter or zero",
-				      value);
+			return ga_why(why, whylen, -EINVAL, "%s", ga_last_error());
 		snprintf((char *)ga_field(cfg, k), sizeof(cfg->sim_pattern), "%s",
 			 ga_pattern_name(pat));
 		return 0;
