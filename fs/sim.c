@@ -117,6 +117,10 @@ static int gen_store(struct fs_ctx *c, const char *buf, size_t len, enum gen_fie
 		ret = fs_parse_u64(buf, len, UINT64_MAX, false, &v);
 		break;
 	}
+	/* A batched pattern lays a batch out over the whole size. */
+	if (ret == 0 && (f == GEN_SIZE || f == GEN_PATTERN) && ga_sim_gen_get(c->fs->dev, &g) == 0)
+		ret = ga_pattern_size_ok(f == GEN_PATTERN ? pat : g.pattern,
+					 f == GEN_SIZE ? (uint32_t)v : g.size);
 	if (ret < 0 || c->check_only)
 		return ret;
 	/* Frame numbers restart at 0: a new sequence, not a step back. */
@@ -393,8 +397,6 @@ const struct fs_node fs_sim_rows[] = {
 	       "write N: the next generated frame's number (pulse ID, evtCounter) skips N, as if N frames were lost"),
 	SIM_WO(inject_pulse_duplicate,
 	       "write N: the next N generated frames repeat the number (pulse ID) of the frame before them"),
-	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
-	SIM_RW(link, "down: the card answers 0xffffffff everywhere, as one off the bus; up: back"),
 	SIM_WO(inject_batch_too_short,
 	       "write N: the next N frames of a batched pattern are cut to 8 bytes (batch too short)"),
 	SIM_WO(inject_batch_zero_size,
@@ -403,6 +405,8 @@ const struct fs_node fs_sim_rows[] = {
 	       "write N: in the next N batched frames sub-frame 0's tail has another width"),
 	SIM_WO(inject_batch_overflow,
 	       "write N: in the next N batched frames the last sub-frame's tdest is 16 (overflow)"),
+	SIM_RW(fault_code, "error code the next injected fault reports (1..3 write, 1..7 read)"),
+	SIM_RW(link, "down: the card answers 0xffffffff everywhere, as one off the bus; up: back"),
 	{ .name = "last_read", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444,
 	  .flags = FS_BINARY, .read_bin = last_read_read, .visible = is_sim, .reg = -1,
 	  .doc = "the last GPU->FPGA frame the card received (binary)" },

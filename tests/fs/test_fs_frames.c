@@ -647,6 +647,23 @@ START_TEST(batch_errors_counted)
 }
 END_TEST
 
+/* A batched pattern needs a size its batch fills exactly: refused with
+ * the reason, nothing changed. */
+START_TEST(batched_sizes_refused)
+{
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("echo 100 > $M/sim/size"), 0);
+	expect_refused("sim/pattern", "jungfrau", EINVAL);
+	ck_assert_int_eq(sh("echo 4096 > $M/sim/size && echo jungfrau > $M/sim/pattern"), 0);
+	expect_refused("sim/size", "4100", EINVAL);
+	expect_refused("sim/size", "64", EINVAL);
+	ck_assert_int_eq(sh("echo epixuhr > $M/sim/pattern && echo 256 > $M/sim/size"), 0);
+	expect_refused("sim/size", "240", EINVAL);
+	ck_assert_int_eq(sh("grep -q 'multiple of 16' $M/errors"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(observer_has_no_frames)
 {
 	char *m;
@@ -669,7 +686,7 @@ int main(void)
 			 SUITE_TESTS({pulse_gap_and_duplicate, 3}, {prbs_is_unchecked},
 				     {batch_errors_counted, 2}, {new_run_new_sequence},
 				     {rearm_loop_no_false_gaps}, {fast_consumer_no_false_gaps},
-				     {pushed_out_of_order},
+				     {batched_sizes_refused}, {pushed_out_of_order},
 				     {histograms_are_valid}, {latency_sampled_once_per_lap},
 				     {v1_sampled_every_frame}, {observer_has_no_frames})));
 }
