@@ -362,6 +362,9 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	 * state sample then, rather than garbage; gpuasync_link_up says why. */
 	if (link)
 		scalar_registers(fs, sb, id);
+	/* The card's queued copies land before bufs_lock is taken (the
+	 * buffer states and the frame watcher's look read after them). */
+	ga_dev_sync(fs->dev);
 	pthread_rwlock_rdlock(&fs->bufs_lock);
 	if (link)
 		buffer_latencies(fs, sb, id);

@@ -319,6 +319,13 @@ unsigned int ga_dev_registrations_lost(struct ga_dev *dev);
  * adds run live.  Thread-safe. */
 uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev);
 
+/* Wait until every write the card has queued into buffer memory so far has
+ * landed (GPU memory: the CUDA layer's copy stream drained; at once on host
+ * memory).  Needs no buffer: a reader of buffers can wait here before it
+ * takes its own locks, so that its reads then find little to wait for.
+ * 0, or a negative errno.  Thread-safe. */
+int ga_dev_sync(struct ga_dev *dev);
+
 /* Buffers the card holds that this device did not register, per direction
  * (@count[GA_DIR_WRITE], @count[GA_DIR_READ]): another program's, or left
  * by one that exited without removing them (upstream's datadev keeps them

@@ -167,6 +167,13 @@ uint64_t ga_dev_add_stopped_frames(struct ga_dev *dev)
 	return dev ? __atomic_load_n(&dev->add_stopped_frames, __ATOMIC_RELAXED) : 0;
 }
 
+int ga_dev_sync(struct ga_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return dev->mem && dev->mem->sync ? dev->mem->sync(dev->mem_ctx) : 0;
+}
+
 /* Everything but the state.  dev->lock held. */
 void buf_info_fill_locked(struct ga_buf *b, struct ga_buf_info *info)
 {
