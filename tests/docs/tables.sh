@@ -9,6 +9,7 @@
 #   kmod/README.md  kmod/
 #   tests/README.md tests/          (folders and files at its top)
 #   docs/design.md  the top-level folders
+# and no user doc cites an internal issue number.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -78,6 +79,11 @@ for d in */; do
 done
 for w in $(grep -oE '^- `[a-z]+/`' docs/design.md | sed 's/^- `//; s/`$//'); do
 	[ -d "$w" ] || say "docs/design.md names $w, which is not there"
+done
+
+# User docs say what and why, not which internal issue asked for it.
+for f in README.md docs/*.md kmod/README.md man/*.[0-9]; do
+	grep -n -iE '\bissues? [0-9]+' "$f" | sed "s|^|$f: cites an internal issue number: |" | grep . && bad=1
 done
 
 [ $bad = 0 ] && echo "PASS: every source file is in its folder's table, every table names only files that are there"

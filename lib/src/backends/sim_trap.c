@@ -56,6 +56,7 @@ static struct sim *_Atomic trap_sims[SIM_TRAP_MAX];
  * never taken in a signal handler. */
 static pthread_mutex_t trap_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int trap_users; /* sims with a trapped mapping: handlers in while > 0 */
+static long trap_pg;		/* the page size, read before any handler runs */
 
 /* This thread's store in flight (s NULL: none).  initial-exec: a signal
  * handler must not be the first to touch a lazily allocated TLS block. */
@@ -70,9 +71,7 @@ static __thread struct trap_step {
 
 static void *ctl_page(const struct sim *s)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-
-	return (uint8_t *)s->user_regs + (s->model.ctl_offset & ~(uint32_t)(pg - 1));
+	return (uint8_t *)s->user_regs + (s->model.ctl_offset & ~(uint32_t)(trap_pg - 1));
 }
 
 /* x86 register number (ModRM/SIB encoding, REX-extended) to gregs[] index. */
@@ -203,7 +202,6 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		"(see docs/sim.md); open with trap=no\n";
 	ucontext_t *uc = ucv;
 	uint8_t *a = si->si_addr;
-	long pg = sysconf(_SC_PAGESIZE);
 	struct sim *s = NULL;
 	sigset_t all;
 	int reg, shift;
@@ -212,7 +210,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		struct sim *t = atomic_load(&trap_sims[i]);
 		uint8_t *p = t ? ctl_page(t) : NULL;
 
-		if (p && a >= p && a < p + pg) {
+		if (p && a >= p && a < p + trap_pg) {
 			s = t;
 			break;
 		}
@@ -354,7 +352,6 @@ bool sim_trap_supported(void)
 
 static int trap_create(struct sim *s)
 {
-	long pg = sysconf(_SC_PAGESIZE);
 	const char *preload = getenv("LD_PRELOAD");
 	struct sim *none;
 	unsigned int i;
@@ -364,6 +361,8 @@ static int trap_create(struct sim *s)
 	if (preload && strstr(preload, "vgpreload"))
 		return ga_err(-ENOTSUP, "sim: trap=yes does not work under valgrind (it does not "
 					"emulate the single-step flag): open the card with trap=no");
+	if (!trap_pg) /* once, before the first handler is installed */
+		trap_pg = sysconf(_SC_PAGESIZE);
 	if (trap_users == 0) {
 		rc = handlers_install();
 		if (rc)
@@ -380,7 +379,7 @@ static int trap_create(struct sim *s)
 	}
 	s->user_regs = m;
 	sim_regs_shared(m);
-	if (mprotect(ctl_page(s), (size_t)pg, PROT_READ)) {
+	if (mprotect(ctl_page(s), (size_t)trap_pg, PROT_READ)) {
 		rc = ga_err(-errno, "sim: cannot write-protect the control page: %s",
 			    strerror(errno));
 		goto out_teardown;
