@@ -317,8 +317,7 @@ static struct stat_out bench_poll(const char *dir, int n)
 	pb.lat = calloc((size_t)n, sizeof(double));
 	snprintf(path, sizeof(path), "%s/registers/ar_cache", dir);
 	pb.fd = open(path, O_RDONLY);
-	wfd = open(path, O_WRONLY);
-	if (pb.fd < 0 || wfd < 0) {
+	if (pb.fd < 0) {
 		perror(path);
 		exit(1);
 	}
@@ -331,12 +330,14 @@ static struct stat_out bench_poll(const char *dir, int n)
 		atomic_store(&pb.ready, 0);
 		usleep(2000 + (useconds_t)(rand() % 3000)); /* let the waiter block in poll */
 		snprintf(v, sizeof(v), "%d\n", i % 2 ? 3 : 5);
+		/* One open, one value, as echo writes it (a text written
+		 * through an open is applied when it is closed). */
+		wfd = open(path, O_WRONLY);
 		atomic_store(&pb.t_write, now_us());
-		if (write(wfd, v, strlen(v)) < 0)
+		if (wfd < 0 || write(wfd, v, strlen(v)) < 0 || close(wfd) < 0)
 			perror("write");
 	}
 	pthread_join(th, NULL);
-	close(wfd);
 	close(pb.fd);
 	s = summarize(pb.lat, n);
 	free(pb.lat);
