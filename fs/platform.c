@@ -2,7 +2,8 @@
 /*
  * device/platform/: the platform doctor (gpuasync/platform.h) under the
  * mount, one file per check holding its verdict line, exactly what
- * `gpuasyncfs --check DEVICE --no-open` prints for it.  Rows are generated
+ * `gpuasyncfs --check --explain DEVICE --no-open` prints for it (the line,
+ * why, what to do).  Rows are generated
  * from the library's table, so a new check is a new file here too.  Read
  * at open (each read from offset 0 runs the checks again: links retrain,
  * drivers reload).  The card is not opened a second time (the mount has

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpuasync/device.h"
 #include "gpuasync/platform.h"
 #include "common/run_suite.h"
 
@@ -188,10 +189,39 @@ static void base(void)
 	mkdirs(strcat(strcpy((char[PATH_MAX]){0}, root), "/sys/kernel/dmabuf/buffers"));
 }
 
+/* What every run must keep, whatever the tree: "could not tell" is never
+ * OK, and a check that could tell nothing (its found text starts so) is
+ * WARN, never FAIL (docs/platform.md); the short line fits its width. */
+static void no_guess(void)
+{
+	char line[2048];
+
+	for (int i = 0; i < GA_CHECK_COUNT; i++) {
+		int n = ga_check_format_short(&res[i], line, sizeof(line));
+
+		ck_assert_msg(!strstr(res[i].found, "could not tell") ||
+				      res[i].verdict != GA_VERDICT_OK,
+			      "%s: OK on could not tell: %s", ga_check_info(i)->name, res[i].found);
+		ck_assert_msg(strncmp(res[i].found, "could not tell", 14) ||
+				      res[i].verdict == GA_VERDICT_WARN,
+			      "%s: %s on could not tell: %s", ga_check_info(i)->name,
+			      ga_verdict_name(res[i].verdict), res[i].found);
+		ck_assert_msg(n <= GA_CHECK_SHORT_WIDTH + 1 && line[n - 1] == '\n' &&
+				      !strchr(line, '\n')[1],
+			      "%s: short line of %d: %s", ga_check_info(i)->name, n, line);
+	}
+}
+
 static int run(struct ga_platform_opts *o)
 {
+	int rc;
+
 	o->root = root;
-	return ga_platform_run(o, res);
+	o->cuda = 0; /* this machine's CUDA answers nothing about a fixture */
+	rc = ga_platform_run(o, res);
+	if (rc >= 0)
+		no_guess();
+	return rc;
 }
 
 static int run_default(void)
@@ -445,10 +475,32 @@ START_TEST(test_numa)
 	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "card and GPU on different nodes");
 	put("/sys/devices/" CARD "/numa_node", "-1\n");
 	run(&o);
-	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "the firmware gave no node");
-	o.cpus = "zero";
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: -1: the firmware gave no node");
+	/* One node: -1 is a fact on one socket, unknown on two seen as one. */
+	rm("/sys/devices/system/node/node1");
+	put("/sys/devices/system/node/node0/cpulist", "0-7\n");
+	put("/sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+	put("/sys/devices/system/cpu/cpu1/topology/physical_package_id", "0\n");
 	run(&o);
-	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: CPU list 'zero'");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "card on node -1, GPU on node 1");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "one socket, one node");
+	put("/sys/devices/system/cpu/cpu1/topology/physical_package_id", "1\n");
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: 2 sockets seen as one node");
+	rm("/sys/devices/system/cpu");
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: -1 is no node");
+	/* No card: nothing to place (the GPU machine without a card said OK). */
+	rm("/sys/devices/" CARD);
+	rm("/sys/bus/pci/devices/0000:03:00.0");
+	rm("/sys/class/gpuasync");
+	run(&o);
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: no card to place");
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_WARN, "could not tell: no card");
+	EXPECT(GA_CHECK_CARD_DRIVER, GA_VERDICT_WARN, "could not tell: no card");
+	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_WARN, "could not tell: no card");
+	EXPECT(GA_CHECK_PAIRING, GA_VERDICT_WARN, "could not tell: no card");
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "no card");
 	teardown();
 }
 END_TEST
@@ -615,12 +667,11 @@ START_TEST(test_vanished)
 	base();
 	o.open_device = 0;
 	o.card = "0000:09:00.0"; /* named, but not on the bus */
-	o.gpus = "0000:04:00.0,0000:0a:00.0,nonsense";
+	o.gpus = "0000:04:00.0,0000:0a:00.0";
 	ck_assert_int_eq(run(&o), GA_VERDICT_FAIL);
-	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "card 0000:09:00.0: could not tell");
-	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU 0000:0a:00.0: could not tell: No such file");
-	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU nonsense: could not tell: not a PCI address");
-	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_FAIL, "could not tell: no card");
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "card 0000:09:00.0: not on the PCI bus");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "GPU 0000:0a:00.0: not on the PCI bus");
+	EXPECT(GA_CHECK_PCIE_PATH, GA_VERDICT_WARN, "could not tell: no card");
 	/* Without a card the first GPU's own link and BAR1 are still judged
 	 * (the GPU machine once read "could not tell: no GPU" beside "1 GPU"). */
 	ck_assert_msg(!strstr(res[GA_CHECK_LINK_GPU].found, "no GPU"), "link_gpu: %s",
@@ -629,7 +680,12 @@ START_TEST(test_vanished)
 		      res[GA_CHECK_BAR1].found);
 	o.card = "/dev/nothing_0";
 	run(&o);
-	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "could not tell which PCI device /dev/nothing_0 is");
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "no card /dev/nothing_0: no such file");
+	/* A node that is there, but no class or proc entry says which card. */
+	put("/dev/odd_0", "\n");
+	o.card = "/dev/odd_0";
+	run(&o);
+	EXPECT(GA_CHECK_CARD, GA_VERDICT_WARN, "could not tell: which PCI device /dev/odd_0 is");
 	/* A device node that is not a card: the stale check cannot open it. */
 	o.card = "/dev/gpuasync_0";
 	o.open_device = 1;
@@ -658,10 +714,70 @@ START_TEST(test_empty_root)
 		ck_assert_ptr_nonnull(strstr(line, ga_check_info(i)->name));
 	}
 	EXPECT(GA_CHECK_CARD, GA_VERDICT_FAIL, "no card");
-	EXPECT(GA_CHECK_GPU, GA_VERDICT_FAIL, "could not tell");
+	EXPECT(GA_CHECK_GPU, GA_VERDICT_WARN, "could not tell");
 	ck_assert_int_eq(ga_platform_run(NULL, res), -EINVAL);
 	ck_assert_int_eq(ga_platform_run(&o, NULL), -EINVAL);
 	teardown();
+}
+END_TEST
+
+/* Options a caller got wrong: refused with the reason, nothing run. */
+START_TEST(test_bad_options)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	base();
+	o.open_device = 0;
+	o.gpus = "0000:04:00.0,nonsense";
+	ck_assert_int_eq(run(&o), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "GPU 'nonsense': not a PCI address"));
+	o.gpus = ",";
+	ck_assert_int_eq(run(&o), -EINVAL);
+	o.gpus = NULL;
+	o.cpus = "zero";
+	ck_assert_int_eq(run(&o), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "CPU list 'zero': not a list"));
+	o.cpus = "";
+	ck_assert_int_eq(run(&o), -EINVAL);
+	/* Beyond the machine's CPUs, when the tree says which it has. */
+	o.cpus = "99";
+	ck_assert_int_eq(run(&o), GA_VERDICT_WARN); /* no cpu/online: the form only */
+	put("/sys/devices/system/cpu/online", "0-7\n");
+	ck_assert_int_eq(run(&o), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ga_last_error(), "CPU 99 is not one of this machine's"));
+	o.cpus = "0-3,7";
+	ck_assert_int_eq(run(&o), GA_VERDICT_WARN);
+	o.cpus = NULL;
+	o.root = "/nonexistent/ga-root";
+	ck_assert_int_eq(ga_platform_run(&o, res), -ENOENT);
+	o.root = "/etc/passwd";
+	ck_assert_int_eq(ga_platform_run(&o, res), -ENOTDIR);
+	teardown();
+}
+END_TEST
+
+/* The short line: the verdict, the name, what was found cut where a part
+ * ends; the whole found text with --explain's form. */
+START_TEST(test_format)
+{
+	struct ga_check_result r = {.id = GA_CHECK_PCIE_PATH, .verdict = GA_VERDICT_OK};
+	char line[2048];
+	int n;
+
+	snprintf(r.found, sizeof(r.found), "short");
+	ck_assert_int_eq(ga_check_format_short(&r, line, sizeof(line)), 22);
+	ck_assert_str_eq(line, "OK   pcie_path: short\n");
+	snprintf(r.found, sizeof(r.found),
+		 "nearest: 0000:04:00.0; GPU 0000:04:00.0: 4 hops, via switch port 0000:01:00.0; "
+		 "GPU 0000:06:00.0: 6 hops, via root complex pci0000:00 (different root ports)");
+	n = ga_check_format_short(&r, line, sizeof(line));
+	ck_assert_int_le(n, GA_CHECK_SHORT_WIDTH + 1);
+	ck_assert_str_eq(line, "OK   pcie_path: nearest: 0000:04:00.0; GPU 0000:04:00.0: 4 hops "
+			       "... (--explain)\n");
+	snprintf(r.todo, sizeof(r.todo), "move it");
+	ga_check_format(&r, line, sizeof(line));
+	ck_assert_ptr_nonnull(strstr(line, "(different root ports)\n     why: peer-to-peer"));
+	ck_assert_ptr_nonnull(strstr(line, "\n     do:  move it\n"));
 }
 END_TEST
 
@@ -714,7 +830,8 @@ static Suite *platform_suite(void)
 				    {test_two_root_complexes}, {test_pairing}, {test_iommu},
 				    {test_links}, {test_numa}, {test_bar1}, {test_nvidia},
 				    {test_dmabuf}, {test_datadev}, {test_card_driver},
-				    {test_vanished}, {test_empty_root}));
+				    {test_vanished}, {test_empty_root}, {test_bad_options},
+				    {test_format}));
 }
 
 int main(void)

@@ -7,7 +7,8 @@
  * code runs on /, on a fixture tree and in a QEMU guest.  Each check gives
  * one verdict: OK, WARN (works, but slower or fragile, or could not tell),
  * FAIL (the data path is not expected to work).  A check that cannot read
- * what it needs says "could not tell" and why; it never guesses OK.
+ * what it needs says "could not tell" and why, with WARN: never OK, and
+ * never FAIL on a guess.
  *
  *     struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
  *     struct ga_check_result r[GA_CHECK_COUNT];
@@ -74,10 +75,15 @@ struct ga_platform_opts {
 	/* Open the card through libgpuasync to read its address registers
 	 * (the stale check); false: that check says it was not asked. */
 	int open_device;
+	/* Ask CUDA (libcuda.so.1, when it loads) about the GPUs whose PCI
+	 * address it reports: dma-buf export and GPUDirect RDMA support.
+	 * A GPU CUDA does not list is not asked about, so a --root tree
+	 * never borrows this machine's answers. */
+	int cuda;
 };
 #define GA_PLATFORM_OPTS_DEFAULT                                                                   \
 	{                                                                                          \
-		.root = NULL, .open_device = 1                                                     \
+		.root = NULL, .open_device = 1, .cuda = 1                                          \
 	}
 
 /* BAR1 at or below this is a consumer card's small window. */
@@ -102,12 +108,24 @@ const struct ga_check_info *ga_check_info(enum ga_check_id id);
 /*
  * Run every check into @out (GA_CHECK_COUNT entries, in enum order).
  * Returns the worst verdict (GA_VERDICT_FAIL: GPUDirect is not expected to
- * work), or a negative errno when @opts or @out is NULL (-EINVAL).
+ * work), or a negative errno for bad options, with the reason in
+ * ga_last_error() and nothing run: -EINVAL when @opts or @out is NULL, a
+ * GPU is not a PCI address, or the CPU list is not one ("0-3,8") or names
+ * a CPU the machine does not have online (the root's
+ * /sys/devices/system/cpu/online; only the form is checked without it);
+ * -ENOENT or -ENOTDIR when the root is not a directory.
  * Prints nothing; reads only; takes no lock a running mount holds.
  */
 int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result *out);
 
-/* The verdict line: "FAIL acs: <found>. Why: <why>. Do: <todo>" with a
+/* The short line, at most GA_CHECK_SHORT_WIDTH characters before its
+ * newline: "FAIL iommu: <found>", the found text cut at a "; " or ", "
+ * with " ... (--explain)" when it does not fit.  Returns the length. */
+#define GA_CHECK_SHORT_WIDTH 100
+int ga_check_format_short(const struct ga_check_result *r, char *buf, size_t len);
+
+/* The whole verdict: "FAIL acs: <found>" (in full), then "     why: <why>"
+ * and, when there is advice, "     do:  <todo>", each line ending in a
  * newline; returns the length as snprintf does. */
 int ga_check_format(const struct ga_check_result *r, char *buf, size_t len);
 

@@ -134,9 +134,12 @@ static int card_from_opt(struct pf *pf, const char *spec, char *bdf, size_t len,
 		snprintf(bdf, len, "%.*s", (int)len - 1, c + 3);
 		return 0;
 	}
-	pf_found(r,
-		 "could not tell which PCI device %s is (not in /sys/class/gpuasync, no /proc/%s)",
-		 spec, base);
+	if (strchr(spec, '/') && !pf_exists(pf, "%s", spec)) {
+		pf_found(r, "no card %s: no such file", spec);
+		return -ENOENT;
+	}
+	pf_unknown(r, "which PCI device %s is (not in /sys/class/gpuasync, no /proc/%s)", spec,
+		   base);
 	return -ENOENT;
 }
 
@@ -161,7 +164,8 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 					add_card(pf, tok);
 		}
 		if (card_from_opt(pf, spec, bdf, sizeof(bdf), r)) {
-			r->verdict = GA_VERDICT_FAIL;
+			pf_at_least(r, r->verdict == GA_VERDICT_WARN ? GA_VERDICT_WARN
+								      : GA_VERDICT_FAIL);
 			pf_todo(r, "name the card by PCI address (lspci -d %04x:) or its /dev node",
 				GA_PCI_VENDOR_SLAC);
 			return;
@@ -177,9 +181,14 @@ void pf_check_card(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	if ((rc = pf_dev_load(pf, bdf, &pf->card))) {
-		r->verdict = GA_VERDICT_FAIL;
-		pf_found(r, "card %s: could not tell: /sys/bus/pci/devices/%s: %s (device gone?)",
-			 bdf, bdf, strerror(-rc));
+		if (rc == -ENOENT) {
+			r->verdict = GA_VERDICT_FAIL;
+			pf_found(r, "card %s: not on the PCI bus (no /sys/bus/pci/devices/%s)", bdf,
+				 bdf);
+		} else {
+			pf_unknown(r, "card %s: /sys/bus/pci/devices/%s: %s", bdf, bdf,
+				   strerror(-rc));
+		}
 		pf_todo(r, "rescan (echo 1 > /sys/bus/pci/rescan) or reboot; check lspci");
 		return;
 	}
@@ -232,10 +241,15 @@ void pf_check_gpu(struct pf *pf, struct ga_check_result *r)
 
 			if (!rc && pf->ngpu < GA_PLATFORM_MAX_DEVS)
 				rc = pf_dev_load(pf, tok, &pf->gpu[pf->ngpu]);
-			if (rc) {
+			if (rc == -ENOENT) {
 				r->verdict = GA_VERDICT_FAIL;
-				pf_found(r, "GPU %s: could not tell: %s; ", tok,
-					 rc == -EINVAL ? "not a PCI address" : strerror(-rc));
+				pf_found(r, "GPU %s: not on the PCI bus; ", tok);
+				continue;
+			} else if (rc) {
+				pf->gpus_unknown = true;
+				pf_found(r, "GPU %s: ", tok);
+				pf_unknown(r, "%s; ",
+					   rc == -EINVAL ? "not a PCI address" : strerror(-rc));
 				continue;
 			}
 			pf->ngpu++;
@@ -243,8 +257,8 @@ void pf_check_gpu(struct pf *pf, struct ga_check_result *r)
 	} else {
 		pf_path(pf, p, "/sys/bus/pci/devices");
 		if (!(d = opendir(p))) {
-			r->verdict = GA_VERDICT_FAIL;
-			pf_found(r, "could not tell: %s: %s", p, strerror(errno));
+			pf->gpus_unknown = true;
+			pf_unknown(r, "%s: %s", p, strerror(errno));
 			return;
 		}
 		while ((e = readdir(d))) {
@@ -258,6 +272,8 @@ void pf_check_gpu(struct pf *pf, struct ga_check_result *r)
 		closedir(d);
 	}
 	if (!pf->ngpu) {
+		if (pf->gpus_unknown || pf->o->gpus)
+			return; /* each named GPU already said what it is */
 		r->verdict = GA_VERDICT_FAIL;
 		pf_found(r, "no NVIDIA GPU on the PCI bus");
 		pf_todo(r, "check lspci -d 10de:; name a GPU with --gpu BDF");
@@ -281,9 +297,13 @@ int pf_distance(const struct pf_dev *a, const struct pf_dev *b, char *via, size_
 
 	if (meet)
 		meet[0] = 0;
-	if (!ra[0] || strcmp(ra, rb)) {
-		snprintf(via, len, "different root complexes (%s, %s)", ra[0] ? ra : "?",
-			 rb[0] ? rb : "?");
+	if (!ra[0] || !rb[0]) {
+		snprintf(via, len, "could not tell where %s sits on the bus (sysfs path %s)",
+			 ra[0] ? b->bdf : a->bdf, ra[0] ? b->path : a->path);
+		return -2;
+	}
+	if (strcmp(ra, rb)) {
+		snprintf(via, len, "different root complexes (%s, %s)", ra, rb);
 		return -1;
 	}
 	while (k < na - 1 && k < nb - 1 && !strcmp(ca[k], cb[k]))
@@ -299,12 +319,12 @@ int pf_distance(const struct pf_dev *a, const struct pf_dev *b, char *via, size_
 
 void pf_check_pcie_path(struct pf *pf, struct ga_check_result *r)
 {
+	struct ga_check_result each = {0}; /* one part per GPU, after the nearest */
 	int best = -2;
-	char via[160];
+	char via[PATH_MAX + 64];
 
 	if (!pf->have_card || !pf->ngpu) {
-		r->verdict = GA_VERDICT_FAIL;
-		pf_found(r, "could not tell: %s", !pf->have_card ? "no card" : "no GPU");
+		pf_unknown(r, "%s", !pf->have_card ? "no card" : "no GPU");
 		/* Without a card the GPU's own checks (link, BAR1) still judge
 		 * the first GPU. */
 		if (pf->ngpu)
@@ -314,27 +334,33 @@ void pf_check_pcie_path(struct pf *pf, struct ga_check_result *r)
 	r->verdict = GA_VERDICT_FAIL;
 	for (unsigned int i = 0; i < pf->ngpu; i++) {
 		int d = pf_distance(&pf->card, &pf->gpu[i], via, sizeof(via), NULL, 0);
-		enum ga_verdict v = d < 0			       ? GA_VERDICT_FAIL
+		/* Where a device sits unknown: WARN, the path is not judged. */
+		enum ga_verdict v = d == -2				 ? GA_VERDICT_WARN
+				    : d < 0				 ? GA_VERDICT_FAIL
 				    : strncmp(via, "root complex", 12) ? GA_VERDICT_OK
 								       : GA_VERDICT_WARN;
 
-		pf_found(r, "%sGPU %s: ", i ? "; " : "", pf->gpu[i].bdf);
+		pf_found(&each, "%sGPU %s: ", i ? "; " : "", pf->gpu[i].bdf);
 		if (d < 0)
-			pf_found(r, "%s", via);
+			pf_found(&each, "%s", via);
 		else
-			pf_found(r, "%d hops, via %s", d, via);
+			pf_found(&each, "%d hops, via %s", d, via);
 		/* The nearest GPU: the best verdict, then the fewest hops. */
-		if (pf->gi < 0 || v < r->verdict || (v == r->verdict && d >= 0 && d < best)) {
+		if (pf->gi < 0 || v < r->verdict ||
+		    (v == r->verdict && d >= 0 && (best < 0 || d < best))) {
 			pf->gi = (int)i;
 			r->verdict = v;
 			best = d;
 		}
 	}
 	if (pf->ngpu > 1)
-		pf_found(r, "; nearest: %s", pf->gpu[pf->gi].bdf);
+		pf_found(r, "nearest: %s; ", pf->gpu[pf->gi].bdf);
+	pf_found(r, "%s", each.found);
 	if (r->verdict == GA_VERDICT_FAIL)
 		pf_todo(r, "move the card or the GPU so both hang off the same CPU socket's root "
 			   "complex, best under one PCIe switch");
+	else if (r->verdict == GA_VERDICT_WARN && best == -2)
+		pf_todo(r, "see where card and GPU hang with lspci -tv");
 	else if (r->verdict == GA_VERDICT_WARN)
 		pf_todo(r, "works where the CPU's root complex forwards peer traffic (most recent "
 			   "server CPUs); for full speed put card and GPU under one PCIe switch");
@@ -695,6 +721,35 @@ static int node_of_cpus(const struct pf *pf, const uint64_t *cpus, char *nodes, 
 	return count;
 }
 
+/* Physical packages among the CPUs: 0 when not readable. */
+static int count_sockets(const struct pf *pf)
+{
+	uint64_t seen[CPU_BITS / 64] = {0};
+	char p[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	pf_path(pf, p, "/sys/devices/system/cpu");
+	if (!(d = opendir(p)))
+		return 0;
+	while ((e = readdir(d))) {
+		unsigned long long id;
+		int cpu;
+
+		if (sscanf(e->d_name, "cpu%d", &cpu) != 1 ||
+		    pf_read_ull(pf, &id, "/sys/devices/system/cpu/%s/topology/physical_package_id",
+				e->d_name) ||
+		    id >= CPU_BITS)
+			continue;
+		if (!(seen[id / 64] >> (id % 64) & 1))
+			n++;
+		seen[id / 64] |= 1ull << (id % 64);
+	}
+	closedir(d);
+	return n;
+}
+
 void pf_check_numa(struct pf *pf, struct ga_check_result *r)
 {
 	uint64_t cpus[CPU_BITS / 64] = {0};
@@ -723,26 +778,55 @@ void pf_check_numa(struct pf *pf, struct ga_check_result *r)
 				cpus[i / 64] |= 1ull << (i % 64);
 	}
 	nnodes = node_of_cpus(pf, cpus, nodes, sizeof(nodes), &only);
+	if (nnodes < 0 && !pf_exists(pf, "/sys/devices/system/cpu")) {
+		pf_unknown(r, "no /sys/devices/system (no sysfs?)");
+		return;
+	}
 	if (nnodes < 0) {
 		pf_found(r, "no /sys/devices/system/node: a kernel without NUMA, one memory node");
 		return;
 	}
-	if (pf->have_card &&
-	    !pf_read_ull(pf, &v, "/sys/bus/pci/devices/%s/numa_node", pf->card.bdf))
-		cn = (long long)(int)v;
-	if (pf->gi >= 0 &&
-	    !pf_read_ull(pf, &v, "/sys/bus/pci/devices/%s/numa_node", pf->gpu[pf->gi].bdf))
-		gn = (long long)(int)v;
+	if (!pf->have_card || pf->gi < 0) {
+		pf_found(r, "%d node%s; ", nnodes, nnodes == 1 ? "" : "s");
+		pf_unknown(r, "no %s to place", !pf->have_card ? "card" : "GPU");
+		return;
+	}
+	if (pf_read_ull(pf, &v, "/sys/bus/pci/devices/%s/numa_node", pf->card.bdf) ||
+	    (cn = (long long)(int)v, pf_read_ull(pf, &v, "/sys/bus/pci/devices/%s/numa_node",
+						 pf->gpu[pf->gi].bdf))) {
+		pf_unknown(r, "numa_node of card %s or GPU %s unreadable", pf->card.bdf,
+			   pf->gpu[pf->gi].bdf);
+		return;
+	}
+	gn = (long long)(int)v;
 	pf_found(
 		r,
 		"%d node%s; card on node %lld, GPU on node %lld, this process may run on node%s %s",
 		nnodes, nnodes == 1 ? "" : "s", cn, gn, only == -1 ? "s" : "",
 		nodes[0] ? nodes : "(none found)");
-	if (nnodes <= 1)
+	if (nnodes <= 1 && cn >= 0 && gn >= 0)
 		return;
-	if (cn < 0 || (pf->gi >= 0 && gn < 0)) {
-		r->verdict = GA_VERDICT_WARN;
-		pf_found(r, " (-1: the firmware gave no node: could not tell)");
+	if (nnodes <= 1) {
+		/* One node: fine on one socket; with several sockets the BIOS
+		 * hides them (node interleaving) and where the card is is unknown. */
+		int sockets = count_sockets(pf);
+
+		if (sockets == 1) {
+			pf_found(r, " (-1: one socket, one node: nothing to choose)");
+			return;
+		}
+		pf_found(r, "; ");
+		if (sockets > 1)
+			pf_unknown(r, "%d sockets seen as one node: which one the card is on",
+				   sockets);
+		else
+			pf_unknown(r, "-1 is no node, and the sockets are not readable");
+		pf_todo(r, "turn off node interleaving in the BIOS to see the sockets as nodes");
+		return;
+	}
+	if (cn < 0 || gn < 0) {
+		pf_found(r, "; ");
+		pf_unknown(r, "-1: the firmware gave no node");
 		pf_todo(r,
 			"check the BIOS's NUMA/SRAT settings; lstopo shows where the slots hang");
 		return;
@@ -847,9 +931,14 @@ void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
 	unsigned int taken[GA_PLATFORM_MAX_DEVS] = {0};
 	char via[160];
 
+	if (!pf->ncards || (!pf->ngpu && pf->gpus_unknown)) {
+		/* The card and gpu checks say what is missing. */
+		pf_unknown(r, "%s", !pf->ncards ? "no card" : "the GPUs could not be looked at");
+		return;
+	}
 	if (pf->ncards <= 1 && pf->ngpu <= 1) {
 		pf_found(r, "%u card, %u GPU: nothing to pair", pf->ncards, pf->ngpu);
-		if (!pf->ncards || !pf->ngpu)
+		if (!pf->ngpu)
 			r->verdict = GA_VERDICT_FAIL;
 		return;
 	}
@@ -883,7 +972,15 @@ void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
 		taken[bg]++;
 	}
 	for (unsigned int c = 0; c < pf->ncards; c++) {
+		bool unknown = false;
+
 		pf_found(r, "%scard %s -> ", c ? "; " : "", pf->cards[c].bdf);
+		for (unsigned int g = 0; g < pf->ngpu; g++)
+			unknown |= dist[c][g] == -2;
+		if (pick[c] < 0 && unknown) {
+			pf_unknown(r, "where card or GPU sits on the bus");
+			continue;
+		}
 		if (pick[c] < 0) {
 			r->verdict = GA_VERDICT_FAIL;
 			pf_found(r, "no GPU on its root complex");

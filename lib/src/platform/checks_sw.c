@@ -81,7 +81,7 @@ void pf_check_nvidia(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	pf_found(r, "%s kernel module, version %s", nv.open ? "Open" : "proprietary",
-		 nv.version[0] ? nv.version : "(could not tell)");
+		 nv.version[0] ? nv.version : "? (none given)");
 	if (!nv.open) {
 		r->verdict = GA_VERDICT_WARN;
 		pf_found(r, ": GPU memory cannot be exported as a dma-buf, the p2p path remains");
@@ -222,7 +222,7 @@ void pf_check_card_driver(struct pf *pf, struct ga_check_result *r)
 	if (pf->drv == PF_DRV_GPUASYNC ||
 	    (!pf->have_card && pf->cls[0] && pf_exists(pf, "/sys/class/gpuasync/%s", pf->cls))) {
 		pf_read(pf, mv, sizeof(mv), "/sys/module/gpuasync/version");
-		pf_found(r, "gpuasync.ko %s", mv[0] ? mv : "(version could not tell)");
+		pf_found(r, "gpuasync.ko %s", mv[0] ? mv : "(no /sys/module/gpuasync/version)");
 		if (!pf->cls[0]) {
 			r->verdict = GA_VERDICT_WARN;
 			pf_found(r, "; could not tell: the card has no /sys/class/gpuasync entry");
@@ -260,12 +260,14 @@ void pf_check_card_driver(struct pf *pf, struct ga_check_result *r)
 			pf_todo(r, "rebuild datadev with NVIDIA_DRIVERS set (GPU support), or use "
 				   "gpuasync.ko; ");
 		}
+	} else if (!pf->have_card) {
+		pf_unknown(r, "no card");
+		return;
 	} else {
 		r->verdict = GA_VERDICT_FAIL;
 		pf_found(r, "%s",
-			 !pf->have_card	   ? "no card"
-			 : pf->drv_name[0] ? "the card is bound to another driver"
-					   : "no driver bound to the card");
+			 pf->drv_name[0] ? "the card is bound to another driver"
+					 : "no driver bound to the card");
 		if (pf->drv_name[0])
 			pf_found(r, " (%s)", pf->drv_name);
 		pf_todo(r, "load gpuasync.ko or datadev.ko built with GPU support");
@@ -308,11 +310,18 @@ void pf_check_pin_path(struct pf *pf, struct ga_check_result *r)
 			r->verdict = GA_VERDICT_FAIL;
 			pf_found(r, "; but this datadev was built without GPU support");
 			pf_todo(r, "rebuild datadev with NVIDIA_DRIVERS set, or use gpuasync.ko");
-		} else if (nv.present != 1) {
+		} else if (nv.present == 0) {
 			r->verdict = GA_VERDICT_FAIL;
 			pf_found(r, "; no NVIDIA driver to pin with");
 			pf_todo(r, "load NVIDIA's driver");
+		} else if (nv.present < 0) {
+			pf_found(r, "; ");
+			pf_unknown(r, "whether the NVIDIA driver is there to pin with (%s)", nv.why);
 		}
+		return;
+	}
+	if (!pf->have_card) {
+		pf_unknown(r, "no card");
 		return;
 	}
 	r->verdict = GA_VERDICT_FAIL;

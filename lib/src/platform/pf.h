@@ -37,6 +37,7 @@ struct pf {
 	char cls[64];	     /* gpuasync_0 (class name) or datadev_0 (proc name), "" */
 
 	unsigned int ngpu;
+	bool gpus_unknown;   /* some GPU could not be looked at (not: absent) */
 	struct pf_dev gpu[GA_PLATFORM_MAX_DEVS];
 	int gi;		     /* the GPU nearest the card (index into gpu[]), -1 none */
 	unsigned int ncards; /* every card seen, for pairing */
@@ -73,6 +74,12 @@ int pf_config(const struct pf *pf, const char *bdf, uint8_t *buf, size_t len);
 int pf_ext_cap(const uint8_t *cfg, int n, unsigned int id);
 /* Parse a CPU/node list "0-3,8" into a bitmap of @nbits. */
 int pf_parse_list(const char *s, uint64_t *bits, unsigned int nbits);
+/* --cpus @list under @root: a list, not empty, of CPUs the machine has
+ * online (when its cpu/online file says): 0, or -EINVAL with ga_err(). */
+int pf_cpus_valid(const char *root, const char *list);
+/* Set @r to WARN (unless already FAIL on a fact) and say "could not tell: ...". */
+void pf_unknown(struct ga_check_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* printf into a result's found / todo (appends). */
 void pf_found(struct ga_check_result *r, const char *fmt, ...)
@@ -101,7 +108,8 @@ void pf_check_stale(struct pf *pf, struct ga_check_result *r);
 void pf_check_pairing(struct pf *pf, struct ga_check_result *r);
 
 /* Hops between two devices and where their paths meet (checks_pci.c):
- * returns the distance, or -1 for different root complexes; @via gets
+ * returns the distance, -1 for different root complexes, -2 when a
+ * device's place on the bus could not be told; @via gets
  * the meeting point ("switch 0000:02:00.0", "root port ...", "root complex pci0000:00"). */
 int pf_distance(const struct pf_dev *a, const struct pf_dev *b, char *via, size_t len,
 		char *meet_bdf, size_t mlen);

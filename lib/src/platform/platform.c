@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "internal.h"
 #include "pf.h"
 
 struct pf_row {
@@ -142,15 +144,42 @@ const struct ga_check_info *ga_check_info(enum ga_check_id id)
 	return (unsigned int)id < GA_CHECK_COUNT ? &rows[id].info : NULL;
 }
 
+/* Options a caller got wrong are refused before anything runs: a check
+ * must not turn a typo into a verdict. */
+static int check_opts(const struct ga_platform_opts *o, const char *root)
+{
+	char list[512], *save = NULL, *tok;
+	struct stat st;
+
+	if (root[0] && stat(root, &st))
+		return ga_err(-errno, "root %s: %s", root, strerror(errno));
+	if (root[0] && !S_ISDIR(st.st_mode))
+		return ga_err(-ENOTDIR, "root %s: not a directory", root);
+	if (o->gpus) {
+		snprintf(list, sizeof(list), "%s", o->gpus);
+		if (!strtok_r(list, ",", &save))
+			return ga_err(-EINVAL, "GPU list '%s': empty", o->gpus);
+		snprintf(list, sizeof(list), "%s", o->gpus);
+		save = NULL;
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (!pf_is_bdf(tok))
+				return ga_err(-EINVAL,
+					      "GPU '%s': not a PCI address (like 0000:04:00.0)", tok);
+	}
+	if (o->cpus)
+		return pf_cpus_valid(root, o->cpus);
+	return 0;
+}
+
 int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result *out)
 {
 	static struct pf pf; /* large (paths); one run at a time per process */
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	int worst = GA_VERDICT_OK;
+	int worst = GA_VERDICT_OK, rc;
 	size_t n;
 
 	if (!opts || !out)
-		return -EINVAL;
+		return ga_err(-EINVAL, "no options or no results");
 	pthread_mutex_lock(&lock);
 	memset(&pf, 0, sizeof(pf));
 	pf.o = opts;
@@ -160,6 +189,10 @@ int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result 
 	n = strlen(pf.root);
 	while (n && pf.root[n - 1] == '/')
 		pf.root[--n] = 0;
+	if ((rc = check_opts(opts, opts->root && opts->root[0] ? opts->root : ""))) {
+		pthread_mutex_unlock(&lock);
+		return rc;
+	}
 	for (int i = 0; i < GA_CHECK_COUNT; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].id = (enum ga_check_id)i;
@@ -184,6 +217,33 @@ int ga_check_format(const struct ga_check_result *r, char *buf, size_t len)
 
 	if (!i)
 		return snprintf(buf, len, "FAIL ?: unknown check %d\n", (int)r->id);
-	return snprintf(buf, len, "%-4s %s: %s. Why: %s.%s%s\n", ga_verdict_name(r->verdict),
-			i->name, r->found, i->why, r->todo[0] ? " Do: " : "", r->todo);
+	return snprintf(buf, len, "%-4s %s: %s\n     why: %s\n%s%s%s", ga_verdict_name(r->verdict),
+			i->name, r->found, i->why, r->todo[0] ? "     do:  " : "", r->todo,
+			r->todo[0] ? "\n" : "");
+}
+
+int ga_check_format_short(const struct ga_check_result *r, char *buf, size_t len)
+{
+	static const char more[] = " ... (--explain)";
+	const struct ga_check_info *i = ga_check_info(r->id);
+	char head[48];
+	size_t room, n, cut = 0;
+
+	if (!i)
+		return snprintf(buf, len, "FAIL ?: unknown check %d\n", (int)r->id);
+	snprintf(head, sizeof(head), "%-4s %s: ", ga_verdict_name(r->verdict), i->name);
+	n = strlen(r->found);
+	room = GA_CHECK_SHORT_WIDTH - strlen(head);
+	if (n <= room)
+		return snprintf(buf, len, "%s%s\n", head, r->found);
+	/* Cut where a part ends: after a "; " (one device), else a ", ",
+	 * else a blank, so what is shown reads whole. */
+	room -= sizeof(more) - 1;
+	for (const char *sep = "; \0, \0 \0"; *sep && !cut; sep += strlen(sep) + 1)
+		for (size_t k = room; k > room / 3 && !cut; k--)
+			if (!strncmp(r->found + k, sep, strlen(sep)))
+				cut = k;
+	if (!cut)
+		cut = room;
+	return snprintf(buf, len, "%s%.*s%s\n", head, (int)cut, r->found, more);
 }

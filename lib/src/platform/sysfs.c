@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "pf.h"
 
 static void vpath(const struct pf *pf, char *buf, const char *fmt, va_list ap)
@@ -246,6 +247,30 @@ int pf_parse_list(const char *s, uint64_t *bits, unsigned int nbits)
 	return 0;
 }
 
+#define CPU_LIST_BITS 4096
+
+int pf_cpus_valid(const char *root, const char *list)
+{
+	static uint64_t want[CPU_LIST_BITS / 64], have[CPU_LIST_BITS / 64];
+	char p[PATH_MAX], online[4096];
+	bool any = false;
+
+	if (pf_parse_list(list, want, CPU_LIST_BITS))
+		return ga_err(-EINVAL, "CPU list '%s': not a list like 0-3,8", list);
+	for (int i = 0; i < CPU_LIST_BITS / 64; i++)
+		any |= want[i] != 0;
+	if (!any)
+		return ga_err(-EINVAL, "CPU list '%s': no CPU in it", list);
+	snprintf(p, sizeof(p), "%s/sys/devices/system/cpu/online", root);
+	if (read_path(p, online, sizeof(online)) || pf_parse_list(online, have, CPU_LIST_BITS))
+		return 0; /* the machine's CPUs unknown: the form was right */
+	for (unsigned int c = 0; c < CPU_LIST_BITS; c++)
+		if ((want[c / 64] >> (c % 64) & 1) && !(have[c / 64] >> (c % 64) & 1))
+			return ga_err(-EINVAL, "CPU list '%s': CPU %u is not one of this machine's (online: %s)",
+				      list, c, online);
+	return 0;
+}
+
 static void vappend(char *dst, size_t cap, const char *fmt, va_list ap)
 {
 	size_t n = strlen(dst);
@@ -269,6 +294,17 @@ void pf_todo(struct ga_check_result *r, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	vappend(r->todo, sizeof(r->todo), fmt, ap);
+	va_end(ap);
+}
+
+void pf_unknown(struct ga_check_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	pf_at_least(r, GA_VERDICT_WARN);
+	pf_found(r, "could not tell: ");
+	va_start(ap, fmt);
+	vappend(r->found, sizeof(r->found), fmt, ap);
 	va_end(ap);
 }
 
