@@ -301,17 +301,17 @@ START_TEST(rearm_loop_no_false_gaps)
 	for (unsigned int i = 0; i < 4; i++)
 		arm(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"), 0);
-	consume_loop(1500);
+	consume_loop(600);
 	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
 	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 0);
 	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
 	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
 	ck_assert_int_eq(sh("echo 5 > $M/sim/inject_pulse_gap"), 0);
-	consume_loop(1500);
+	consume_loop(600);
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
 	delivered = readnum("sim/stats/delivered");
 	seen = readnum("frames/seen");
-	ck_assert_uint_ge(delivered, 3000);
+	ck_assert_uint_ge(delivered, 1200);
 	ck_assert_uint_eq(seen, delivered);
 	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
 	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
