@@ -16,6 +16,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -174,8 +175,12 @@ int fs_check_main(int argc, char **argv)
 					return bad_arg(a, val, "0 bytes: give what the buffers will pin");
 			}
 		} else if (a[0] == '-' || o.card) {
-			fprintf(stderr, "gpuasyncfs --check: unexpected '%s'%s\n", a,
-				a[0] == '-' && !val ? " (missing its value?)" : "");
+			bool valued = !strcmp(a, "--gpu") || !strcmp(a, "--root") ||
+				      !strcmp(a, "--cpus") || !strcmp(a, "--buffers");
+
+			fprintf(stderr, "gpuasyncfs --check: %s '%s'%s\n",
+				valued ? "no value after" : "unexpected", a,
+				a[0] == '-' || valued ? "" : " (one DEVICE only)");
 			check_usage(stderr);
 			return 2;
 		} else {

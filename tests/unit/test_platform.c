@@ -390,6 +390,46 @@ START_TEST(test_iommu)
 }
 END_TEST
 
+/* Inside a virtual machine the host's IOMMU translates and cannot be seen:
+ * no IOMMU, or an identity group, in the guest is not OK there.  Told by
+ * the CPU's hypervisor flag, DMI, or Xen's /sys/hypervisor. */
+START_TEST(test_iommu_vm)
+{
+	base();
+	put("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme sse2 hypervisor lahf_lm\n"
+			     "processor\t: 1\nflags\t\t: fpu vme sse2 hypervisor lahf_lm\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN,
+	       "could not tell: the host's IOMMU, from a VM (cpuinfo hypervisor flag); "
+	       "none in the VM");
+	ck_assert_ptr_nonnull(strstr(res[GA_CHECK_IOMMU].todo, "on the host: iommu=pt"));
+	put("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme sse2 lahf_lm\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_OK, "no IOMMU in use");
+	put("/sys/class/dmi/id/sys_vendor", "QEMU\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN, "from a VM (DMI sys_vendor QEMU)");
+	rm("/sys/class/dmi");
+	put("/sys/hypervisor/type", "xen\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN, "from a VM (/sys/hypervisor/type xen)");
+	/* An IOMMU of the guest's own: identity there still leaves the host's. */
+	put("/sys/class/iommu/dmar0/x", "\n");
+	put("/sys/kernel/iommu_groups/7/type", "identity\n");
+	put("/sys/kernel/iommu_groups/7/devices/0000:03:00.0", "\n");
+	link_to("../../../../kernel/iommu_groups/7", "/sys/devices/" CARD "/iommu_group");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_WARN,
+	       "type identity; could not tell: the host's IOMMU, from a VM (/sys/hyp");
+	/* ... and DMA there is the guest translating: a fact. */
+	put("/sys/kernel/iommu_groups/7/type", "DMA\n");
+	run_default();
+	EXPECT(GA_CHECK_IOMMU, GA_VERDICT_FAIL,
+	       "type DMA: the card's DMA addresses are translated (in this VM)");
+	teardown();
+}
+END_TEST
+
 START_TEST(test_links)
 {
 	base();
@@ -827,7 +867,7 @@ static Suite *platform_suite(void)
 	return suite_of("platform", "platform", 0,
 			SUITE_TESTS({test_table}, {test_docs}, {test_good}, {test_acs_redirect},
 				    {test_acs_unreadable}, {test_root_complex}, {test_link_values},
-				    {test_two_root_complexes}, {test_pairing}, {test_iommu},
+				    {test_two_root_complexes}, {test_pairing}, {test_iommu}, {test_iommu_vm},
 				    {test_links}, {test_numa}, {test_bar1}, {test_nvidia},
 				    {test_dmabuf}, {test_datadev}, {test_card_driver},
 				    {test_vanished}, {test_empty_root}, {test_bad_options},

@@ -461,15 +461,72 @@ static int count_dir(const struct pf *pf, const char *rel)
 	return n;
 }
 
+/* Is this a virtual machine?  Xen's /sys/hypervisor/type, the CPU's
+ * hypervisor flag (x86: CPUID leaf 1 ECX bit 31, set by every hypervisor),
+ * or a virtual machine's DMI vendor or product.  @how says which. */
+static bool hypervisor(const struct pf *pf, char *how, size_t len)
+{
+	static const char *const dmi[] = {"QEMU",      "KVM",	      "VMware",	   "VirtualBox",
+					  "innotek",   "Xen",	      "Virtual Machine",
+					  "Amazon EC2", "Google Compute Engine", "OpenStack",
+					  "Bochs",     "Parallels",   "BHYVE"};
+	static const char *const dmi_file[] = {"sys_vendor", "product_name"};
+	char p[PATH_MAX], line[4096], v[128];
+	FILE *f;
+
+	if (!pf_read(pf, v, sizeof(v), "/sys/hypervisor/type") && v[0]) {
+		snprintf(how, len, "/sys/hypervisor/type %s", v);
+		return true;
+	}
+	for (unsigned int k = 0; k < 2; k++)
+		if (!pf_read(pf, v, sizeof(v), "/sys/class/dmi/id/%s", dmi_file[k]))
+			for (unsigned int i = 0; i < sizeof(dmi) / sizeof(dmi[0]); i++)
+				if (strstr(v, dmi[i])) {
+					snprintf(how, len, "DMI %s %s", dmi_file[k], v);
+					return true;
+				}
+	pf_path(pf, p, "/proc/cpuinfo");
+	if ((f = fopen(p, "re"))) {
+		bool hv = false;
+
+		/* The first CPU's flags line says it for all. */
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "flags", 5)) {
+				hv = strstr(line, " hypervisor") != NULL;
+				break;
+			}
+		fclose(f);
+		if (hv) {
+			snprintf(how, len, "cpuinfo hypervisor flag");
+			return true;
+		}
+	}
+	return false;
+}
+
 void pf_check_iommu(struct pf *pf, struct ga_check_result *r)
 {
 	int units = count_dir(pf, "/sys/class/iommu"),
 	    groups = count_dir(pf, "/sys/kernel/iommu_groups");
-	char grp[32], type[32], rel[96];
+	char grp[32], type[32], rel[96], hv[192];
+	bool vm = hypervisor(pf, hv, sizeof(hv));
 	int members;
 
+	if (groups <= 0 && units <= 0 && vm) {
+		/* Devices passed into a VM are translated by the host's IOMMU
+		 * (VFIO needs it), which the guest cannot see. */
+		pf_unknown(r, "the host's IOMMU, from a VM (%s); none in the VM", hv);
+		pf_todo(r, "on the host: iommu=pt (or the IOMMU off) and card and GPU passed "
+			   "through to this VM together; or run on the host");
+		return;
+	}
 	pf_found(r, "%d IOMMU unit%s, %d group%s", units > 0 ? units : 0, units == 1 ? "" : "s",
 		 groups > 0 ? groups : 0, groups == 1 ? "" : "s");
+	if (groups <= 0 && units <= 0 && !pf_exists(pf, "/sys/kernel")) {
+		pf_found(r, "; ");
+		pf_unknown(r, "no /sys/kernel (no sysfs?)");
+		return;
+	}
 	if (groups <= 0 && units <= 0) {
 		pf_found(r, ": no IOMMU in use (bus addresses are physical)");
 		return;
@@ -497,11 +554,18 @@ void pf_check_iommu(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	pf_found(r, ", type %s", type);
+	if (!strcmp(type, "identity") && vm) {
+		pf_found(r, "; ");
+		pf_unknown(r, "the host's IOMMU, from a VM (%s)", hv);
+		pf_todo(r, "on the host: iommu=pt (or the IOMMU off) for the card and GPU passed "
+			   "through; or run on the host");
+		return;
+	}
 	if (!strcmp(type, "identity"))
 		return;
 	r->verdict = GA_VERDICT_FAIL;
 	if (!strncmp(type, "DMA", 3)) {
-		pf_found(r, ": the card's DMA addresses are translated");
+		pf_found(r, ": the card's DMA addresses are translated%s", vm ? " (in this VM)" : "");
 		pf_todo(r,
 			"boot with iommu=pt (on Intel: intel_iommu=on iommu=pt) or the "
 			"IOMMU off, or with the card unbound: echo identity > "
