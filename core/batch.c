@@ -13,8 +13,8 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int ga_batch_walk(const uint8_t hdr[2], uint32_t len, uint32_t min0, ga_batch_read_fn rd,
-		  void *ctx, struct ga_batch_sub sub[GA_BATCH_MAX_SUB], unsigned int *count)
+int ga_batch_walk(const uint8_t hdr[2], uint32_t len, uint32_t min0, ga_batch_read_fn rd, void *ctx,
+		  struct ga_batch_sub sub[GA_BATCH_MAX_SUB], unsigned int *count)
 {
 	struct ga_batch_sub found[GA_BATCH_MAX_SUB];
 	unsigned int width = hdr[0] >> 4, n = 0;

@@ -796,9 +796,8 @@ static int show_last_pulse_id(struct fs_ctx *c, struct strbuf *sb)
 
 	if (!fr)
 		return fs_err(-ENODATA, "no frames are read on an observer mount");
-	ret = fr->have_seen_pulse
-		      ? sb_printf(sb, "0x%014llx\n", (unsigned long long)fr->seen_pulse)
-		      : sb_printf(sb, "none\n");
+	ret = fr->have_seen_pulse ? sb_printf(sb, "0x%014llx\n", (unsigned long long)fr->seen_pulse)
+				  : sb_printf(sb, "none\n");
 	pthread_mutex_unlock(&fr->lock);
 	return ret ? -ENOMEM : 0;
 }

@@ -76,8 +76,7 @@ static char *metrics(void)
 }
 
 /* Buffers 0..@n-1 of @size made, pattern @pattern of @frame-byte frames. */
-static void setup_pattern(unsigned int n, const char *size, const char *pattern,
-			  unsigned int frame)
+static void setup_pattern(unsigned int n, const char *size, const char *pattern, unsigned int frame)
 {
 	ck_assert_int_eq(sh("echo %s > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
 			    "mkdir $M/buffers/$i || exit 1; done",

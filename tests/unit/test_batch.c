@@ -84,8 +84,10 @@ START_TEST(patterns_walk)
 		enum ga_pattern p;
 		uint32_t size;
 		unsigned int nsub;
-	} c[] = {{GA_PATTERN_JUNGFRAU, 4096, 3}, {GA_PATTERN_JUNGFRAU, 144, 3},
-		 {GA_PATTERN_EPIXUHR, 16384, 7}, {GA_PATTERN_EPIXUHR, 256, 7}};
+	} c[] = {{GA_PATTERN_JUNGFRAU, 4096, 3},
+		 {GA_PATTERN_JUNGFRAU, 144, 3},
+		 {GA_PATTERN_EPIXUHR, 16384, 7},
+		 {GA_PATTERN_EPIXUHR, 256, 7}};
 
 	for (unsigned int k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
 		uint8_t *f = malloc(c[k].size);
@@ -126,8 +128,7 @@ START_TEST(truncated_is_prefix)
 
 	ga_pattern_fill_batch(GA_PATTERN_JUNGFRAU, 3, GA_BATCH_OK, sizeof(full), full,
 			      sizeof(full));
-	ga_pattern_fill_batch(GA_PATTERN_JUNGFRAU, 3, GA_BATCH_OK, sizeof(full), cut,
-			      sizeof(cut));
+	ga_pattern_fill_batch(GA_PATTERN_JUNGFRAU, 3, GA_BATCH_OK, sizeof(full), cut, sizeof(cut));
 	/* the time stamps (bytes 24..31 and 72..79) may differ */
 	memcpy(cut + 24, full + 24, 8);
 	memcpy(cut + 72, full + 72, 8);
@@ -139,7 +140,7 @@ END_TEST
 START_TEST(faults_found)
 {
 	static const enum ga_batch_result errs[] = {GA_BATCH_TOO_SHORT, GA_BATCH_ZERO_SIZE,
-						     GA_BATCH_CORRUPT, GA_BATCH_OVERFLOW};
+						    GA_BATCH_CORRUPT, GA_BATCH_OVERFLOW};
 	static const char *const names[] = {"too_short", "zero_size", "corrupt", "overflow"};
 	struct ga_batch_sub sub[GA_BATCH_MAX_SUB];
 	uint8_t f[16384];
@@ -181,7 +182,8 @@ END_TEST
 
 int main(void)
 {
-	return run_suite(suite_of("batch", "core", 0,
-				  SUITE_TESTS({walk_by_hand}, {patterns_walk}, {truncated_is_prefix},
-					      {faults_found}, {others_not_batches})));
+	return run_suite(
+		suite_of("batch", "core", 0,
+			 SUITE_TESTS({walk_by_hand}, {patterns_walk}, {truncated_is_prefix},
+				     {faults_found}, {others_not_batches})));
 }

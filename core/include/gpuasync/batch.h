@@ -87,8 +87,8 @@ typedef int (*ga_batch_read_fn)(void *ctx, uint32_t off, void *dst, uint32_t len
  * TimingHeader).  Returns an enum ga_batch_result, or a negative errno from
  * @rd.
  */
-int ga_batch_walk(const uint8_t hdr[2], uint32_t len, uint32_t min0, ga_batch_read_fn rd,
-		  void *ctx, struct ga_batch_sub sub[GA_BATCH_MAX_SUB], unsigned int *count);
+int ga_batch_walk(const uint8_t hdr[2], uint32_t len, uint32_t min0, ga_batch_read_fn rd, void *ctx,
+		  struct ga_batch_sub sub[GA_BATCH_MAX_SUB], unsigned int *count);
 
 /* Header and tail encoders for generators (the simulated card). */
 void ga_batch_put_header(uint8_t *p, unsigned int width, uint8_t seq);

@@ -70,8 +70,8 @@ const char *ga_pattern_name(enum ga_pattern p)
 
 int ga_pattern_parse(const char *s, enum ga_pattern *p)
 {
-	static const enum ga_pattern all[] = {GA_PATTERN_PRBS,	 GA_PATTERN_COUNTER,
-					      GA_PATTERN_ZERO,	 GA_PATTERN_TIMING,
+	static const enum ga_pattern all[] = {GA_PATTERN_PRBS,	   GA_PATTERN_COUNTER,
+					      GA_PATTERN_ZERO,	   GA_PATTERN_TIMING,
 					      GA_PATTERN_JUNGFRAU, GA_PATTERN_EPIXUHR};
 	size_t len, i;
 
@@ -88,9 +88,10 @@ int ga_pattern_parse(const char *s, enum ga_pattern *p)
 			return 0;
 		}
 	}
-	return ga_err(-EINVAL,
-		      "pattern '%.*s' unknown: use prbs, counter, zero, timing, jungfrau or epixuhr",
-		      (int)len, s);
+	return ga_err(
+		-EINVAL,
+		"pattern '%.*s' unknown: use prbs, counter, zero, timing, jungfrau or epixuhr",
+		(int)len, s);
 }
 
 /*

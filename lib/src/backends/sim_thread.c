@@ -485,8 +485,8 @@ static void gen_run(struct sim *s)
 			r = ga_model_push(&s->model, frame, size, s->gen.first_user,
 					  s->gen.last_user);
 		else
-			r = ga_model_push_fill(&s->model, size, s->gen.first_user,
-					       s->gen.last_user, gen_fill, s);
+			r = ga_model_push_fill(&s->model, size, s->gen.first_user, s->gen.last_user,
+					       gen_fill, s);
 		if (tf && ga_mono_ns() - tf > 300000)
 			ga_log("sim: one frame took %llu us in the model (burst frame %u)",
 			       (unsigned long long)((ga_mono_ns() - tf) / 1000), burst);
