@@ -33,10 +33,11 @@
  * rx_frame_count) says whether every frame up to now was seen.  Frames
  * seen while some were not wait (pending) until the count shows none was
  * missed after all, or until the card has gone round the ring since, so
- * the ones missed are gone: then they are not compared (not_compared), and
- * the frames the daemon did not see are counted apart (not_seen), never as
- * pulse-ID gaps.  A new run (the write engine switched on, the simulated
- * card's generator restarted) starts a new sequence.
+ * the ones missed are gone: then they are not compared (not_compared), the
+ * watcher starts afresh from what the ring holds (resync), and the frames
+ * it did not see are counted apart (not_seen), never as pulse-ID gaps.  A
+ * new run (the write engine switched on, the simulated card's generator
+ * restarted) starts a new sequence.
  */
 #include <errno.h>
 #include <stdlib.h>
