@@ -287,9 +287,8 @@ extern const unsigned int fs_health_nrows;
 void fs_health_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
-/* Apply the settings text of @path (fs/settings.c; YAML when the name ends
- * in .yaml or .yml); a negative errno with the reason in fs_last_error(). */
-int fs_settings_apply_file(struct fs *fs, const char *path);
+/* Apply an ini settings text whole (the store of `settings`). */
+int fs_store_settings(struct fs_ctx *c, const char *buf, size_t len);
 /* A setting: a register field a user chooses that stays (settings.c). */
 bool fs_is_setting(const struct fs *fs, enum ga_reg_id id);
 /* -ENOLINK with the reason when the card's link is down. */
@@ -304,9 +303,14 @@ struct fs_staged {
  * on a failure (EIO), under fs->reg_store_lock.  Sorts @st. */
 int fs_settings_commit(struct fs *fs, struct fs_staged *st, unsigned int n);
 /* yaml.c: settings.yaml (pyrogue's SaveConfig/LoadConfig) and state.yaml. */
+extern const struct fs_node fs_yaml_rows[];
+extern const unsigned int fs_yaml_nrows;
 int fs_show_settings_yaml(struct fs_ctx *c, struct strbuf *sb);
 int fs_store_settings_yaml(struct fs_ctx *c, const char *buf, size_t len);
 int fs_show_state_yaml(struct fs_ctx *c, struct strbuf *sb);
+/* Apply the settings text of @path (YAML when the name ends in .yaml or
+ * .yml, else ini); a negative errno with the reason in fs_last_error(). */
+int fs_settings_apply_file(struct fs *fs, const char *path);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 /* device/platform/ (platform.c), from the library's check table. */

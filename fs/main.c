@@ -671,6 +671,7 @@ static int fs_state_init(struct fs *fs)
 			{.rows = fs_core_rows, .nrows = fs_core_nrows},
 			{.generate = fs_platform_rows},
 			{.rows = fs_settings_rows, .nrows = fs_settings_nrows},
+			{.rows = fs_yaml_rows, .nrows = fs_yaml_nrows},
 			{.generate = fs_register_rows},
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},

@@ -32,13 +32,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "fs.h"
 
@@ -221,7 +217,7 @@ static int apply_locked(struct fs *fs, struct staged *st, unsigned int n)
 	return ret;
 }
 
-static int store_settings(struct fs_ctx *c, const char *buf, size_t len)
+int fs_store_settings(struct fs_ctx *c, const char *buf, size_t len)
 {
 	struct staged st[GA_REG_COUNT];
 	struct fs *fs = c->fs;
@@ -260,63 +256,8 @@ int fs_settings_commit(struct fs *fs, struct fs_staged *st, unsigned int n)
 /* clang-format off */
 const struct fs_node fs_settings_rows[] = {
 	{ .name = "settings", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED,
-	  .show = show_settings, .store = store_settings, .reg = -1,
+	  .show = show_settings, .store = fs_store_settings, .reg = -1,
 	  .doc = "the card's settings as ini text; writing such a text applies it whole or not at all" },
-	{ .name = "settings.yaml", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0644, .flags = FS_SIZED | FS_BIG_TEXT,
-	  .show = fs_show_settings_yaml, .store = fs_store_settings_yaml, .reg = -1,
-	  .doc = "the settings as pyrogue's SaveConfig YAML; writing pyrogue YAML applies our subtree whole or not at all" },
-	{ .name = "state.yaml", .parent = FS_D_ROOT, .dir = FS_D_NONE, .mode = 0444, .flags = FS_SIZED,
-	  .show = fs_show_state_yaml, .reg = -1,
-	  .doc = "every AxiGpuAsyncCore variable as pyrogue's SaveState YAML (read-only ones too)" },
 };
 const unsigned int fs_settings_nrows = sizeof(fs_settings_rows) / sizeof(fs_settings_rows[0]);
 /* clang-format on */
-
-int fs_settings_apply_file(struct fs *fs, const char *path)
-{
-	struct fs_ctx c = {.fs = fs, .node = &fs_settings_rows[0]};
-	size_t plen = strlen(path), n, max = FS_TEXT_MAX;
-	/* pyrogue's YAML (settings.yaml) by its name, else ini */
-	bool yaml = (plen > 5 && !strcmp(path + plen - 5, ".yaml")) ||
-		    (plen > 4 && !strcmp(path + plen - 4, ".yml"));
-	char *buf;
-	struct stat st;
-	FILE *f;
-	int ret;
-	/* O_NONBLOCK: a FIFO must not hang start-up before it is refused */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return fs_err(-errno, "settings file %s: %s", path, strerror(errno));
-	/* a regular file, or /dev/null (1:3): nothing to apply */
-	if (fstat(fd, &st) < 0 ||
-	    !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
-		close(fd);
-		return fs_err(-EINVAL,
-			      "settings file %s: not a regular file (a FIFO or device is refused: "
-			      "it could block start-up forever)",
-			      path);
-	}
-	if (yaml)
-		max = FS_WHOLE_WRITE;
-	buf = malloc(max + 1);
-	f = buf ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		ret = buf ? -errno : -ENOMEM;
-		free(buf);
-		close(fd);
-		return fs_err(ret, "settings file %s: %s", path, strerror(-ret));
-	}
-	n = fread(buf, 1, max + 1, f);
-	if (ferror(f))
-		ret = fs_err(-EIO, "settings file %s: read error", path);
-	else if (n > max)
-		ret = fs_err(-EFBIG, "settings file %s: more than %zu bytes", path, max);
-	else if (yaml)
-		ret = fs_store_settings_yaml(&c, buf, n);
-	else
-		ret = store_settings(&c, buf, n);
-	fclose(f);
-	free(buf);
-	return ret;
-}
