@@ -11,7 +11,7 @@
 # that describe it must be equal too.  One "KTEST ok|FAIL proc_upstream_TAG"
 # line.
 up=$1 ours=$2 tag=$3
-out=$(awk -v UP="$up" '
+if out=$(awk -v UP="$up" '
 function item(line,   i) {
 	if (line ~ /^-/)
 		return line
@@ -78,8 +78,7 @@ END {
 	}
 	if (!bad) printf "%d keys as upstream; not printed: %s\n", no, skipped
 	exit bad
-}' "$ours" 2>&1)
-if [ $? = 0 ]; then
+}' "$ours" 2>&1); then
 	echo "KTEST ok proc_upstream_$tag ($out)"
 else
 	echo "KTEST FAIL proc_upstream_$tag: $out"
