@@ -47,7 +47,9 @@ static int put(const char *dir, const char *rel, const char *val)
 	if (fd < 0)
 		return -1;
 	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
+	/* the value is applied at close */
+	if (close(fd) < 0)
+		ok = 0;
 	return ok ? 0 : -1;
 }
 

@@ -69,7 +69,9 @@ static inline void fs_write(const char *rel, const char *val)
 	fd = open(path, O_WRONLY);
 	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
 		die("cannot write '%s' to %s: %s", val, path, strerror(errno));
-	close(fd);
+	/* the value is applied at close, which says what that came to */
+	if (close(fd) < 0)
+		die("cannot write '%s' to %s: %s", val, path, strerror(errno));
 }
 
 /* The 64 bytes of a buffer's CUDA IPC handle from its ipc_handle file
