@@ -277,6 +277,8 @@ static int card_count(struct fs *fs, struct fs_frames *fr, uint64_t *n)
 		fr->delivered += raw >= fr->raw ? raw - fr->raw : raw;
 	fr->raw = raw;
 	fr->have_raw = true;
+	if (raw == UINT32_MAX)
+		return -ERANGE; /* saturated (V4-5): counts no more until count_reset */
 	*n = fr->delivered;
 	return 0;
 }
