@@ -90,6 +90,8 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 			      "'%s' is not a buffer index: name buffer directories 0, 1, 2, ...",
 			      name);
 	pthread_rwlock_wrlock(&fs->bufs_lock);
+	if (dir == GA_DIR_WRITE)
+		fs_frames_exclude(fs); /* the frame watcher reads write buffers */
 	count = ga_buf_count(fs->dev, dir);
 	if (i < GA_MAX_BUFFERS && ga_buf_get(fs->dev, dir, i)) {
 		ret = fs_err(-EEXIST, "%s/%u exists", dir_name(dir), i);
@@ -110,6 +112,8 @@ int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned i
 		}
 		note_add_stopped(fs, dir, i, ga_dev_add_stopped_frames(fs->dev) - stopped);
 	}
+	if (dir == GA_DIR_WRITE)
+		fs_frames_unexclude(fs);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	return ret;
 }
@@ -123,6 +127,8 @@ int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name)
 	if (fs_buffer_name(name, &i) < 0 || i >= GA_MAX_BUFFERS)
 		return fs_err(-ENOENT, "no buffer directory '%s'", name);
 	pthread_rwlock_wrlock(&fs->bufs_lock);
+	if (dir == GA_DIR_WRITE)
+		fs_frames_exclude(fs);
 	buf = ga_buf_get(fs->dev, dir, i);
 	if (!buf) {
 		ret = fs_err(-ENOENT, "%s/%u does not exist", dir_name(dir), i);
@@ -131,6 +137,8 @@ int fs_buffer_rmdir(struct fs *fs, enum ga_dir dir, const char *name)
 		if (ret == 0)
 			fs->slots[dir][i].gen++; /* files still open on it are now stale */
 	}
+	if (dir == GA_DIR_WRITE)
+		fs_frames_unexclude(fs);
 	pthread_rwlock_unlock(&fs->bufs_lock);
 	return ret;
 }

@@ -337,6 +337,10 @@ int fs_frames_arm(struct fs *fs, unsigned int idx, struct ga_buf *buf);
  * frames there now are read, the next one starts a new pulse-ID sequence.
  * Takes fs->bufs_lock for reading: the caller must not hold it. */
 void fs_frames_new_run(struct fs *fs, bool ring_reset);
+/* Held around a write buffer's add or removal, after bufs_lock (for
+ * writing): the watcher's scans take this instead of bufs_lock. */
+void fs_frames_exclude(struct fs *fs);
+void fs_frames_unexclude(struct fs *fs);
 /* The frame counters and histograms, for metrics (bufs_lock held for reading). */
 void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
