@@ -159,8 +159,6 @@ struct ga_mem_provider {
 };
 extern const struct ga_mem_provider ga_mem_cuda, ga_mem_stub, ga_mem_host;
 extern const struct ga_mem_provider *const ga_mem_providers[];
-/* Is the device's memory GPU memory? */
-bool ga_mem_is_gpu(const struct ga_dev *dev);
 
 extern const struct ga_mem_ops ga_mem_host_ops;
 /* Copies in and out of any block with a host mapping (blk->host), range
@@ -346,5 +344,12 @@ struct ga_dev {
 	unsigned int nparked;
 	bool add_kept;
 };
+
+/* Is the device's memory GPU memory?  (Inline: the buffer, device and
+ * backend files ask, and none of them should need open.c for it.) */
+static inline bool ga_mem_is_gpu(const struct ga_dev *dev)
+{
+	return dev->memp && (dev->memp->flags & GA_MEMP_GPU);
+}
 
 #endif /* GA_INTERNAL_H */

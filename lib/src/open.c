@@ -53,11 +53,6 @@ static const struct ga_backend_ops *backend_for(const char *spec)
 	return *b;
 }
 
-bool ga_mem_is_gpu(const struct ga_dev *dev)
-{
-	return dev->memp && (dev->memp->flags & GA_MEMP_GPU);
-}
-
 /* ---- open / close -------------------------------------------------------- */
 
 /* The first provider whose conditions hold and whose open succeeds; the
