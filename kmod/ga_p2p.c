@@ -167,12 +167,12 @@ static int ga_p2p_check(struct ga_card *card, struct ga_buf *buf,
 
 /*
  * Pin, map and check @buf's GPU memory, then program its registers.
- * Prerequisite: card->lock held.  buf->lock is held across get_pages and
- * dma_map_pages: a free callback from another thread waits for it, so
- * NVIDIA cannot free the page table while a call still uses it (the
- * callback then finds LIVE and tears the buffer down).  This relies on
- * NVIDIA not holding, while it runs a callback, a lock those two calls
- * take; gdrdrv relies on the same for get_pages.
+ * Prerequisite: card->lock held.  get_pages runs without buf->lock (see
+ * below); buf->lock is held across dma_map_pages and what follows: a free
+ * callback from another thread waits for it, so NVIDIA cannot free the
+ * page table while dma_map_pages still uses it (the callback then finds
+ * LIVE and tears the buffer down).  This relies on NVIDIA not holding,
+ * while it runs a callback, a lock dma_map_pages takes.
  */
 int ga_p2p_pin(struct ga_card *card, struct ga_buf *buf)
 {
