@@ -114,3 +114,28 @@ for o, l in zip(objs, open(sys.argv[2])):
     assert o["found"].startswith(shown), (o["found"], shown)
 print("ok json: %d objects, names as --list, verdicts as the lines" % len(objs))
 EOF
+
+# ---- CUDA's answers (the stand-in libcuda.so.1) --------------------------------
+[ -e "$FAKE/libcuda.so.1" ] || fail "no stand-in $FAKE/libcuda.so.1"
+# cuda LINE-PATTERN CHECK ENV...: the CHECK line of --explain with the stand-in.
+cuda() {
+	local pat=$1 name=$2 line
+	shift 2
+	line=$(env LD_LIBRARY_PATH="$FAKE" GA_FAKE_CUINIT=0 "$@" "$G" --check --explain --no-open \
+		--root "$R" | grep "^[A-Z]* *$name: ")
+	grep -qE -- "$pat" <<<"$line" || fail "no '$pat' in: $line"
+	echo "ok $CASE: $line"
+}
+# No dma-buf files in the tree, no config: the kernel's answer is unknown.
+CASE=dmabuf-unknown; cuda "^WARN dmabuf: could not tell: no dma-buf files" dmabuf GA_FAKE_PCI=0000:05:00
+# CUDA at the GPU's address says it exports dma-bufs: that answers for the kernel too.
+CASE=dmabuf-cuda; cuda "^OK   dmabuf: dma-buf supported \(CUDA 0: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1; no dma-buf files" dmabuf
+CASE=dmabuf-cuda-no; cuda "^WARN dmabuf: no dma-buf \(CUDA 0: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 0; " dmabuf GA_FAKE_DMABUF=0
+CASE=rdma; cuda "^OK   nvidia: Open kernel module, version 580.159.04; CUDA 0 \($GPU\): CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 1$" nvidia
+CASE=rdma-no; cuda "^WARN nvidia: .*GPU_DIRECT_RDMA_SUPPORTED 0: nvidia_p2p_get_pages refuses this GPU" nvidia GA_FAKE_RDMA=0
+# A GPU CUDA does not place at this address is not asked about.
+CASE=other-gpu; cuda "^OK   nvidia: Open kernel module, version 580.159.04$" nvidia GA_FAKE_PCI=0000:05:00 GA_FAKE_RDMA=0
+# The kernel's own config, when the tree has it, needs no CUDA.
+CASE=kconfig
+printf 'CONFIG_DMA_SHARED_BUFFER=y\n' | gzip >"$R/proc/config.gz"
+cuda "^OK   dmabuf: dma-buf supported \(/proc/config.gz: CONFIG_DMA_SHARED_BUFFER=y\)" dmabuf GA_FAKE_PCI=0000:05:00

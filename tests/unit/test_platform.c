@@ -184,7 +184,8 @@ static void base(void)
 	    "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
 	    "(dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024\n"
 	    "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
-	put("/proc/driver/nvidia/params", "ResmanDebugLevel: 4294967295\nEnableStreamMemOPs: 1\n");
+	put("/proc/driver/nvidia/params", "ResmanDebugLevel: 4294967295\nEnableStreamMemOPs: 1\n"
+					  "RegistryDwords: \"PeerMappingOverride=1;\"\n");
 	put("/sys/module/nvidia/version", "550.54.15\n");
 	mkdirs(strcat(strcpy((char[PATH_MAX]){0}, root), "/sys/kernel/dmabuf/buffers"));
 }
@@ -589,11 +590,22 @@ START_TEST(test_nvidia)
 	       "NVIDIA module");
 	/* 0 on R535: only the legacy API needs it (seen on the H200 with 580,
 	 * where the stream-memop consumer runs with the parameter 0). */
-	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\n");
+	put("/proc/driver/nvidia/params",
+	    "EnableStreamMemOPs: 0\nRegistryDwords: \"RMForceX=1;PeerMappingOverride=1\"\n");
 	run_default();
 	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK,
-	       "EnableStreamMemOPs: 0 (/proc/driver/nvidia/params): only CUDA's legacy stream "
-	       "memory API needs it; driver 535.104.05 has the current one on by default");
+	       "EnableStreamMemOPs: 0, PeerMappingOverride 1 (/proc/driver/nvidia/params): only "
+	       "CUDA's legacy stream memory API needs EnableStreamMemOPs; driver 535.104.05 has "
+	       "the current one on by default");
+	/* Without PeerMappingOverride the GPU cannot store to the card's registers. */
+	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\nRegistryDwords: \"\"\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "PeerMappingOverride 0 (unset)");
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "cannot map the card's registers");
+	ck_assert_ptr_nonnull(strstr(res[GA_CHECK_STREAM_MEMOPS].todo, "PeerMappingOverride=1"));
+	put("/proc/driver/nvidia/params", "EnableStreamMemOPs: 0\nPeerMappingOverride: 0\n");
+	run_default();
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_WARN, "PeerMappingOverride 0 (/proc");
 	/* 0 on a driver before R515: the doorbell wait is refused. */
 	put("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
 					   "470.223.02  Sat Oct  7 15:35:11 UTC 2023\n");
@@ -602,8 +614,10 @@ START_TEST(test_nvidia)
 	/* Only the module parameter file left. */
 	rm("/proc/driver/nvidia/params");
 	put("/sys/module/nvidia/parameters/NVreg_EnableStreamMemOPs", "1\n");
+	put("/sys/module/nvidia/parameters/NVreg_RegistryDwords", "PeerMappingOverride=1;\n");
 	run_default();
-	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK, "NVreg_EnableStreamMemOPs=1");
+	EXPECT(GA_CHECK_STREAM_MEMOPS, GA_VERDICT_OK,
+	       "NVreg_EnableStreamMemOPs=1, PeerMappingOverride 1 (/sys/module/nvidia/parameters)");
 	/* Unreadable: a directory where the file should be. */
 	rm("/proc/driver/nvidia/version");
 	rm("/sys/module/nvidia/version");
@@ -630,17 +644,42 @@ START_TEST(test_dmabuf)
 	rm("/sys/kernel/dmabuf");
 	run_default();
 	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
-	       "could not tell (no dma-buf files and no /proc/sys/kernel/osrelease)");
+	       "could not tell: no dma-buf files; /proc/config.gz or /proc/sys/kernel/osrelease: "
+	       "No such file");
 	put("/proc/sys/kernel/osrelease", "6.1.0-99-amd64\n");
 	put("/boot/config-6.1.0-99-amd64", "CONFIG_X=y\n# CONFIG_DMA_SHARED_BUFFER is not set\n");
 	run_default();
 	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
-	       "no dma-buf (/boot/config-6.1.0-99-amd64: CONFIG_DMA_SHARED_BUFFER off)");
+	       "no dma-buf (/boot/config-6.1.0-99-amd64: CONFIG_DMA_SHARED_BUFFER=n)");
 	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK, "p2p");
 	put("/boot/config-6.1.0-99-amd64", "CONFIG_DMA_SHARED_BUFFER=y\n");
 	run_default();
-	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_OK, "CONFIG_DMA_SHARED_BUFFER on");
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_OK, "CONFIG_DMA_SHARED_BUFFER=y");
 	EXPECT(GA_CHECK_PIN_PATH, GA_VERDICT_OK, "dmabuf");
+	/* Not named at all: nothing selected it. */
+	put("/boot/config-6.1.0-99-amd64", "CONFIG_X=y\n");
+	run_default();
+	EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
+	       "no dma-buf (/boot/config-6.1.0-99-amd64: no CONFIG_DMA_SHARED_BUFFER)");
+	/* /proc/config.gz (CONFIG_IKCONFIG_PROC) first: it is the running kernel's. */
+	{
+		char cmd[PATH_MAX + 128];
+
+		snprintf(cmd, sizeof(cmd),
+			 "printf 'CONFIG_A=y\\nCONFIG_DMA_SHARED_BUFFER=y\\n' | gzip >%s/proc/config.gz",
+			 root);
+		ck_assert_int_eq(system(cmd), 0);
+		run_default();
+		EXPECT(GA_CHECK_DMABUF, GA_VERDICT_OK,
+		       "dma-buf supported (/proc/config.gz: CONFIG_DMA_SHARED_BUFFER=y)");
+		snprintf(cmd, sizeof(cmd),
+			 "printf '# CONFIG_DMA_SHARED_BUFFER is not set\\n' | gzip >%s/proc/config.gz",
+			 root);
+		ck_assert_int_eq(system(cmd), 0);
+		run_default();
+		EXPECT(GA_CHECK_DMABUF, GA_VERDICT_WARN,
+		       "no dma-buf (/proc/config.gz: CONFIG_DMA_SHARED_BUFFER=n)");
+	}
 	teardown();
 }
 END_TEST

@@ -86,29 +86,59 @@ void pf_check_nvidia(struct pf *pf, struct ga_check_result *r)
 		r->verdict = GA_VERDICT_WARN;
 		pf_found(r, ": GPU memory cannot be exported as a dma-buf, the p2p path remains");
 		pf_todo(r, "install the open flavour (nvidia-open, 515 or later) for the dma-buf "
-			   "path");
+			   "path; ");
 	}
+	pf_cuda(pf);
+	if (pf->cu.found && pf->cu.rdma >= 0)
+		pf_found(r, "; CUDA %d (%s): CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED %d",
+			 pf->cu.ordinal, pf->gpu[pf->gi].bdf, pf->cu.rdma);
+	if (pf->cu.found && pf->cu.rdma == 0) {
+		r->verdict = GA_VERDICT_WARN;
+		pf_found(r, ": nvidia_p2p_get_pages refuses this GPU");
+		pf_todo(r, "the dma-buf path only; for p2p, a GPU with GPUDirect RDMA");
+	}
+}
+
+/* PeerMappingOverride in the params text: its own "PeerMappingOverride: N"
+ * line, or inside RegistryDwords ("PeerMappingOverride=1;..."); -1 absent. */
+static int peer_override(const char *text)
+{
+	const char *p = strstr(text, "PeerMappingOverride");
+
+	if (!p)
+		return -1;
+	p += strlen("PeerMappingOverride");
+	p += strspn(p, ":= \t\"");
+	return (int)strtol(p, NULL, 0);
 }
 
 void pf_check_stream_memops(struct pf *pf, struct ga_check_result *r)
 {
-	char params[8192], *p;
+	static char params[16384];
+	char dw[1024] = "";
 	unsigned long long v;
-	int rc;
+	int rc, peer = -1;
+	bool from_params;
 
 	rc = pf_read(pf, params, sizeof(params), "/proc/driver/nvidia/params");
-	if (!rc && (p = strstr(params, "EnableStreamMemOPs:"))) {
-		v = strtoull(p + strlen("EnableStreamMemOPs:"), NULL, 0);
-		pf_found(r, "EnableStreamMemOPs: %llu (/proc/driver/nvidia/params)", v);
+	from_params = !rc && strstr(params, "EnableStreamMemOPs:");
+	if (from_params) {
+		v = strtoull(strstr(params, "EnableStreamMemOPs:") + strlen("EnableStreamMemOPs:"),
+			     NULL, 0);
+		pf_found(r, "EnableStreamMemOPs: %llu", v);
+		peer = peer_override(params);
 	} else if (!pf_read_ull(pf, &v, "/sys/module/nvidia/parameters/NVreg_EnableStreamMemOPs")) {
-		pf_found(r, "NVreg_EnableStreamMemOPs=%llu (/sys/module/nvidia/parameters)", v);
+		pf_found(r, "NVreg_EnableStreamMemOPs=%llu", v);
+		if (!pf_read(pf, dw, sizeof(dw), "/sys/module/nvidia/parameters/NVreg_RegistryDwords"))
+			peer = peer_override(dw);
 	} else {
-		r->verdict = GA_VERDICT_WARN;
-		pf_found(r, "could not tell: %s",
-			 rc ? "no /proc/driver/nvidia/params (NVIDIA driver not loaded?)"
-			    : "EnableStreamMemOPs not in /proc/driver/nvidia/params");
+		pf_unknown(r, "%s", rc ? "no /proc/driver/nvidia/params (NVIDIA driver not loaded?)"
+				       : "EnableStreamMemOPs not in /proc/driver/nvidia/params");
 		return;
 	}
+	/* Not in the registry keys: the driver's default, off. */
+	pf_found(r, ", PeerMappingOverride %d%s (%s)", peer > 0 ? peer : 0, peer < 0 ? " (unset)" : "",
+		 from_params ? "/proc/driver/nvidia/params" : "/sys/module/nvidia/parameters");
 	if (v != 1) {
 		struct nv nv;
 
@@ -118,55 +148,70 @@ void pf_check_stream_memops(struct pf *pf, struct ga_check_result *r)
 		nv_probe(pf, &nv);
 		if (nv.present > 0 && atoi(nv.version) >= 515) {
 			pf_found(r,
-				 ": only CUDA's legacy stream memory API needs it; driver %s "
-				 "has the current one on by default",
+				 ": only CUDA's legacy stream memory API needs EnableStreamMemOPs; "
+				 "driver %s has the current one on by default",
 				 nv.version);
-			return;
+		} else {
+			r->verdict = GA_VERDICT_WARN;
+			pf_found(r, ": a GPU stream cannot wait on the card's doorbells");
+			pf_todo(r, "options nvidia NVreg_EnableStreamMemOPs=1 in /etc/modprobe.d/, "
+				   "then reload the nvidia modules (or reboot); ");
 		}
+	}
+	if (peer != 1) {
 		r->verdict = GA_VERDICT_WARN;
-		pf_found(r, ": a GPU stream cannot wait on the card's doorbells");
-		pf_todo(r, "options nvidia NVreg_EnableStreamMemOPs=1 in /etc/modprobe.d/, then "
-			   "reload the nvidia modules (or reboot)");
+		pf_found(r, "; the GPU cannot map the card's registers to store to them");
+		pf_todo(r, "options nvidia NVreg_RegistryDwords=\"PeerMappingOverride=1;\" in "
+			   "/etc/modprobe.d/, then reload the nvidia modules (or reboot)");
 	}
 }
 
 /* ---- dma-buf -------------------------------------------------------------------- */
 
-/* 1 yes, 0 no, -1 could not tell; @how says from where. */
-static int dmabuf_support(const struct pf *pf, char *how, size_t len)
+/* The kernel's dma-buf: 1 yes, 0 no, -1 could not tell; @how says from where. */
+static int dmabuf_kernel(const struct pf *pf, char *how, size_t len)
 {
 	static const char *const seen[] = {"/sys/kernel/dmabuf", "/sys/kernel/debug/dma_buf",
 					   "/dev/udmabuf", "/dev/dma_heap"};
-	char rel[128], cfg[PATH_MAX], line[256];
-	FILE *f;
-	int ans = -1;
+	char val[32], src[160];
+	int rc;
 
 	for (unsigned int i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
 		if (pf_exists(pf, "%s", seen[i])) {
 			snprintf(how, len, "%s exists", seen[i]);
 			return 1;
 		}
-	if (pf_read(pf, rel, sizeof(rel), "/proc/sys/kernel/osrelease")) {
-		snprintf(how, len, "no dma-buf files and no /proc/sys/kernel/osrelease");
+	rc = pf_kconfig(pf, "CONFIG_DMA_SHARED_BUFFER", val, sizeof(val), src, sizeof(src));
+	if (rc == -ENODATA) {
+		/* A symbol nothing selected is not in the file at all. */
+		snprintf(how, len, "%s: no CONFIG_DMA_SHARED_BUFFER", src);
+		return 0;
+	}
+	if (rc) {
+		snprintf(how, len, "no dma-buf files; %s: %s", src,
+			 rc == -ENOSYS ? "no libz.so.1 to read it" : strerror(-rc));
 		return -1;
 	}
-	pf_path(pf, cfg, "/boot/config-%s", rel);
-	if (!(f = fopen(cfg, "re"))) {
-		snprintf(how, len, "no dma-buf files, no /boot/config-%s", rel);
-		return -1;
+	snprintf(how, len, "%s: CONFIG_DMA_SHARED_BUFFER=%s", src, val);
+	return val[0] == 'y' || val[0] == 'm';
+}
+
+/* dma-buf for the GPU judged: the kernel's, and CUDA's export where CUDA
+ * lists that GPU (1 there means the kernel has it too). */
+static int dmabuf_support(struct pf *pf, char *how, size_t len)
+{
+	char kernel[512];
+	int k = dmabuf_kernel(pf, kernel, sizeof(kernel));
+
+	pf_cuda(pf);
+	if (!pf->cu.found || pf->cu.dmabuf < 0) {
+		snprintf(how, len, "%s", kernel);
+		return k;
 	}
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CONFIG_DMA_SHARED_BUFFER=", 25) ||
-		    !strncmp(line, "# CONFIG_DMA_SHARED_BUFFER is not set", 37)) {
-			ans = line[0] == 'C' && (line[25] == 'y' || line[25] == 'm');
-			break;
-		}
-	fclose(f);
-	snprintf(how, len, "/boot/config-%s: CONFIG_DMA_SHARED_BUFFER %s", rel,
-		 ans < 0 ? "not mentioned"
-		 : ans	 ? "on"
-			 : "off");
-	return ans;
+	/* CUDA's answer first: it is about this GPU, and said for sure. */
+	snprintf(how, len, "CUDA %d: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED %d; %s", pf->cu.ordinal,
+		 pf->cu.dmabuf, kernel);
+	return k == 0 ? 0 : pf->cu.dmabuf;
 }
 
 void pf_check_dmabuf(struct pf *pf, struct ga_check_result *r)
@@ -174,14 +219,17 @@ void pf_check_dmabuf(struct pf *pf, struct ga_check_result *r)
 	char how[PATH_MAX + 64];
 	int s = dmabuf_support(pf, how, sizeof(how));
 
-	pf_found(r, "%s (%s)",
-		 s > 0	  ? "dma-buf supported"
-		 : s == 0 ? "no dma-buf"
-			  : "could not tell",
-		 how);
+	if (s < 0)
+		pf_unknown(r, "%s", how);
+	else
+		pf_found(r, "%s (%s)", s ? "dma-buf supported" : "no dma-buf", how);
 	pf_found(r, "; /dev/udmabuf %s", pf_exists(pf, "/dev/udmabuf") ? "present" : "absent");
-	if (s <= 0) {
-		r->verdict = GA_VERDICT_WARN;
+	if (s == 0 && pf->cu.found && pf->cu.dmabuf == 0) {
+		pf_at_least(r, GA_VERDICT_WARN);
+		pf_todo(r, "the p2p path works without it; CUDA exports dma-bufs from the open "
+			   "NVIDIA module (515 on) on a kernel with CONFIG_DMA_SHARED_BUFFER");
+	} else if (s <= 0) {
+		pf_at_least(r, GA_VERDICT_WARN);
 		pf_todo(r, "the p2p path works without it; for dma-buf, a kernel with "
 			   "CONFIG_DMA_SHARED_BUFFER (every distribution kernel has it)");
 	}
@@ -295,6 +343,16 @@ void pf_check_pin_path(struct pf *pf, struct ga_check_result *r)
 	if (pf->drv == PF_DRV_GPUASYNC && nv.present == 1 && nv.open && dmabuf > 0) {
 		pf_found(r, "dmabuf: gpuasync.ko takes dma-bufs (GA_Add_Dmabuf), the open NVIDIA "
 			    "module exports GPU memory as one");
+		return;
+	}
+	if ((pf->drv == PF_DRV_GPUASYNC || pf->drv == PF_DRV_DATADEV) && pf->cu.found &&
+	    pf->cu.rdma == 0) {
+		r->verdict = GA_VERDICT_FAIL;
+		pf_found(r, "p2p, and CUDA says GPU %s has no GPUDirect RDMA "
+			    "(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 0)",
+			 pf->gpu[pf->gi].bdf);
+		pf_todo(r, "gpuasync.ko with the open NVIDIA module for the dma-buf path, or a GPU "
+			   "with GPUDirect RDMA");
 		return;
 	}
 	if (pf->drv == PF_DRV_GPUASYNC || pf->drv == PF_DRV_DATADEV) {

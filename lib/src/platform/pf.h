@@ -40,6 +40,12 @@ struct pf {
 	bool gpus_unknown;   /* some GPU could not be looked at (not: absent) */
 	struct pf_dev gpu[GA_PLATFORM_MAX_DEVS];
 	int gi;		     /* the GPU nearest the card (index into gpu[]), -1 none */
+	struct {		/* what CUDA says of gpu[gi] (ask.c), asked once */
+		bool asked, found; /* found: CUDA lists a device at its address */
+		int ordinal;	   /* CUDA's number for it */
+		int dmabuf, rdma;  /* the attributes: 1, 0, -1 not read */
+		char why[96];	   /* when not found */
+	} cu;
 	unsigned int ncards; /* every card seen, for pairing */
 	struct pf_dev cards[GA_PLATFORM_MAX_DEVS];
 };
@@ -87,6 +93,17 @@ void pf_found(struct ga_check_result *r, const char *fmt, ...)
 void pf_todo(struct ga_check_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Raise @r's verdict to at least @v. */
 void pf_at_least(struct ga_check_result *r, enum ga_verdict v);
+
+/* ---- beyond sysfs (ask.c) ------------------------------------------------ */
+
+/* Kernel option @opt ("CONFIG_DMA_SHARED_BUFFER") from /proc/config.gz,
+ * else /boot/config-RELEASE: its value into @val ("y", "m", "n" when "is
+ * not set"), where from into @src.  0, -ENODATA when the file does not
+ * name it, -ENOENT/-ENOSYS (no libz.so.1)/-EIO when it cannot be read. */
+int pf_kconfig(const struct pf *pf, const char *opt, char *val, size_t len, char *src,
+	       size_t slen);
+/* Fill pf->cu for the GPU judged (gpu[gi]), when opts.cuda asks. */
+void pf_cuda(struct pf *pf);
 
 /* ---- the checks ----------------------------------------------------------- */
 

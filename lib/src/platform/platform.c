@@ -54,7 +54,9 @@ static const struct pf_row rows[GA_CHECK_COUNT] = {
 			     "traffic is translated or refused; NVIDIA documents GPUDirect RDMA "
 			     "with the IOMMU off or in passthrough",
 			     "OK with no IOMMU or an identity (passthrough) group; FAIL for DMA, "
-			     "DMA-FQ, blocked or unmanaged (vfio) groups"},
+			     "DMA-FQ, blocked or unmanaged (vfio) groups; WARN (could not tell) "
+			     "inside a virtual machine without a DMA group, where the host's IOMMU "
+			     "translates unseen"},
 			    pf_check_iommu},
 	[GA_CHECK_LINK_CARD] =
 		{{"link_card", "The card's PCIe link",
@@ -87,27 +89,35 @@ static const struct pf_row rows[GA_CHECK_COUNT] = {
 			      "(nvidia_p2p_get_pages), and only the Open Kernel Module exports "
 			      "GPU memory as a dma-buf",
 			      "FAIL when no NVIDIA driver is loaded; WARN for the proprietary "
-			      "flavour (p2p only)"},
+			      "flavour (p2p only), or when CUDA says the GPU has no GPUDirect RDMA "
+			      "(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 0: dma-buf only)"},
 			     pf_check_nvidia},
 	[GA_CHECK_STREAM_MEMOPS] =
-		{{"stream_memops", "NVreg_EnableStreamMemOPs",
+		{{"stream_memops", "NVreg_EnableStreamMemOPs and PeerMappingOverride",
 		  "a GPU stream waits on the card's size doorbell with "
 		  "cuStreamWaitValue32 (examples/cuda/consumer.c); drivers before "
-		  "R515 refuse it unless this parameter is 1, later ones need the "
-		  "parameter only for CUDA's legacy stream memory API",
-		  "WARN when 0 on a driver before R515, or unreadable: data still "
-		  "lands, but the GPU cannot wait for it without the CPU"},
+		  "R515 refuse it unless EnableStreamMemOPs is 1, later ones need the "
+		  "parameter only for CUDA's legacy stream memory API; for the GPU to "
+		  "store to the card's registers (a peer mapping of its BAR) the driver "
+		  "needs RegistryDwords PeerMappingOverride=1",
+		  "WARN when EnableStreamMemOPs is 0 on a driver before R515, when "
+		  "PeerMappingOverride is not 1, or unreadable: data still lands, but "
+		  "the GPU cannot wait for it or ring the card without the CPU"},
 		 pf_check_stream_memops},
 	[GA_CHECK_DMABUF] = {{"dmabuf", "Kernel dma-buf support",
 			      "the dmabuf pin path hands GPU memory to gpuasync.ko as a dma-buf "
 			      "(CONFIG_DMA_SHARED_BUFFER); host memory buffers use /dev/udmabuf",
-			      "WARN when absent or not telling: the p2p path remains"},
+			      "OK when the kernel has dma-buf (its files, /proc/config.gz or "
+			      "/boot/config-RELEASE) and CUDA, where it lists the GPU, says it "
+			      "exports them (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED); WARN when "
+			      "either says no, or nothing tells: the p2p path remains"},
 			     pf_check_dmabuf},
 	[GA_CHECK_PIN_PATH] = {{"pin_path", "Which pin path will be used",
 				"dmabuf when gpuasync.ko fronts the card and the open NVIDIA "
 				"module exports GPU memory; otherwise p2p, which needs a driver "
 				"built against NVIDIA's nvidia_p2p interface",
-				"FAIL when neither path can work"},
+				"FAIL when neither path can work (no driver, no NVIDIA driver, or "
+				"p2p on a GPU CUDA says has no GPUDirect RDMA)"},
 			       pf_check_pin_path},
 	[GA_CHECK_CARD_DRIVER] = {{"card_driver", "Driver in front of the card and firmware",
 				   "upstream's datadev pins GPU memory only when built with GPU "
