@@ -11,7 +11,9 @@
  *   - a clean stop (unmount) removes the file, a killed daemon leaves it;
  *   - bad input fails the start with the reason and writes no file: a port
  *     in use (EADDRINUSE), an address that is not one, targets_dir without
- *     http, a directory that is not there, a label value with a quote.
+ *     http, a directory that is not there, a label value with a quote;
+ *   - the same settings from a config file's [prometheus] section, shown in
+ *     the mount's config; a bad one there names the file and line.
  *
  * Each server binds its own loopback address (127.0.0.N): nothing leaves
  * the machine.
@@ -185,12 +187,53 @@ START_TEST(bad_input_refused)
 }
 END_TEST
 
+/* The same settings from a config file's [prometheus] section; a bad value
+ * there names the file and line. */
+START_TEST(config_file_section)
+{
+	char dir[] = "/tmp/gafs-fleet-XXXXXX", opts[256], *out;
+	int port;
+
+	if (!getenv("GAFS"))
+		setenv("GAFS", GAFS_BIN, 1);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	port = free_port("127.0.0.10");
+	ck_assert_int_eq(sh("printf '[prometheus]\nhttp = 127.0.0.10:%d\ntargets_dir = %s\n"
+			    "alias = epixuhr_1\n' > %s/ok.conf",
+			    port, dir, dir),
+			 0);
+	snprintf(opts, sizeof(opts), "-o config=%s/ok.conf", dir);
+	mnt_start(opts);
+	wait_target(dir, "127.0.0.10", port);
+	out = sh_out("grep -v '^#' %s/gpuasyncfs_127.0.0.10_%d.yaml; grep -A20 '^.prometheus.$' "
+		     "$M/config | grep -v '^;'",
+		     dir, port);
+	ck_assert_msg(strstr(out, "  labels:\n    alias: 'epixuhr_1'\n") &&
+			      !strstr(out, "instrument:") && strstr(out, "alias = epixuhr_1\n"),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(mnt_stop(), 0);
+	ck_assert_int_eq(sh("printf '[prometheus]\nhttp = 9330\ninstrument = \"tmo\"\n' > "
+			    "%s/bad.conf",
+			    dir),
+			 0);
+	snprintf(opts, sizeof(opts), "-o config=%s/bad.conf", dir);
+	out = sh_out("mkdir -p %s/mnt && \"$GAFS\" -f --sim %s %s/mnt 2>&1; echo rc=$?", dir, opts,
+		     dir);
+	ck_assert_msg(strstr(out, "bad.conf:3: [prometheus] instrument:") &&
+			      strstr(out, "is not a label value") && strstr(out, "rc=1\n"),
+		      "%s", out);
+	free(out);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fleet_http");
 
 	suite_add_tests(s, "http", TEST_TIMEOUT,
 			SUITE_TESTS({serves_metrics_and_target}, {killed_daemon_leaves_target},
-				    {bad_input_refused}));
+				    {bad_input_refused}, {config_file_section}));
 	return run_suite(s);
 }
