@@ -12,6 +12,7 @@
  *   - bad input fails the start with the reason and writes no file: a port
  *     in use (EADDRINUSE), an address that is not one, targets_dir without
  *     http, a directory that is not there, a label value with a quote;
+ *   - a port alone serves every address and the target names this host;
  *   - the same settings from a config file's [prometheus] section, shown in
  *     the mount's config; a bad one there names the file and line.
  *
@@ -187,6 +188,32 @@ START_TEST(bad_input_refused)
 }
 END_TEST
 
+/* A port alone serves every address; the target then names this host. */
+START_TEST(every_address_names_host)
+{
+	char dir[] = "/tmp/gafs-fleet-XXXXXX", opts[256], host[256], *out, *want = NULL;
+	int port;
+
+	if (!have_cmd("curl", "curl"))
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	port = free_port("0.0.0.0");
+	snprintf(opts, sizeof(opts), "-o http=%d,targets_dir=%s", port, dir);
+	mnt_start(opts);
+	wait_target(dir, host, port);
+	out = sh_out("grep -v '^#' %s/gpuasyncfs_%s_%d.yaml; curl -sf http://127.0.0.1:%d/metrics "
+		     "| grep -c '^gpuasync_link_up{'",
+		     dir, host, port, port);
+	ck_assert_int_ge(asprintf(&want, "- targets:\n    - '%s:%d'\n1\n", host, port), 0);
+	ck_assert_str_eq(out, want);
+	free(want);
+	free(out);
+	ck_assert_int_eq(mnt_stop(), 0);
+	sh("rm -rf %s", dir);
+}
+END_TEST
+
 /* The same settings from a config file's [prometheus] section; a bad value
  * there names the file and line. */
 START_TEST(config_file_section)
@@ -234,6 +261,7 @@ int main(void)
 
 	suite_add_tests(s, "http", TEST_TIMEOUT,
 			SUITE_TESTS({serves_metrics_and_target}, {killed_daemon_leaves_target},
-				    {bad_input_refused}, {config_file_section}));
+				    {bad_input_refused}, {config_file_section},
+				    {every_address_names_host}));
 	return run_suite(s);
 }
