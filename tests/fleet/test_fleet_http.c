@@ -16,8 +16,8 @@
  *   - the same settings from a config file's [prometheus] section, shown in
  *     the mount's config; a bad one there names the file and line.
  *
- * Each server binds its own loopback address (127.0.0.N): nothing leaves
- * the machine.
+ * Each server binds its own loopback address (127.0.0.N), or every address
+ * and is read on 127.0.0.1: nothing is sent off the machine.
  */
 #define _GNU_SOURCE
 #include <signal.h>
