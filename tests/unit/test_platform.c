@@ -516,7 +516,8 @@ START_TEST(test_numa)
 	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "card and GPU on different nodes");
 	put("/sys/devices/" CARD "/numa_node", "-1\n");
 	run(&o);
-	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: -1: the firmware gave no node");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN,
+	       "could not tell: the firmware gave no node (-1); 2 nodes; card on node -1");
 	/* One node: -1 is a fact on one socket, unknown on two seen as one. */
 	rm("/sys/devices/system/node/node1");
 	put("/sys/devices/system/node/node0/cpulist", "0-7\n");
@@ -524,13 +525,14 @@ START_TEST(test_numa)
 	put("/sys/devices/system/cpu/cpu1/topology/physical_package_id", "0\n");
 	run(&o);
 	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "card on node -1, GPU on node 1");
-	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "one socket, one node");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_OK, "(-1 on one socket, one node: nothing to choose)");
 	put("/sys/devices/system/cpu/cpu1/topology/physical_package_id", "1\n");
 	run(&o);
 	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: 2 sockets seen as one node");
 	rm("/sys/devices/system/cpu");
 	run(&o);
-	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN, "could not tell: -1 is no node");
+	EXPECT(GA_CHECK_NUMA, GA_VERDICT_WARN,
+	       "could not tell: node -1 on one node, and the sockets are not readable");
 	/* No card: nothing to place (the GPU machine without a card said OK). */
 	rm("/sys/devices/" CARD);
 	rm("/sys/bus/pci/devices/0000:03:00.0");

@@ -823,9 +823,8 @@ void pf_check_numa(struct pf *pf, struct ga_check_result *r)
 	int nnodes, only;
 
 	if (pf->o->cpus) {
-		if (pf_parse_list(pf->o->cpus, cpus, CPU_BITS)) {
-			r->verdict = GA_VERDICT_WARN;
-			pf_found(r, "could not tell: CPU list '%s' is not like 0-3,8", pf->o->cpus);
+		if (pf_parse_list(pf->o->cpus, cpus, CPU_BITS)) { /* refused before the run */
+			pf_unknown(r, "CPU list '%s' is not like 0-3,8", pf->o->cpus);
 			return;
 		}
 	} else {
@@ -833,8 +832,7 @@ void pf_check_numa(struct pf *pf, struct ga_check_result *r)
 
 		CPU_ZERO(&set);
 		if (sched_getaffinity(0, sizeof(set), &set)) {
-			r->verdict = GA_VERDICT_WARN;
-			pf_found(r, "could not tell: sched_getaffinity: %s", strerror(errno));
+			pf_unknown(r, "sched_getaffinity: %s", strerror(errno));
 			return;
 		}
 		for (int i = 0; i < CPU_SETSIZE && i < CPU_BITS; i++)
@@ -863,36 +861,34 @@ void pf_check_numa(struct pf *pf, struct ga_check_result *r)
 		return;
 	}
 	gn = (long long)(int)v;
+	/* What could not be told comes first, so that the short line keeps it. */
+	if (cn < 0 || gn < 0) {
+		int sockets = nnodes <= 1 ? count_sockets(pf) : 0;
+
+		if (nnodes > 1) {
+			pf_unknown(r, "the firmware gave no node (-1); ");
+			pf_todo(r, "check the BIOS's NUMA/SRAT settings; lstopo shows where the "
+				   "slots hang");
+		} else if (sockets > 1) {
+			/* One node on several sockets: node interleaving hides them. */
+			pf_unknown(r, "%d sockets seen as one node: which one the card is on; ",
+				   sockets);
+			pf_todo(r, "turn off node interleaving in the BIOS to see the sockets as "
+				   "nodes");
+		} else if (sockets < 1) {
+			pf_unknown(r, "node -1 on one node, and the sockets are not readable; ");
+		}
+	}
 	pf_found(
 		r,
 		"%d node%s; card on node %lld, GPU on node %lld, this process may run on node%s %s",
 		nnodes, nnodes == 1 ? "" : "s", cn, gn, only == -1 ? "s" : "",
 		nodes[0] ? nodes : "(none found)");
-	if (nnodes <= 1 && cn >= 0 && gn >= 0)
+	if (r->verdict != GA_VERDICT_OK)
 		return;
 	if (nnodes <= 1) {
-		/* One node: fine on one socket; with several sockets the BIOS
-		 * hides them (node interleaving) and where the card is is unknown. */
-		int sockets = count_sockets(pf);
-
-		if (sockets == 1) {
-			pf_found(r, " (-1: one socket, one node: nothing to choose)");
-			return;
-		}
-		pf_found(r, "; ");
-		if (sockets > 1)
-			pf_unknown(r, "%d sockets seen as one node: which one the card is on",
-				   sockets);
-		else
-			pf_unknown(r, "-1 is no node, and the sockets are not readable");
-		pf_todo(r, "turn off node interleaving in the BIOS to see the sockets as nodes");
-		return;
-	}
-	if (cn < 0 || gn < 0) {
-		pf_found(r, "; ");
-		pf_unknown(r, "-1: the firmware gave no node");
-		pf_todo(r,
-			"check the BIOS's NUMA/SRAT settings; lstopo shows where the slots hang");
+		if (cn < 0 || gn < 0)
+			pf_found(r, " (-1 on one socket, one node: nothing to choose)");
 		return;
 	}
 	if (gn >= 0 && cn != gn) {
