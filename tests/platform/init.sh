@@ -108,6 +108,15 @@ expect card_driver FAIL "no driver bound to the card" -- $CARD_A --gpu $GPU_A
 [ "$rc1 $rc2 $rc3" = "1 2 0" ] && ok "exit status (FAIL 1, bad argument 2, help 0)" ||
 	bad "exit status: $rc1 $rc2 $rc3, want 1 2 0"
 grep -q "^GPUDirect: not expected to work" $OUTF && ok "summary line" || bad "summary line"
+# The guest has CPUs 0 and 1 online: CPU 5 is refused before any check runs.
+/t/gpuasyncfs --check --no-open --cpus 5 $CARD_A >$OUTF 2>&1; rc5=$? # rc: guest.sh's
+[ $rc5 = 2 ] && grep -q "CPU 5 is not one of this machine's (online: 0-1)" $OUTF &&
+	ok "--cpus 5 refused (exit 2)" || { bad "--cpus 5: exit $rc5"; cat $OUTF; }
+# Default lines fit 100 characters on the real tree too.
+/t/gpuasyncfs --check --no-open $CARD_A --gpu $GPU_A,$GPU_B --buffers 1G >$OUTF 2>&1
+long=0
+while IFS= read -r l; do [ ${#l} -le 100 ] || { long=1; echo "long: $l"; }; done <$OUTF
+[ $long = 0 ] && ok "lines of at most 100 characters" || bad "lines over 100 characters"
 
 # ---- bad input on the real tree -----------------------------------------------------------
 expect gpu FAIL "GPU 0000:0f:00.0: not on the PCI bus" -- $CARD_A --gpu 0000:0f:00.0
@@ -218,7 +227,7 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 		grep -q "^OK   stale: $C: no address left behind" $OUTF &&
 			ok "stale=OK on the PCI card" || { bad "stale=OK on the PCI card"; grep "stale:" $OUTF; }
 		if /t/poke $C 2 0x12345670000; then
-			/t/gpuasyncfs --check $C --gpu $GPU_A >$OUTF 2>&1
+			/t/gpuasyncfs --check --explain $C --gpu $GPU_A >$OUTF 2>&1
 			grep -q "^WARN stale: write 2: 0x0000012345670000," $OUTF &&
 				ok "stale=WARN on the PCI card (address left behind)" ||
 				{ bad "stale=WARN on the PCI card"; grep "stale:" $OUTF; }
