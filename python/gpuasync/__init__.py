@@ -457,7 +457,16 @@ class Card:
         def rd(p):
             with open(p) as f:
                 return f.read()
-        return self._call(rel, rd, os.path.join(self.path, rel))
+        try:
+            return self._call(rel, rd, os.path.join(self.path, rel))
+        except GpuAsyncError as e:
+            # A write-only strobe refused to a reader leaves no errors line
+            # (its mode says so): say it here.
+            if e.reason is None and e.errno == _errno.EACCES and \
+                    not os.stat(os.path.join(self.path, rel)).st_mode & 0o444:
+                e.reason = "%s: EACCES: write-only file: it triggers an action " \
+                    "and has no value to read" % rel
+            raise
 
     def write(self, rel, value):
         """Write a value (str, int or bytes) to a file under the mount, as echo does."""
