@@ -27,13 +27,15 @@
  *
  * Around that: messages go to syslog as well once the daemon forks (its
  * stderr ends on /dev/null), systemd hears "READY=1" once the mount is
- * live (Type=notify), a mountpoint that already holds a live gpuasyncfs
+ * live (Type=notify), then STATUS= and watchdog pings while the mount
+ * answers, and STOPPING=1 at the end, a mountpoint that already holds a live gpuasyncfs
  * (or a dead FUSE mount) is refused, and a daemon started unattended with
  * no device says loudly that it serves the simulated card.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -440,17 +442,17 @@ static void log_start_syslog(void)
 
 /* ---- systemd -------------------------------------------------------------------------- */
 
-/* Type=notify: tell the service manager that the mount is live.  The
- * protocol is one datagram, "READY=1", to the unix socket $NOTIFY_SOCKET
- * names (a leading '@' is the abstract namespace).  It is written out here
- * in a few lines instead of linking libsystemd's sd_notify(): the daemon
- * keeps depending on libfuse3 and inih only, builds where libsystemd-dev
- * is absent, and does nothing at all without the variable. */
-static void notify_ready(void)
+/* Type=notify: tell the service manager how the daemon is doing.  The
+ * protocol is one datagram of "KEY=value" lines ("READY=1", "STATUS=...",
+ * "WATCHDOG=1", "STOPPING=1") to the unix socket $NOTIFY_SOCKET names (a
+ * leading '@' is the abstract namespace).  It is written out here in a few
+ * lines instead of linking libsystemd's sd_notify(): the daemon keeps
+ * depending on libfuse3 and inih only, builds where libsystemd-dev is
+ * absent, and does nothing at all without the variable. */
+static void notify_send(const char *msg)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	static const char msg[] = "READY=1";
 	size_t len;
 	int fd;
 
@@ -458,19 +460,169 @@ static void notify_ready(void)
 		return;
 	len = strlen(path);
 	if (len >= sizeof(sa.sun_path)) {
-		fs_log(LOG_WARNING, "NOTIFY_SOCKET too long; systemd is not told we are ready");
+		fs_log(LOG_WARNING, "NOTIFY_SOCKET too long; systemd is not told how we are");
 		return;
 	}
 	memcpy(sa.sun_path, path, len);
 	if (sa.sun_path[0] == '@')
 		sa.sun_path[0] = '\0';
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || sendto(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+	if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
 			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
 		fs_log(LOG_WARNING, "cannot notify systemd (NOTIFY_SOCKET=%s): %s", path,
 		       strerror(errno));
 	if (fd >= 0)
 		close(fd);
+}
+
+/* The notifier thread, started once the mount is live when systemd listens
+ * ($NOTIFY_SOCKET): every period it looks up a name that does not exist in
+ * the mount's root (a miss is never cached, so each one is a LOOKUP the
+ * FUSE loop must answer) and, once that came back, pings the watchdog
+ * (WatchdogSec=, $WATCHDOG_USEC) and updates STATUS= with the card and its
+ * frame rate (rx_frame_count's growth over the period).  A stalled loop
+ * leaves the lookup hanging and the pings stop: systemd kills and restarts
+ * the daemon.  It is stopped after fuse_session_destroy(), which ends a
+ * lookup still in flight (ENOTCONN), as notify_inval_inode.c's thread is by
+ * a flag. */
+#define NOTIFY_PERIOD_MAX_US 5000000ULL /* STATUS= at least this often */
+#define NOTIFY_PROBE_NAME ".gpuasyncfs-watchdog"
+
+struct notifier {
+	struct fs *fs;
+	const char *mountpoint;
+	char probe[PATH_MAX];
+	unsigned long long period_us;
+	bool watchdog;
+	bool started;
+	pthread_t thread;
+	pthread_mutex_t lock; /* guards stop; cond signals it */
+	pthread_cond_t cond;
+	bool stop;
+};
+
+/* "/dev/datadev_0 on /run/gpuasyncfs/datadev_0: 1042 frames/s" */
+static void notifier_status(struct notifier *nt, uint32_t *last, bool *have_last, double secs)
+{
+	/* The card: "/dev/datadev_0", or "sim" without the simulator's settings. */
+	const char *card = nt->fs->device_spec;
+	int clen = (int)strcspn(card, ":");
+	char msg[PATH_MAX + 256];
+	uint32_t now, d;
+
+	if (ga_reg_read(nt->fs->dev, GA_REG_RX_FRAME_COUNT, 0, &now) < 0) {
+		snprintf(msg, sizeof(msg), "STATUS=%.*s on %s: frame rate unknown",
+			 clen, card, nt->mountpoint);
+		*have_last = false;
+	} else {
+		/* The counter may be cleared (to 0) in between: count from there. */
+		d = now >= *last ? now - *last : now;
+		if (*have_last && secs > 0)
+			snprintf(msg, sizeof(msg), "STATUS=%.*s on %s: %.0f frames/s",
+				 clen, card, nt->mountpoint, d / secs);
+		else
+			snprintf(msg, sizeof(msg), "STATUS=%.*s on %s: serving", clen, card,
+				 nt->mountpoint);
+		*last = now;
+		*have_last = true;
+	}
+	notify_send(msg);
+}
+
+static void *notifier_run(void *arg)
+{
+	struct notifier *nt = arg;
+	struct timespec t0, t1, until;
+	uint32_t last = 0;
+	bool have_last = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	notifier_status(nt, &last, &have_last, 0);
+	pthread_mutex_lock(&nt->lock);
+	while (!nt->stop) {
+		struct stat st;
+		bool alive;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(nt->period_us / 1000000);
+		until.tv_nsec += (long)(nt->period_us % 1000000) * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!nt->stop && pthread_cond_timedwait(&nt->cond, &nt->lock, &until) == 0)
+			;
+		if (nt->stop)
+			break;
+		pthread_mutex_unlock(&nt->lock);
+		/* Blocks while the FUSE loop does not answer: no ping then. */
+		alive = stat(nt->probe, &st) == 0 || errno == ENOENT;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (alive && nt->watchdog)
+			notify_send("WATCHDOG=1");
+		notifier_status(nt, &last, &have_last,
+				(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		t0 = t1;
+		pthread_mutex_lock(&nt->lock);
+	}
+	pthread_mutex_unlock(&nt->lock);
+	return NULL;
+}
+
+/* Only under systemd; the watchdog only when the unit asks for one (and for
+ * this process: $WATCHDOG_PID, when set). */
+static int notifier_start(struct notifier *nt, struct fs *fs, const char *mountpoint)
+{
+	const char *wd = getenv("WATCHDOG_USEC"), *wpid = getenv("WATCHDOG_PID");
+	unsigned long long usec = wd ? strtoull(wd, NULL, 10) : 0;
+	pthread_condattr_t ca;
+
+	if (!getenv("NOTIFY_SOCKET"))
+		return 0;
+	nt->fs = fs;
+	nt->mountpoint = mountpoint;
+	snprintf(nt->probe, sizeof(nt->probe), "%s/%s", mountpoint, NOTIFY_PROBE_NAME);
+	nt->watchdog = usec > 0 && (!wpid || strtol(wpid, NULL, 10) == (long)getpid());
+	/* Twice per watchdog interval, as sd_watchdog_enabled(3) advises. */
+	nt->period_us = nt->watchdog && usec / 2 < NOTIFY_PERIOD_MAX_US ? usec / 2
+									: NOTIFY_PERIOD_MAX_US;
+	nt->stop = false;
+	if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+	    pthread_cond_init(&nt->cond, &ca) || pthread_mutex_init(&nt->lock, NULL))
+		return -ENOMEM;
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&nt->thread, NULL, notifier_run, nt))
+		return -EAGAIN;
+	nt->started = true;
+	return 0;
+}
+
+/* The loop has returned: no more lookups, STOPPING=1 while we unmount. */
+static void notifier_stopping(struct notifier *nt)
+{
+	bool was;
+
+	if (!nt->started)
+		return;
+	pthread_mutex_lock(&nt->lock);
+	was = nt->stop;
+	nt->stop = true;
+	pthread_cond_signal(&nt->cond);
+	pthread_mutex_unlock(&nt->lock);
+	if (!was)
+		notify_send("STOPPING=1\nSTATUS=unmounting");
+}
+
+/* After fuse_session_destroy(): a lookup in flight has returned. */
+static void notifier_stop(struct notifier *nt)
+{
+	if (!nt->started)
+		return;
+	notifier_stopping(nt);
+	pthread_join(nt->thread, NULL);
+	pthread_cond_destroy(&nt->cond);
+	pthread_mutex_destroy(&nt->lock);
+	nt->started = false;
 }
 
 /* Started by systemd (a unit, or a mount unit from fstab), or by mount(8)
@@ -754,6 +906,7 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts opts = {0};
 	struct options *o = calloc(1, sizeof(*o));
 	static struct fs fs; /* large (slot table); lives for the whole run */
+	struct notifier nt = {0}; /* STATUS= and the watchdog under systemd */
 	struct fuse_session *se;
 	const char *device = NULL, *mnt;
 	int ready_fd = -1, ret = 1, loop;
@@ -898,7 +1051,9 @@ int main(int argc, char *argv[])
 		goto out_stop_frames;
 	}
 	daemon_ready(&ready_fd, 0);
-	notify_ready();
+	notify_send("READY=1");
+	if (notifier_start(&nt, &fs, opts.mountpoint) < 0)
+		fs_log(LOG_WARNING, "no notifier thread: systemd gets no STATUS= and no watchdog");
 	fs_log(LOG_INFO, "serving %s on %s", fs.device_spec, opts.mountpoint);
 
 	if (o->threads > 1) {
@@ -914,6 +1069,7 @@ int main(int argc, char *argv[])
 		loop = fuse_session_loop(se);
 	}
 	ret = loop_exit_status(loop);
+	notifier_stopping(&nt);
 	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 
 out_stop_http:
@@ -928,6 +1084,7 @@ out_remove_handlers:
 	fuse_remove_signal_handlers(se);
 out_destroy_session:
 	fuse_session_destroy(se);
+	notifier_stop(&nt); /* after destroy: a lookup in flight has come back */
 out_fini_state:
 	fs_state_fini(&fs);
 out_close_dev:
