@@ -93,8 +93,11 @@ elseif(CPACK_GENERATOR STREQUAL "RPM")
   set(CPACK_RPM_POST_INSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm)
   set(CPACK_RPM_POST_UNINSTALL_SCRIPT_FILE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm)
   file(WRITE ${CPACK_GA_DKMS_DIR}/ldconfig.rpm "/sbin/ldconfig\n")
-  # Directories other packages own (filesystem, python3-libs, pkgconf, cmake-filesystem).
-  set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
+  # The operator's edits survive an upgrade (the new file lands as .rpmnew).
+  set(CPACK_RPM_USER_FILELIST "%config(noreplace) /etc/gpuasyncfs.conf")
+  # Directories other packages own (filesystem, python3-libs, pkgconf, cmake-filesystem,
+  # systemd).
+  set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION /usr/lib/systemd /usr/lib/systemd/system
       /usr/share/man /usr/share/man/man3 /usr/share/man/man5 /usr/share/man/man8
       /usr/lib/python${CPACK_GA_RPM_PYTHON}
       /usr/lib/python${CPACK_GA_RPM_PYTHON}/site-packages /usr/${CPACK_GA_LIBDIR}/pkgconfig

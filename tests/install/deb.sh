@@ -43,7 +43,7 @@ dpkg --admindir="$T/admin" -s gpuasyncfs 2>/dev/null | grep -q '^Status: install
 R=$T/root/usr
 for f in bin/gpuasyncfs lib/libgpuasync.so.0 lib/pkgconfig/gpuasync.pc include/gpuasync/gpuasync.h \
 	share/doc/gpuasyncfs/copyright share/doc/gpuasyncfs/changelog.gz \
-	share/doc/gpuasyncfs/examples/gpuasyncfs.service share/doc/gpuasyncfs/examples/gpuasyncfs@.service \
+	lib/systemd/system/gpuasyncfs@.service \
 	share/man/man8/gpuasyncfs.8.gz share/man/man5/gpuasyncfs.conf.5.gz share/man/man3/libgpuasync.3.gz; do
 	[ -e "$R/$f" ] || fail "not installed: /usr/$f"
 done
@@ -54,23 +54,28 @@ done
 LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$R/share/man/man8/gpuasyncfs.8.gz" 2>/dev/null |
 	grep -q 'gpuasyncfs' || fail "gpuasyncfs(8) renders empty"
 
-# The installed units, as systemd would read them once the package is
-# installed at /: what they run must be a program the package installed
-# (looked up in the private root) or one the system has.  Nothing else is
-# changed, so a unit naming any other path fails verify.
+# The installed template unit, where systemd looks, as systemd would read it
+# once the package is installed at /: what it runs must be a program the
+# package installed (looked up in the private root) or one the system has.
+# Nothing else is changed, so a unit naming any other path fails verify.
+# /etc/gpuasyncfs.conf is a conffile (kept on upgrade) and sets nothing.
+[ "$(dpkg-deb -I "$deb" conffiles)" = /etc/gpuasyncfs.conf ] ||
+	fail "conffiles: $(dpkg-deb -I "$deb" conffiles 2>&1)"
+[ -f "$T/root/etc/gpuasyncfs.conf" ] || fail "not installed: /etc/gpuasyncfs.conf"
+! grep -Ev '^(;.*|\[[a-z]+\]|)$' "$T/root/etc/gpuasyncfs.conf" ||
+	fail "/etc/gpuasyncfs.conf sets something (above)"
 U=$T/units
 mkdir -p "$U"
-for u in gpuasyncfs.service gpuasyncfs@.service; do
-	sed -E "s#^(Exec[A-Za-z]*=[-@:+!]*)(/usr/bin/gpuasyncfs)( |\$)#\1$T/root\2\3#" \
-		"$R/share/doc/gpuasyncfs/examples/$u" >"$U/$u"
-	grep -q "^ExecStart=/usr/bin/gpuasyncfs " "$R/share/doc/gpuasyncfs/examples/$u" ||
-		fail "$u: ExecStart is not the packaged /usr/bin/gpuasyncfs: $(grep '^ExecStart=' \
-			"$R/share/doc/gpuasyncfs/examples/$u")"
-done
+u=gpuasyncfs@.service
+sed -E "s#^(Exec[A-Za-z]*=[-@:+!]*)(/usr/bin/gpuasyncfs)( |\$)#\1$T/root\2\3#" \
+	"$R/lib/systemd/system/$u" >"$U/$u"
+grep -q "^ExecStart=/usr/bin/gpuasyncfs " "$R/lib/systemd/system/$u" ||
+	fail "$u: ExecStart is not the packaged /usr/bin/gpuasyncfs: $(grep '^ExecStart=' \
+		"$R/lib/systemd/system/$u")"
 ln -s gpuasyncfs@.service "$U/gpuasyncfs@datadev_0.service"
-out=$(systemd-analyze verify --man=no "$U/gpuasyncfs.service" "$U/gpuasyncfs@datadev_0.service" 2>&1) ||
-	fail "systemd-analyze verify on the installed units: $out"
-[ -z "$out" ] || fail "systemd-analyze verify complains about the installed units: $out"
+out=$(systemd-analyze verify --man=no "$U/gpuasyncfs@datadev_0.service" 2>&1) ||
+	fail "systemd-analyze verify on the installed unit: $out"
+[ -z "$out" ] || fail "systemd-analyze verify complains about the installed unit: $out"
 
 # The installed daemon mounts the simulated card.
 "$R/bin/gpuasyncfs" --sim "$T/mnt" >"$T/log" 2>&1 || fail "the installed daemon failed"

@@ -68,9 +68,13 @@ for f in "$GA_BINDIR/gpuasyncfs" \
 	"$GA_MANDIR/man8/gpuasyncfs.8" "$GA_MANDIR/man5/gpuasyncfs.conf.5" \
 	"$GA_MANDIR/man3/libgpuasync.3" \
 	"$GA_DOCDIR/LICENSE" "$GA_DOCDIR/README.md" \
-	"$GA_DOCDIR/examples/gpuasyncfs.service" "$GA_DOCDIR/examples/gpuasyncfs.rules.yml"; do
+	lib/systemd/system/gpuasyncfs@.service etc/gpuasyncfs.conf \
+	"$GA_DOCDIR/examples/gpuasyncfs.rules.yml"; do
 	[ -f "$prefix/$f" ] || fail "not installed: $f"
 done
+grep -qx "ExecStart=$prefix/$GA_BINDIR/gpuasyncfs -f /dev/%i /run/gpuasyncfs/%i" \
+	"$prefix/lib/systemd/system/gpuasyncfs@.service" ||
+	fail "the installed unit does not run $prefix/$GA_BINDIR/gpuasyncfs"
 "$prefix/$GA_BINDIR/gpuasyncfs" --version >"$tmp/version" 2>&1 ||
 	fail "installed gpuasyncfs --version"
 grep -q '^gpuasyncfs [0-9]' "$tmp/version" || fail "gpuasyncfs --version: $(cat "$tmp/version")"

@@ -106,10 +106,13 @@ l.ga_last_error.restype = ctypes.c_char_p; l.ga_last_error()' "$U/lib64/libgpuas
 	fail "the installed libgpuasync.so.0 does not load"
 grep -q '^libdir=${prefix}/lib64$' "$U/lib64/pkgconfig/gpuasync.pc" ||
 	fail "gpuasync.pc: $(grep '^libdir' "$U/lib64/pkgconfig/gpuasync.pc")"
-for u in gpuasyncfs.service gpuasyncfs@.service; do
-	grep -q '^ExecStart=/usr/bin/gpuasyncfs ' "$U/share/doc/gpuasyncfs/examples/$u" ||
-		fail "$u: ExecStart is not /usr/bin/gpuasyncfs"
-done
+grep -q '^ExecStart=/usr/bin/gpuasyncfs ' "$U/lib/systemd/system/gpuasyncfs@.service" ||
+	fail "gpuasyncfs@.service is not in /usr/lib/systemd/system or its ExecStart is not /usr/bin/gpuasyncfs"
+# The operator's /etc/gpuasyncfs.conf survives an upgrade.
+rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm_main" | grep -qx 'cn /etc/gpuasyncfs.conf' ||
+	fail "/etc/gpuasyncfs.conf is not %config(noreplace): $(rpm -qp --qf \
+		'[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm_main" | grep /etc)"
+[ -f "$R/etc/gpuasyncfs.conf" ] || fail "not installed: /etc/gpuasyncfs.conf"
 [ -f "$U/src/gpuasync-$(rpm -qp --qf '%{VERSION}' "$rpm_dkms")/dkms.conf" ] ||
 	fail "no dkms.conf under /usr/src"
 PY=$U/lib/python3.9/site-packages
