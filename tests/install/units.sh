@@ -111,6 +111,12 @@ within 10 status_named || fail "STATUS= does not name the card: '$(prop "$I" Sta
 rate_said() { [[ "$(prop "$I" StatusText)" =~ ": "[0-9]+" frames/s"$ ]]; }
 within 10 rate_said || fail "STATUS= gives no frame rate: '$(prop "$I" StatusText)'"
 echo "   $(prop "$I" StatusText)"
+# Frames flowing (the simulated card at 500 Hz into a buffer): the rate says so.
+in_ns sh -c "mkdir $MNT/buffers/0 $MNT/buffers/1 && echo 1 >$MNT/buffers/1/write_enable &&
+	echo 500 >$MNT/sim/rate && echo 1 >$MNT/sim/running" || fail "cannot start frames"
+rate_up() { [[ "$(prop "$I" StatusText)" =~ ": "[1-9][0-9]*" frames/s"$ ]]; }
+within 10 rate_up || fail "STATUS= shows no frames: '$(prop "$I" StatusText)'"
+echo "   $(prop "$I" StatusText)"
 pid=$(prop "$I" MainPID)
 [ "$pid" -gt 1 ] || fail "no MainPID"
 
