@@ -396,6 +396,17 @@ static void assert_clean_exit(pid_t pid, const char *how)
 	ck_assert_int_eq(count_shm(pid), 0);
 }
 
+/* The open file @fd of a mount whose daemon is gone says so; closes it. */
+static void assert_gone(int fd)
+{
+	char buf[64];
+
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), -1);
+	ck_assert_msg(errno == ENOTCONN || errno == ECONNABORTED, "read after the end: %s",
+		      strerror(errno));
+	close(fd);
+}
+
 /* A mount with buffer 0 and its status file open, then lazily unmounted:
  * the daemon serves the open file until something ends it.  Returns the
  * open file. */
@@ -448,16 +459,12 @@ END_TEST
  * the open file then says the filesystem is gone. */
 START_TEST(lazy_unmount_then_sigterm)
 {
-	char buf[64];
 	int fd = mount_open_detach();
 	pid_t pid = M.pid;
 
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	assert_clean_exit(pid, "SIGTERM after a lazy unmount");
-	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), -1);
-	ck_assert_msg(errno == ENOTCONN || errno == ECONNABORTED, "read after the stop: %s",
-		      strerror(errno));
-	close(fd);
+	assert_gone(fd);
 	mnt_stop();
 }
 END_TEST
@@ -466,7 +473,7 @@ END_TEST
  * administrator does to a hung mount): the session ends, not an error. */
 START_TEST(lazy_unmount_then_abort)
 {
-	char buf[64], path[128];
+	char path[128];
 	struct stat st;
 	pid_t pid;
 	int fd;
@@ -482,10 +489,7 @@ START_TEST(lazy_unmount_then_abort)
 	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(st.st_dev));
 	ck_assert_int_eq(sh("echo 1 > %s", path), 0);
 	assert_clean_exit(pid, "connection aborted after a lazy unmount");
-	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), -1);
-	ck_assert_msg(errno == ENOTCONN || errno == ECONNABORTED, "read after the abort: %s",
-		      strerror(errno));
-	close(fd);
+	assert_gone(fd);
 	mnt_stop();
 }
 END_TEST
