@@ -83,8 +83,10 @@ unshare --pid --fork --mount --mount-proc sh -c \
 	 SYSTEMD_UNIT_PATH=$U exec /lib/systemd/systemd --system --unit=units-test.target" >"$T/out" 2>&1 &
 UNSHARE=$!
 find_sd() {
-	SD=$(pgrep -P "$UNSHARE" -x systemd)
-	[ -n "$SD" ] && [ -S "/proc/$SD/root/run/systemd/private" ]
+	SD=$(cat "/proc/$UNSHARE/task/$UNSHARE/children" 2>/dev/null)
+	SD=${SD%% *}
+	[ -n "$SD" ] && [ "$(cat "/proc/$SD/comm" 2>/dev/null)" = systemd ] &&
+		[ -S "/proc/$SD/root/run/systemd/private" ]
 }
 if ! within 20 find_sd; then
 	wait "$UNSHARE"
