@@ -76,9 +76,14 @@ done
 
 # The private systemd, with a /run of its own (its sockets, the units' state)
 # and a /dev/shm (the simulated card's file is named by pid, which repeats
-# in a new PID namespace: a daemon killed there leaves it behind).
+# in a new PID namespace: a daemon killed there leaves it behind).  The
+# namespace starts with a copy of every mount there is: FUSE mounts of
+# anything else running are detached from it first, or their copies here
+# would keep them alive after their own unmount (the daemon waiting on
+# /dev/fuse until this systemd ends).
 unshare --pid --fork --mount --mount-proc sh -c \
-	"mount -t cgroup2 none /sys/fs/cgroup || exit 77
+	"awk '\$3 ~ /^fuse/ {print \$2}' /proc/self/mounts | while read -r m; do umount -l \"\$m\"; done
+	 mount -t cgroup2 none /sys/fs/cgroup || exit 77
 	 mount -t tmpfs none /run && mount -t tmpfs none /dev/shm || exit 77
 	 SYSTEMD_UNIT_PATH=$U exec /lib/systemd/systemd --system --unit=units-test.target" >"$T/out" 2>&1 &
 UNSHARE=$!
