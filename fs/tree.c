@@ -860,6 +860,18 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 		fuse_reply_write(req, (size_t)ret);
 }
 
+/* The text this open gathered, applied (or refused) under its lock. */
+static int open_text_apply(struct fs *fs, struct fs_open *fo)
+{
+	int ret;
+
+	fs_err_clear();
+	pthread_mutex_lock(&fo->lock);
+	ret = text_flush(fs, fo);
+	pthread_mutex_unlock(&fo->lock);
+	return ret;
+}
+
 /* close(2): the text this open wrote is applied now, and close returns
  * what that came to (every close of a copy of the file sends one). */
 static void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -869,10 +881,7 @@ static void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret;
 
 	(void)ino;
-	fs_err_clear();
-	pthread_mutex_lock(&fo->lock);
-	ret = text_flush(fs, fo);
-	pthread_mutex_unlock(&fo->lock);
+	ret = open_text_apply(fs, fo);
 	if (ret < 0)
 		fs_reply_fail_node(req, fs, fo->node, fo->idx, ret);
 	else
@@ -888,10 +897,7 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	(void)ino;
 	/* Written after the last flush (none comes without a close): applied
 	 * still, its refusal only in errors. */
-	fs_err_clear();
-	pthread_mutex_lock(&fo->lock);
-	ret = text_flush(fs, fo);
-	pthread_mutex_unlock(&fo->lock);
+	ret = open_text_apply(fs, fo);
 	if (ret < 0) {
 		char path[256];
 
