@@ -1316,6 +1316,19 @@ static u32 ga_proc_field(struct ga_card *card, enum ga_reg_id id, u32 index)
 	return v;
 }
 
+/* "@label : value" with the whole word that holds register @id, as
+ * upstream prints it; -ENOENT (nothing printed) where this firmware lacks it. */
+static int ga_proc_word(struct seq_file *s, struct ga_card *card, const char *label,
+			enum ga_reg_id id)
+{
+	u32 off;
+	int ret = ga_reg_offset(id, card->layout, card->version, 0, card->max_buffers, &off);
+
+	if (ret == 0)
+		seq_printf(s, "%s : %u\n", label, ga_core_rd(card, off));
+	return ret;
+}
+
 /* Upstream's "DataGPU State" block: the card's GPU async registers. */
 static void ga_proc_gpu(struct seq_file *s, struct ga_card *card)
 {
@@ -1340,14 +1353,13 @@ static void ga_proc_gpu(struct seq_file *s, struct ga_card *card)
 		   ga_proc_field(card, GA_REG_TX_FRAME_COUNT, 0));
 	seq_printf(s, "  AXI Write Error Count : %u\n",
 		   ga_proc_field(card, GA_REG_AXI_WRITE_ERROR_COUNT, 0));
-	/* Whole words, as upstream reads them (on V4 0x40 is the read queue's
-	 * high-water mark: upstream's label, kept). */
-	if (card->version >= 2)
-		seq_printf(s, "AXI Write Timeout Count : %u\n", ga_core_rd(card, 0x34));
-	if (card->version >= 3) {
-		seq_printf(s, "      Min Write Buffers : %u\n", ga_core_rd(card, 0x3c));
-		seq_printf(s, "       Min Read Buffers : %u\n", ga_core_rd(card, 0x40));
-	}
+	/* Whole words, as upstream reads them (on V4 the read-queue word is its
+	 * high-water mark: upstream's label, kept); each line only where the
+	 * register table has the register. */
+	ga_proc_word(s, card, "AXI Write Timeout Count", GA_REG_AXI_WRITE_TIMEOUT_COUNT);
+	ga_proc_word(s, card, "      Min Write Buffers", GA_REG_MIN_WRITE_BUFFERS);
+	if (ga_proc_word(s, card, "       Min Read Buffers", GA_REG_MIN_READ_QUEUE) < 0)
+		ga_proc_word(s, card, "       Min Read Buffers", GA_REG_MAX_READ_QUEUE);
 	seq_printf(s, "   AXI Read Error Count : %u\n",
 		   ga_proc_field(card, GA_REG_AXI_READ_ERROR_COUNT, 0));
 	seq_printf(s, "         Owning Process : %d\n", READ_ONCE(card->owner_tgid));
