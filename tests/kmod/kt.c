@@ -392,8 +392,8 @@ static void fw_store(int fd, uint32_t off, uint32_t val)
 }
 
 /*
- * pyrogue's PcieAxiVersion words (userValues, AxiVersion + 0x400-0x42C) of
- * the emulated card: the KCU1500 image of docs/firmware.md §2.5, word by
+ * pyrogue's PcieAxiVersion words (userValues, AxiVersion + 0x400-0x42C),
+ * the memory-map version (+0x4FC) of the emulated card: the KCU1500 image of docs/firmware.md §2.5, word by
  * word as that page gives them, the PCIe AXI width being the card's
  * DmaDataBytes; DeviceId is DRIVER_TYPE_ID_G.  Firmware ignores writes
  * to all of them.
@@ -414,7 +414,10 @@ static void fw_user_values(int fd)
 		{ 0x420, 156250000 },	/* AppClkFreq */
 		{ 0x424, 0x0000000d },	/* PCIE_HW_TYPE_G: XilinxKcu1500 */
 		{ 0x428, 1 },		/* DataGpuEn */
-		{ 0x42c, 0 },		/* userValues[11] */
+		{ 0x42c, 1 },		/* userValues[11] bit 0: GEN_SYSMON_G */
+		{ 0x430, 0 },		/* userValues[12..62]: 0 */
+		{ 0x4f8, 0 },
+		{ 0x4fc, 1 },		/* userValues[63]: memory-map version 1 */
 		{ 0x500, 0 },		/* DeviceId = DRIVER_TYPE_ID_G */
 	};
 	unsigned int k;

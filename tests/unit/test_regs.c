@@ -865,6 +865,8 @@ START_TEST(test_fw_facts)
 		{"app_clock_hz", 0x420, 1, 0, 31},
 		{"hardware_type", 0x424, 1, 0, 11},
 		{"gpu_enable", 0x428, 1, 0, 0},
+		{"gen_sysmon", 0x42c, 1, 0, 0},
+		{"memory_map_version", 0x4fc, 1, 0, 7},
 		{"device_id", 0x500, 1, 0, 31},
 		{"git_hash", 0x600, 5, 0, 31},
 		{"dna", 0x700, 4, 0, 31},
@@ -949,8 +951,10 @@ START_TEST(test_fw_image)
 		{0x420, 156250000},  /* appClk: the 156.25 MHz AXI-Lite clock */
 		{0x424, 0x0000000d}, /* HW_TYPE_XILINX_KCU1500_C */
 		{0x428, 1},	     /* DATAGPU_EN_G */
-		{0x42c, 0},	     /* userValues[11..63] are 0 */
-		{0x500, 0},	     /* DeviceId is DRIVER_TYPE_ID_G */
+		{0x42c, 1},	     /* GEN_SYSMON_G (axi-pcie-core v6.9.0 on) */
+		{0x430, 0},	     /* userValues[12..62] are 0 */
+		{0x4f8, 0},	     {0x4fc, 1}, /* memory-map version 1: SysMon at 0x24000 */
+		{0x500, 0},			 /* DeviceId is DRIVER_TYPE_ID_G */
 	};
 	char text[GA_FW_TEXT_MAX];
 	uint32_t w;
@@ -1156,14 +1160,23 @@ START_TEST(test_pyrogue_names)
 		unsigned int id;
 
 		for (id = 0; id < GA_FW_COUNT; id++)
-			if (!strcmp(ga_fw_fields[id].pyrogue, fw[k].py))
+			if (ga_fw_fields[id].pyrogue && !strcmp(ga_fw_fields[id].pyrogue, fw[k].py))
 				break;
 		ck_assert_msg(id < GA_FW_COUNT, "no firmware row carries %s", fw[k].py);
 		ck_assert_uint_eq(ga_fw_fields[id].offset, fw[k].offset);
 		ck_assert_uint_eq(ga_fw_fields[id].lsb, fw[k].lsb);
 	}
-	/* and every firmware row is one of them: pyrogue reads each file */
-	ck_assert_uint_eq(sizeof(fw) / sizeof(fw[0]), GA_FW_COUNT);
+	/* and every firmware row that names one is one of them: pyrogue reads
+	 * each such file; the two words pyrogue has no variable for are the
+	 * SysMon flag and the memory-map version (userValues[11], [63]) */
+	unsigned int unnamed = 0;
+
+	for (unsigned int id = 0; id < GA_FW_COUNT; id++)
+		unnamed += !ga_fw_fields[id].pyrogue;
+	ck_assert_uint_eq(unnamed, 2);
+	ck_assert_ptr_null(ga_fw_fields[GA_FW_GEN_SYSMON].pyrogue);
+	ck_assert_ptr_null(ga_fw_fields[GA_FW_MEMORY_MAP_VERSION].pyrogue);
+	ck_assert_uint_eq(sizeof(fw) / sizeof(fw[0]), GA_FW_COUNT - unnamed);
 }
 END_TEST
 

@@ -17,7 +17,8 @@
  * image the emulated cards model, docs/firmware.md §2.5; GA_FW_CARD where
  * ga_fw_emulated() or the card fills it: live, per card or several words), "one-line
  * doc", "pyrogue variable" (relative to axi-pcie-core's AxiPcieCore, whose
- * PcieAxiVersion extends surf's AxiVersion with the userValues names).
+ * PcieAxiVersion extends surf's AxiVersion with the userValues names);
+ * NULL where pyrogue has no variable for the word.
  *
  * The emulated cards (library and kernel) start from the table's values
  * (ga_fw_image_word) and keep a write only in the bits of an RW row
@@ -83,7 +84,7 @@ struct ga_fw_field {
 	uint8_t access; /* enum ga_fw_access */
 	uint32_t value; /* the modelled image's field value (single-word rows) */
 	const char *doc;
-	const char *pyrogue; /* "AxiVersion.GitHash" */
+	const char *pyrogue; /* "AxiVersion.GitHash", or NULL */
 };
 
 /* The table, indexed by enum ga_fw_id (core/axiversion.c). */
