@@ -18,11 +18,20 @@
  *          pinned host memory, and check every payload word after it
  *          against the timing pattern's counter (gpuasync/timing.h);
  *   loop   1 thread: publish the slot, clear the size word, re-arm the
- *          buffer with a ONE-BYTE store to its free-list register in the
- *          card's register block (host-registered, device-mapped), move on
- *          by R buffers, and tail-launch its own graph.
+ *          buffer with a store to its free-list register in the card's
+ *          register block (host-registered, device-mapped), move on by R
+ *          buffers, and tail-launch its own graph.
+ * Two DRPs run in the field (-m): the summer one (lcls2 4e09af765) re-arms
+ * with a ONE-BYTE store; the late-2026 one (the default) with a 32-bit
+ * store, starts up by clearing the size words, returning every free-list
+ * index, resetting the ring index through the mapping (write enable 0
+ * then 1) and then gpuEnableTx(fd, 1) (here registers/write_enable, which
+ * the library turns into that ioctl on a 7.5 driver), wants its buffers
+ * 64 KiB aligned, and calls a frame bad when its descriptor word has a
+ * bit outside 0xfdffffff (the first beat's TUSER start-of-frame bit is
+ * no error).
  * No host call is made per frame (with -H the CPU re-arms instead, by a
- * byte store through the mapping, after the reader cleared the size word
+ * store through the mapping, after the reader cleared the size word
  * and published the frame: the DRP's HOST_REARMS_DMA path, less its
  * ioctl).  The CPU pops the rings in frame order
  * (frame k is reader k % R's) and checks that pulse IDs go up by exactly
@@ -66,6 +75,10 @@ extern "C" {
 #define MAX_BUFS    1024
 #define MAX_READERS 16
 #define RING_SLOTS  4096u /* per reader; a power of two */
+/* The late DRP: descriptor bits that make a frame bad (all but the first
+ * beat's TUSER bit 1, start of frame), and its buffer alignment. */
+#define DRP_ERR_MASK 0xfdffffffu
+#define DRP_ALIGN    0x10000u
 
 #define die(...) errx(2, __VA_ARGS__)
 #include "mount_files.h"
@@ -116,8 +129,19 @@ struct drp_cfg {
 	volatile uint32_t *stop; /* GPU memory; the host sets it to end */
 	uint32_t nbuf, nreaders, ddb, check;
 	uint32_t host_rearm; /* -H: the CPU re-arms, as the DRP's HOST_REARMS_DMA */
+	uint32_t rearm32;    /* the late DRP: 32-bit re-arm stores (else one byte) */
 	uint64_t spin_ns;
 };
+
+/* A buffer back on the card's free list: a one-byte store (summer DRP) or
+ * a 32-bit one (late DRP); from the GPU or the CPU. */
+__host__ __device__ static inline void drp_rearm(uint8_t *regs, uint32_t off, bool rearm32)
+{
+	if (rearm32)
+		*(volatile uint32_t *)(regs + off) = 1;
+	else
+		*(volatile uint8_t *)(regs + off) = 1;
+}
 
 __device__ static inline uint64_t gtimer(void)
 {
@@ -210,7 +234,7 @@ __global__ void drp_loop(const drp_cfg *c, drp_reader *rd, unsigned int r)
 		if (!c->host_rearm) {
 			*(volatile uint32_t *)(c->buf[i] + GA_HDR_SIZE_OFFSET) = 0;
 			__threadfence_system();
-			*(volatile uint8_t *)(c->regs + c->free_off[i]) = 1;
+			drp_rearm(c->regs, c->free_off[i], c->rearm32);
 		}
 		rd->idx = (i + c->nreaders) % c->nbuf;
 		rd->frames++;
@@ -374,10 +398,14 @@ static void usage(void)
 		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
 		"  -o FILE   write the latency histogram there (le_ns count, one bucket a line)\n"
 		"  -d GPU    CUDA device ordinal (default 0)\n"
-		"  -H        the CPU re-arms each buffer when it takes the frame (a byte store\n"
+		"  -m MODE   late (default): the late-2026 DRP (start-up with the index reset\n"
+		"            through the mapping, then gpuEnableTx; 32-bit re-arms; 64 KiB\n"
+		"            aligned buffers; descriptor error mask 0x%08x);\n"
+		"            summer: the summer-2026 DRP (one-byte re-arms)\n"
+		"  -H        the CPU re-arms each buffer when it takes the frame (a store\n"
 		"            through the register mapping), as the DRP's HOST_REARMS_DMA build\n"
 		"            does by ioctl; the GPU then never writes the registers\n",
-		MAX_READERS);
+		MAX_READERS, DRP_ERR_MASK);
 	exit(2);
 }
 
@@ -385,10 +413,11 @@ int main(int argc, char **argv)
 {
 	uint64_t nframes = 100000, gen_size = 0, spin_us = 1000;
 	unsigned int nreaders = 2, blocks = 2, check = 1, host_rearm = 0;
+	bool late = true;
 	const char *hist_path = NULL;
 	int gpu = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:Hh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:m:Hh")) != -1) {
 		switch (opt) {
 		case 'n':
 			nframes = strtoull(optarg, NULL, 0);
@@ -413,6 +442,11 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			gpu = atoi(optarg);
+			break;
+		case 'm':
+			if (strcmp(optarg, "late") && strcmp(optarg, "summer"))
+				usage();
+			late = strcmp(optarg, "late") == 0;
 			break;
 		case 'H':
 			host_rearm = 1;
@@ -448,14 +482,24 @@ int main(int argc, char **argv)
 		die("%u readers do not divide %u buffers", nreaders, nbuf);
 	if (ddb % 4)
 		die("dma_data_bytes %u is not a multiple of 4", ddb);
+	/* The late DRP rounds its buffers up to 64 KiB; the mount allocates
+	 * them, so here it is checked: the address the card was given. */
+	for (unsigned int i = 0; late && i < nbuf; i++) {
+		snprintf(tmp, sizeof(tmp), "buffers/%u/gpu_address", i);
+		if (fs_u64(tmp) % DRP_ALIGN)
+			die("buffer %u at 0x%" PRIx64 ": not 64 KiB aligned, as the late DRP wants",
+			    i, fs_u64(tmp));
+	}
 
 	/* ---- CUDA ---- */
 	cudaDeviceProp prop;
 
 	CU(cudaSetDevice(gpu));
 	CU(cudaGetDeviceProperties(&prop, gpu));
-	printf("drp: %s (sm_%d%d), %u buffers, %u readers, firmware v%u, payload at +%u\n",
-	       prop.name, prop.major, prop.minor, nbuf, nreaders, version, ddb);
+	printf("drp: %s (sm_%d%d), %u buffers, %u readers, firmware v%u, payload at +%u, the %s "
+	       "DRP\n",
+	       prop.name, prop.major, prop.minor, nbuf, nreaders, version, ddb,
+	       late ? "late-2026" : "summer-2026");
 
 	/* ---- the register block, GPU-visible ---- */
 	char regpath[4096];
@@ -524,6 +568,7 @@ int main(int argc, char **argv)
 	cfg.ddb = ddb;
 	cfg.check = check;
 	cfg.host_rearm = host_rearm;
+	cfg.rearm32 = late;
 	cfg.spin_ns = spin_us * 1000;
 	CU(cudaMalloc((void **)&dcfg, sizeof(cfg)));
 	CU(cudaMemcpy(dcfg, &cfg, sizeof(cfg), cudaMemcpyHostToDevice));
@@ -554,9 +599,21 @@ int main(int argc, char **argv)
 		CU(cudaMemset(cfg.buf[i] + GA_HDR_SIZE_OFFSET, 0, 4));
 	CU(cudaDeviceSynchronize());
 	for (unsigned int i = 0; i < nbuf; i++)
-		regs[cfg.free_off[i] / 4] = 1;
+		drp_rearm((uint8_t *)regs, cfg.free_off[i], late);
 	fs_write("registers/count_reset", "1");
+	if (late) {
+		/* The late DRP's index reset through the mapping (write enable
+		 * 0 then 1), then gpuEnableTx(fd, 1). */
+		uint32_t eoff;
+
+		if (ga_reg_offset(GA_REG_WRITE_ENABLE, layout, version, 0, maxb, &eoff))
+			die("no write_enable register on firmware v%u", version);
+		regs[eoff / 4] = ga_reg_field_set(GA_REG_WRITE_ENABLE, layout, regs[eoff / 4], 0);
+		regs[eoff / 4] = ga_reg_field_set(GA_REG_WRITE_ENABLE, layout, regs[eoff / 4], 1);
+	}
 	fs_write("registers/write_enable", "1");
+	if (late && fs_u64("registers/write_enable") != 1)
+		die("write_enable reads 0 after the start-up");
 
 	/* ---- one graph per reader, launched once from the host ---- */
 	std::vector<cudaStream_t> st(nreaders);
@@ -632,7 +689,8 @@ int main(int argc, char **argv)
 			memcpy(&th, e->th, sizeof(th));
 			pulse = th.pulse_ctl & GA_TIMING_PULSE_MASK;
 			made = (uint64_t)th.time_s * 1000000000ull + th.time_ns;
-			if (h.size == 0 || h.result || h.overflow)
+			if (h.size == 0 ||
+			    (late ? (e->desc[0] & DRP_ERR_MASK) != 0 : h.result || h.overflow))
 				why = "descriptor";
 			else if (gen_size && h.size != gen_size)
 				why = "size";
@@ -661,7 +719,7 @@ int main(int argc, char **argv)
 			seen.push_back({made, e->t_seen});
 			/* The reader cleared the doorbell before publishing. */
 			if (host_rearm && e->buf < nbuf)
-				((volatile uint8_t *)regs)[cfg.free_off[e->buf]] = 1;
+				drp_rearm((uint8_t *)regs, cfg.free_off[e->buf], late);
 		}
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		q->tail = tail + 1;

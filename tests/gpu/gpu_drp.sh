@@ -9,14 +9,18 @@
 # Mounts `gpuasyncfs --sim` with 8 write buffers and runs examples/cuda's
 # gpuasync-drp-consumer: readers that are CUDA graphs launched from the
 # device (tail launch), polling size words with __nanosleep, re-arming
-# with one-byte stores into the mapped register block, handing descriptor
-# and TimingHeader to the CPU through pinned rings.  The card generates the
+# with stores into the mapped register block, handing descriptor and
+# TimingHeader to the CPU through pinned rings.  By default as the
+# late-2026 DRP (index reset through the mapping then the engine enable,
+# 32-bit re-arms, 64 KiB aligned buffers, the descriptor error mask); one
+# run as the summer-2026 DRP (one-byte re-arms, -m summer).  The card generates the
 # timing pattern.  The consumer fails on any frame lost, duplicated or out
 # of order (pulse ID +1, evtCounter = frame number, buffer k % 8), any bad
 # payload word or a card counter that disagrees.  Runs: 2 readers x 50000
 # frames of 4 KiB, 4 readers x 20000 frames of ~64 KiB, 1 reader x 20000
 # frames of 33 bytes (odd length, header and one word), 2 readers x 20000
-# frames of 4 KiB with the CPU re-arming (-H).  Exits 77 without
+# frames of 4 KiB with the CPU re-arming (-H), 2 readers x 20000 frames of
+# 4 KiB as the summer DRP.  Exits 77 without
 # a GPU or FUSE, or where the GPU cannot launch graphs from the device.
 set -u
 # shellcheck source=tests/gpu/common.sh
@@ -63,6 +67,8 @@ run reader1_odd -n 20000 -r 1 -g 33
 # The DRP's HOST_REARMS_DMA path: the CPU re-arms, the GPU never writes
 # the registers; the same checks hold.
 run host_rearm -n 20000 -r 2 -g 4096 -H
+# The summer-2026 DRP, still in the field: one-byte re-arm stores.
+run summer -n 20000 -r 2 -g 4096 -m summer
 CASE=stride
 # 3 readers cannot share 8 buffers: refused before anything starts.
 OUT=$("$D" -n 10 -r 3 "$MNT" 2>&1) && fail "3 readers over 8 buffers accepted"
