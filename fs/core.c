@@ -99,6 +99,8 @@ DEVICE_SHOW(clock_hz, "%llu", (unsigned long long)i->clock_hz)
 DEVICE_SHOW(gpu, "%s", i->gpu)
 DEVICE_SHOW(memory, "%s", c->fs->info.memory)
 DEVICE_SHOW(pin, "%s", c->fs->info.pin)
+DEVICE_SHOW(dma_buf, "%s", ga_dev_has(c->fs->dev, GA_CAP_DMABUF) ? "yes" : "no")
+DEVICE_SHOW(gpudirect, "%s", ga_dev_has(c->fs->dev, GA_CAP_GPUDIRECT) ? "yes" : "no")
 #undef DEVICE_SHOW
 
 /* Two lines: the memory in use (or why not GPU memory), then the pin path
@@ -270,6 +272,8 @@ const struct fs_node fs_core_rows[] = {
 	  .show = show_memory_note, .reg = -1,
 	  .doc = "why GPU memory is not used, and what is instead; then the pin path and why" },
 	DEV_ROW(pin, "how buffers reach the driver: dmabuf (GA_Add_Dmabuf) or p2p (by address)"),
+	DEV_ROW(dma_buf, "yes when the driver takes buffers as dma-bufs (GA_Add_Dmabuf, GPU_DmaBuf_Add_*)"),
+	DEV_ROW(gpudirect, "yes when the driver pins GPU memory by address (nvidia-p2p)"),
 	{ .name = "registers_path", .parent = FS_D_DEVICE, .dir = FS_D_NONE, .mode = 0444,
 	  .show = show_registers_path, .visible = has_registers_path, .reg = -1,
 	  .doc = "'FILE 0xOFFSET': mmap 0x8000 bytes of FILE at OFFSET to reach the registers" },

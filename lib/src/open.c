@@ -13,7 +13,8 @@
  * the buffers down first, then the backend, then the memory layer.
  *
  * Then the pin path (dev_pin_choose): dma-buf needs the driver to take one
- * (GA_CAP_DMABUF) and the memory to export one (its dmabuf_probe; host
+ * (GA_CAP_DMABUF: GA_Add_Dmabuf, or upstream's GPU_DmaBuf_Add_*) and the
+ * memory to export one (its dmabuf_probe; host
  * memory is swapped for the udmabuf layer, which exports); pin=dmabuf
  * fails the open when either is missing, saying which, pin=auto falls back
  * to p2p and says why in info.pin_note.
@@ -189,8 +190,9 @@ static int dev_pin_choose(struct ga_dev *dev)
 	}
 	if (!ga_dev_has(dev, GA_CAP_DMABUF)) {
 		snprintf(why, sizeof(why),
-			 "the %s driver has no dma-buf registration (GA_Add_Dmabuf: "
-			 "gpuasync.ko with GA_FEAT_DMABUF; upstream datadev has none)",
+			 "the %s driver takes no dma-bufs (neither gpuasync.ko's GA_Add_Dmabuf "
+			 "nor upstream's GPU_DmaBuf_Add_Wr/Rd_Buffer, which releases up to "
+			 "7.5.1 lack)",
 			 dev->be->name);
 		rc = -ENOTSUP;
 	} else {

@@ -185,6 +185,11 @@ static struct fake {
 	bool from_dmabuf[2][FK_MAX];
 	int dmabuf_err;
 	unsigned int dmabuf_adds;
+	/* upstream's dma-buf commands of after 7.5.1 (with table: gpuasync.ko
+	 * of ABI 4; without, ABI 3), what GPU_Is_GpuDirect_Supp answers, and
+	 * how many by-value adds (per direction) and removes came */
+	bool whole, no_gpudirect;
+	unsigned int whole_adds[2], whole_rems;
 	/* frames the card counts during each add (rx_frame_count), and the
 	 * write_max_size the last add found */
 	unsigned int add_frames;
@@ -334,6 +339,24 @@ static int fk_fail(int e)
 	return -1;
 }
 
+/* Upstream's remove-all (gpuasync.ko's, but for the read-slot quirk). */
+static void fk_rem_all(void)
+{
+	unsigned int i;
+
+	*fk_reg(fk_off(GA_REG_WRITE_COUNT, 0)) = 0;
+	for (i = 0; i < fk.count[1]; i++) {
+		fk_set(GA_REG_WRITE_ADDR_LO, i, 0);
+		fk_set(GA_REG_WRITE_ADDR_HI, i, 0);
+	}
+	for (i = 0; i < fk.count[0]; i++) { /* upstream clears the wrong slot */
+		fk_set(GA_REG_READ_ADDR_LO, fk.count[0], 0);
+		fk_set(GA_REG_READ_ADDR_HI, fk.count[0], 0);
+	}
+	fk_set(GA_REG_WRITE_MAX_SIZE, 0, 1);
+	fk.count[0] = fk.count[1] = 0;
+}
+
 static int fk_ioctl(unsigned long cmd, unsigned long arg)
 {
 	struct GpuNvidiaData *d = (void *)arg;
@@ -396,20 +419,51 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		fk.adds++;
 		fk_counts();
 		return 0;
+	case GPU_Is_Dma_Buf_Supp:
+	case GPU_Is_GpuDirect_Supp:
+		if (!fk.table) { /* upstream 7.4/7.5 log it: the library must not ask */
+			fk.unknown++;
+			return fk_fail(EPERM);
+		}
+		if (!fk.whole)
+			return fk_fail(ENOTTY);
+		return cmd == GPU_Is_Dma_Buf_Supp ? 1 : !fk.no_gpudirect;
+	case GPU_DmaBuf_Add_Wr_Buffer:
+	case GPU_DmaBuf_Add_Rd_Buffer: {
+		off_t len = lseek((int)arg, 0, SEEK_END);
+
+		if (!fk.table || !fk.whole) {
+			fk.unknown++;
+			return fk_fail(fk.table ? ENOTTY : EPERM);
+		}
+		if (len < 0)
+			return fk_fail(EBADF);
+		l = cmd == GPU_DmaBuf_Add_Wr_Buffer ? 1 : 0;
+		i = fk.count[l];
+		if (i >= FK_MAX || len == 0 || len % GA_GPU_PAGE_SIZE)
+			return fk_fail(EINVAL);
+		fk_add_slot(l == 1, i, 0xE0000000u | i << 16, (uint32_t)len);
+		fk.addr[l][i] = 0;
+		fk.size[l][i] = (uint32_t)len;
+		fk.inval[l][i] = false;
+		fk.from_dmabuf[l][i] = true;
+		fk.count[l]++;
+		fk.whole_adds[l]++;
+		fk_counts();
+		return 0;
+	}
+	case GPU_DmaBuf_Remove_Buffers:
+		if (!fk.table || !fk.whole) {
+			fk.unknown++;
+			return fk_fail(fk.table ? ENOTTY : EPERM);
+		}
+		fk_rem_all(); /* gpuasync.ko: every buffer, whichever way it came */
+		fk.whole_rems++;
+		return 0;
 	case GPU_Rem_Nvidia_Memory:
 		if (!fk.gpu_en)
 			return fk_fail(GA_KERNEL_ENOTSUPP);
-		*fk_reg(fk_off(GA_REG_WRITE_COUNT, 0)) = 0;
-		for (i = 0; i < fk.count[1]; i++) {
-			fk_set(GA_REG_WRITE_ADDR_LO, i, 0);
-			fk_set(GA_REG_WRITE_ADDR_HI, i, 0);
-		}
-		for (i = 0; i < fk.count[0]; i++) { /* upstream clears the wrong slot */
-			fk_set(GA_REG_READ_ADDR_LO, fk.count[0], 0);
-			fk_set(GA_REG_READ_ADDR_HI, fk.count[0], 0);
-		}
-		fk_set(GA_REG_WRITE_MAX_SIZE, 0, 1);
-		fk.count[0] = fk.count[1] = 0;
+		fk_rem_all();
 		fk.rem_calls++;
 		return 0;
 	case GPU_Set_Write_Enable:
@@ -422,8 +476,8 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		fk.arms[i]++;
 		return 0;
 	case GA_Get_Abi_Version:
-		if (fk.table)
-			return (GA_ABI_VERSION << 16) | GA_FEAT_BUFFER_TABLE |
+		if (fk.table) /* version 4 has upstream's dma-buf commands */
+			return ((fk.whole ? 4 : 3) << 16) | GA_FEAT_BUFFER_TABLE |
 			       (fk.dmabuf ? GA_FEAT_DMABUF : 0);
 		fk.unknown++;
 		return fk_fail(EPERM);
@@ -1194,6 +1248,129 @@ START_TEST(test_pin_dmabuf_add)
 }
 END_TEST
 
+/* A fake dma-buf one page larger than the buffer: only a part of it is ours. */
+static int fx_export_part(void *ctx, const struct ga_mem_block *blk, int *fd, uint64_t *offset)
+{
+	int rc = fx_export(ctx, blk, fd, offset);
+
+	if (rc == 0)
+		ck_assert_int_eq(ftruncate(*fd, (off_t)blk->size + GA_GPU_PAGE_SIZE), 0);
+	return rc;
+}
+
+/*
+ * Upstream's dma-buf commands of after 7.5.1, on a gpuasync.ko of ABI 4
+ * (the fake's table mode): a whole dma-buf goes by value
+ * (GPU_DmaBuf_Add_Wr/Rd_Buffer), a part of one through GA_Add_Dmabuf, and
+ * without GA_Add_Dmabuf a part is refused saying why; remove-all is
+ * GPU_DmaBuf_Remove_Buffers; a driver without nvidia-p2p refuses buffers by
+ * address, saying to use dma-bufs.
+ */
+START_TEST(test_pin_dmabuf_whole)
+{
+	struct ga_buf *w0, *r0, *w1, *b = NULL;
+	struct ga_buf_info bi;
+	struct ga_dev *dev;
+	int rc;
+
+	fk_init();
+	fk.table = fk.dmabuf = fk.whole = true;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(ga_dev_has(dev, GA_CAP_DMABUF) && ga_dev_has(dev, GA_CAP_DMABUF_WHOLE));
+	ck_assert(ga_dev_has(dev, GA_CAP_GPUDIRECT));
+	fx_ops = *dev->mem;
+	fx_ops.dmabuf_probe = fx_probe;
+	fx_ops.dmabuf_export = fx_export;
+	dev->mem = &fx_ops;
+	dev->dmabuf = true;
+	dev->opts.pin = GA_PIN_DMABUF;
+	fx_exports = fx_fail = 0;
+
+	w0 = fk_mk(dev, GA_DIR_WRITE, 0);
+	r0 = fk_mk(dev, GA_DIR_READ, 0);
+	ck_assert_uint_eq(fk.whole_adds[1], 1);
+	ck_assert_uint_eq(fk.whole_adds[0], 1);
+	ck_assert_uint_eq(fk.dmabuf_adds + fk.adds, 0);
+	ck_assert_int_eq(ga_buf_info(w0, &bi), 0);
+	ck_assert(bi.dmabuf);
+	ck_assert_int_eq(ga_buf_info(r0, &bi), 0);
+	ck_assert(bi.dmabuf);
+
+	fx_ops.dmabuf_export = fx_export_part;
+	w1 = fk_mk(dev, GA_DIR_WRITE, 1);
+	ck_assert_uint_eq(fk.dmabuf_adds, 1);
+	ck_assert_uint_eq(fk.whole_adds[1], 1);
+	ck_assert_int_eq(ga_buf_info(w1, &bi), 0);
+	ck_assert(bi.dmabuf);
+
+	ck_assert_int_eq(ga_buf_destroy_all(dev), 0);
+	ck_assert_uint_eq(fk.whole_rems, 1);
+	ck_assert_uint_eq(fk.rem_calls, 0);
+	ck_assert_uint_eq(fk.count[0] + fk.count[1], 0);
+	ga_dev_close(dev);
+
+	/* by value only: a part of a dma-buf is refused, saying why */
+	fk.dmabuf = false;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(ga_dev_has(dev, GA_CAP_DMABUF) && ga_dev_has(dev, GA_CAP_DMABUF_WHOLE));
+	dev->mem = &fx_ops;
+	dev->dmabuf = true;
+	dev->opts.pin = GA_PIN_DMABUF;
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -ENOTSUP);
+	ck_assert_msg(strstr(ga_last_error(), "only whole dma-bufs") &&
+			      strstr(ga_last_error(), "pin=p2p"),
+		      "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(ga_buf_count(dev, GA_DIR_WRITE), 0);
+	ck_assert_uint_eq(fk.count[1], 0);
+	ga_dev_close(dev);
+	ck_assert_uint_eq(fk.unknown, 0);
+
+	/* no nvidia-p2p: buffers by address are refused before the driver */
+	fk.no_gpudirect = true;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!ga_dev_has(dev, GA_CAP_GPUDIRECT));
+	rc = ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b);
+	ck_assert_int_eq(rc, -ENOTSUP);
+	ck_assert_msg(strstr(ga_last_error(), "without nvidia-p2p") &&
+			      strstr(ga_last_error(), "pin=dmabuf"),
+		      "\"%s\"", ga_last_error());
+	ck_assert_uint_eq(fk.adds, 0);
+	ga_dev_close(dev);
+}
+END_TEST
+
+/* Which upstream builds are asked about the dma-buf commands: releases
+ * after 7.5.1 only (7.4 and 7.5 log every code they do not know). */
+START_TEST(test_gitv)
+{
+	static const struct {
+		const char *gitv;
+		bool has;
+	} cases[] = {
+		{"v7.5.1", false},
+		{"v7.5.0", false},
+		{"v7.4.3-12-gabc1234", false},
+		{"v7.5.1-7-g1234abc", false},
+		{"v7.5.2", true},
+		{"v7.6.0-3-gabcdef0", true},
+		{"7.10.0", true},
+		{"v8.0.0", true},
+		{"v6.9.9", false},
+		{"gpuasync-conformance", false},
+		{"a824d75", false},
+		{"", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(ga_datadev_gitv_has_dmabuf(cases[i].gitv) == cases[i].has, "%s",
+			      cases[i].gitv);
+}
+END_TEST
+
 static Suite *datadev_suite(void)
 {
 	Suite *s = suite_create("datadev");
@@ -1209,7 +1386,9 @@ static Suite *datadev_suite(void)
 				    {test_upstream_quiet_probe}, {test_upstream_wiped},
 				    {test_upstream_add_undo}, {test_upstream_foreign, 3},
 				    {test_upstream_no_table}, {test_table}, {test_add_live, 2}));
-	suite_add_tests(s, "dmabuf", 0, SUITE_TESTS({test_pin_open}, {test_pin_dmabuf_add}));
+	suite_add_tests(s, "dmabuf", 0,
+			SUITE_TESTS({test_pin_open}, {test_pin_dmabuf_add}, {test_pin_dmabuf_whole},
+				    {test_gitv}));
 	return s;
 }
 

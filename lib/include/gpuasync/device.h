@@ -146,13 +146,20 @@ enum ga_cap {
 	GA_CAP_GPU_MEMORY,     /* buffers are real CUDA device memory */
 	GA_CAP_SIM,            /* simulated card: gpuasync/sim.h applies */
 	GA_CAP_FIRMWARE_ID,    /* AxiVersion identity readable (ga_fw_read) */
-	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf) */
+	GA_CAP_DMABUF,         /* the driver registers dma-bufs (GA_Add_Dmabuf, or
+				* GPU_DmaBuf_Add_Wr/Rd_Buffer: GA_CAP_DMABUF_WHOLE) */
 	GA_CAP_PINNED_LIST,    /* ga_dev_pinned works: the driver's table, or what
 				* upstream's datadev publishes in /proc/datadev_N */
 	GA_CAP_ADD_LIVE,       /* a buffer is added while frames flow: the add
 				* programs the new slot before the count that lets
 				* the engine use it and stops nothing (the simulated
 				* card, gpuasync.ko; not upstream's datadev) */
+	GA_CAP_DMABUF_WHOLE,   /* the driver takes a whole dma-buf by its fd
+				* (upstream's GPU_DmaBuf_Add_Wr/Rd_Buffer, after
+				* 7.5.1: it answers GPU_Is_Dma_Buf_Supp with 1) */
+	GA_CAP_GPUDIRECT,      /* the driver pins GPU memory by address
+				* (nvidia_p2p, GPU_Add_Nvidia_Memory): it answers
+				* GPU_Is_GpuDirect_Supp with 1, or predates it */
 	GA_CAP_COUNT
 };
 

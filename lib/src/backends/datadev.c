@@ -12,7 +12,10 @@
  * know, and an enable ioctl would touch the engine.  gpuasync.ko then tells
  * its extension bits (GA_Get_Abi_Version, GA_FEAT_DMABUF among them: a
  * buffer is then registered from a dma-buf fd, GA_Add_Dmabuf, when the pin
- * path is dmabuf); upstream 7.5 (an "Owning
+ * path is dmabuf).  Upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E)
+ * are asked about only where they cannot be unknown (dd_probe_gpu_apis): a
+ * whole dma-buf then goes through GPU_DmaBuf_Add_Wr/Rd_Buffer and remove-all
+ * through GPU_DmaBuf_Remove_Buffers.  Upstream 7.5 (an "Owning
  * Process" in /proc) has GPU_Enable_Tx/Rx and owns the GPU state per thread,
  * so its GPU-state ioctls go through one owner thread (datadev_owner.c).  Registers go through an
  * mmap of the core block when the driver allows it (one load/store per access, no syscall) and
@@ -56,6 +59,8 @@ struct dd_priv {
 	uint64_t map_offset;	 /* file offset of the core block */
 	uint32_t core;		 /* GpuAsyncCore's offset in BAR0 */
 	uint32_t features;	 /* GA_FEAT_* from gpuasync.ko, 0 on upstream */
+	bool whole_dmabuf;	 /* GPU_DmaBuf_Add_*: GPU_Is_Dma_Buf_Supp said 1 */
+	bool gpudirect;		 /* GPU_Add_Nvidia_Memory pins (GPU_Is_GpuDirect_Supp) */
 	bool enable_ioctl;	 /* GPU_Enable_Tx/Rx exist */
 	int api_version;	 /* DMA_Get_Version, -1 unknown */
 	enum dd_driver driver;
@@ -94,6 +99,18 @@ const char *ga_datadev_cmd_name(unsigned int cmd)
 #define OWNED_ELSEWHERE "the GpuAsyncCore is owned by another process"
 #define NOT_IMPLEMENTED "not implemented by this driver"
 #define NO_GPU_STATE	"driver has no GPU state for this card"
+#define DMABUF_ENOTSUPP                                                                            \
+	"driver built without GPU support or card has GpuAsync disabled, or the dma-buf's "        \
+	"exporter refused the card's device (NVIDIA's does when the PCIe topology gives no "       \
+	"peer-to-peer path)"
+#define DMABUF_FD_CLOSED "the buffer's dma-buf fd is not open"
+#define DMABUF_EXPORTER_REFUSED                                                                    \
+	"the dma-buf's exporter refused to attach the card's device (no peer-to-peer path "        \
+	"between them?)"
+#define DMABUF_WHOLE_REFUSED                                                                       \
+	"driver rejected the dma-buf: not a dma-buf, size not a non-zero multiple of 64 KiB or "   \
+	"above 4 GiB - 64 KiB, too many buffers, a write buffer of another size than the "         \
+	"others (V4 and up), or memory not contiguous on the bus (the kernel log says which)"
 
 static const struct dd_errno_row {
 	unsigned int cmd;
@@ -103,10 +120,9 @@ static const struct dd_errno_row {
 } dd_errno_policy[] = {
 	/* NVIDIA's dma-buf exporter refuses an attachment it cannot serve with
 	 * the kernel's ENOTSUPP too (nv-dmabuf.c, PCIe topology check). */
-	{GA_Add_Dmabuf, GA_KERNEL_ENOTSUPP, -ENOTSUP,
-	 "driver built without GPU support or card has GpuAsync disabled, or the dma-buf's "
-	 "exporter refused the card's device (NVIDIA's does when the PCIe topology gives no "
-	 "peer-to-peer path)"},
+	{GA_Add_Dmabuf, GA_KERNEL_ENOTSUPP, -ENOTSUP, DMABUF_ENOTSUPP},
+	{GPU_DmaBuf_Add_Wr_Buffer, GA_KERNEL_ENOTSUPP, -ENOTSUP, DMABUF_ENOTSUPP},
+	{GPU_DmaBuf_Add_Rd_Buffer, GA_KERNEL_ENOTSUPP, -ENOTSUP, DMABUF_ENOTSUPP},
 	{ANY_CMD, GA_KERNEL_ENOTSUPP, -ENOTSUP,
 	 "driver built without GPU support or card has GpuAsync disabled"},
 	{ANY_CMD, ENOTTY, -ENOTTY,
@@ -140,17 +156,33 @@ static const struct dd_errno_row {
 	 OWNED_ELSEWHERE " (or no longer owned after an invalidation): only the owner can remove "
 			 "buffers"},
 
-	{GA_Add_Dmabuf, EBADF, -EBADF, "the buffer's dma-buf fd is not open"},
+	{GA_Add_Dmabuf, EBADF, -EBADF, DMABUF_FD_CLOSED},
 	{GA_Add_Dmabuf, EINVAL, -EINVAL,
 	 "driver rejected the dma-buf: not a dma-buf, offset not 64 KiB aligned, size not a "
 	 "non-zero multiple of 64 KiB, range outside the dma-buf, too many buffers, or memory "
 	 "not contiguous on the bus (the card takes one base address; the kernel log says "
 	 "which)"},
 	{GA_Add_Dmabuf, EBUSY, -EBUSY, OWNED_ELSEWHERE},
-	{GA_Add_Dmabuf, EOPNOTSUPP, -EOPNOTSUPP,
-	 "the dma-buf's exporter refused to attach the card's device (no peer-to-peer path "
-	 "between them?)"},
+	{GA_Add_Dmabuf, EOPNOTSUPP, -EOPNOTSUPP, DMABUF_EXPORTER_REFUSED},
 	{GA_Add_Dmabuf, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+
+	/* Upstream's by-value form (the whole dma-buf), as gpuasync.ko checks it. */
+	{GPU_DmaBuf_Add_Wr_Buffer, EBADF, -EBADF, DMABUF_FD_CLOSED},
+	{GPU_DmaBuf_Add_Rd_Buffer, EBADF, -EBADF, DMABUF_FD_CLOSED},
+	{GPU_DmaBuf_Add_Wr_Buffer, EINVAL, -EINVAL, DMABUF_WHOLE_REFUSED},
+	{GPU_DmaBuf_Add_Rd_Buffer, EINVAL, -EINVAL, DMABUF_WHOLE_REFUSED},
+	{GPU_DmaBuf_Add_Wr_Buffer, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	{GPU_DmaBuf_Add_Rd_Buffer, EBUSY, -EBUSY, OWNED_ELSEWHERE},
+	{GPU_DmaBuf_Add_Wr_Buffer, EOPNOTSUPP, -EOPNOTSUPP, DMABUF_EXPORTER_REFUSED},
+	{GPU_DmaBuf_Add_Rd_Buffer, EOPNOTSUPP, -EOPNOTSUPP, DMABUF_EXPORTER_REFUSED},
+	{GPU_DmaBuf_Remove_Buffers, EBUSY, -EBUSY,
+	 OWNED_ELSEWHERE ": only the owner can remove buffers"},
+	/* Drivers before them: a bare -1 (upstream, with a kernel-log line). */
+	{GPU_Is_Dma_Buf_Supp, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GPU_Is_GpuDirect_Supp, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GPU_DmaBuf_Add_Wr_Buffer, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GPU_DmaBuf_Add_Rd_Buffer, EPERM, -ENOTTY, NOT_IMPLEMENTED},
+	{GPU_DmaBuf_Remove_Buffers, EPERM, -ENOTTY, NOT_IMPLEMENTED},
 
 	{GA_Rem_Buffer, EINVAL, -EINVAL, "only the last buffer of a direction can be removed"},
 	{GA_Rem_Buffer, EBUSY, -EBUSY,
@@ -243,7 +275,9 @@ static int dd_busy(struct dd_priv *p, int rc)
 static bool dd_owned_cmd(unsigned int cmd)
 {
 	return cmd == GPU_Add_Nvidia_Memory || cmd == GPU_Rem_Nvidia_Memory ||
-	       cmd == GPU_Set_Write_Enable || cmd == GPU_Enable_Tx || cmd == GPU_Enable_Rx;
+	       cmd == GPU_Set_Write_Enable || cmd == GPU_Enable_Tx || cmd == GPU_Enable_Rx ||
+	       cmd == GPU_DmaBuf_Add_Wr_Buffer || cmd == GPU_DmaBuf_Add_Rd_Buffer ||
+	       cmd == GPU_DmaBuf_Remove_Buffers;
 }
 
 /* ioctl returning the driver's non-negative result or a mapped error; the
@@ -481,12 +515,77 @@ static int dd_core_offset(struct dd_priv *p, uint32_t want)
 	return 0;
 }
 
+/*
+ * Does upstream's "Git Version" (its /proc line, `git describe` of the
+ * build: "v7.5.1", "v7.6.0-3-gabc1234") name a release after 7.5.1, the
+ * last one without the dma-buf commands?  Anything else (a hash, a local
+ * name) is not known to have them.
+ */
+bool ga_datadev_gitv_has_dmabuf(const char *gitv)
+{
+	unsigned int v[3];
+	char end;
+
+	if (*gitv == 'v')
+		gitv++;
+	if (sscanf(gitv, "%u.%u.%u%c", &v[0], &v[1], &v[2], &end) < 3)
+		return false;
+	if (v[0] != 7)
+		return v[0] > 7;
+	if (v[1] != 5)
+		return v[1] > 5;
+	return v[2] > 1;
+}
+
+/* Upstream's build from its /proc file: "DMA Driver's Git Version : ...". */
+static bool dd_upstream_has_dmabuf(const struct dd_priv *p)
+{
+	char line[256], gitv[64];
+	bool has = false;
+	FILE *f;
+
+	if (!p->proc[0] || !(f = fopen(p->proc, "r")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " DMA Driver's Git Version : %63s", gitv) == 1)
+			has = ga_datadev_gitv_has_dmabuf(gitv);
+	fclose(f);
+	return has;
+}
+
+/*
+ * Upstream's commands of after 7.5.1: can the driver take a whole dma-buf
+ * by its fd (GPU_Is_Dma_Buf_Supp), and pin GPU memory by address
+ * (GPU_Is_GpuDirect_Supp; nvidia-p2p became optional then)?  Asked only
+ * where the answer cannot be "unknown command": 7.4 and 7.5 log every code
+ * they do not know ("Invalid command") and return a bare -1, so they are
+ * never asked.  gpuasync.ko answers them from ABI version 4 on, upstream
+ * from a release after 7.5.1 (its /proc Git Version).  Any refusal (ENOTTY
+ * or EINVAL from an older driver, the bare -1, 524 with GpuAsync off)
+ * reads as "not there", and nothing is reported.
+ */
+static void dd_probe_gpu_apis(struct dd_priv *p, int abi)
+{
+	bool ask =
+		p->driver == DD_GPUASYNC ? abi > 0 && (abi >> 16) >= 4 : dd_upstream_has_dmabuf(p);
+	int r;
+
+	p->whole_dmabuf = false;
+	p->gpudirect = true; /* every driver before these commands pins by address */
+	if (!ask)
+		return;
+	p->whole_dmabuf = ioctl(p->fd, GPU_Is_Dma_Buf_Supp, 0) == 1;
+	r = ioctl(p->fd, GPU_Is_GpuDirect_Supp, 0);
+	if (r >= 0)
+		p->gpudirect = r == 1;
+}
+
 static int dd_open(struct ga_dev *dev, const char *spec)
 {
 	struct dd_priv *p;
 	struct stat st;
 	struct DmaRegisterData clk = {.address = GA_AXIVERSION_CLOCK_HZ};
-	int supp, ver, max, rc, abi;
+	int supp, ver, max, rc, abi = -1;
 	enum ga_layout layout;
 	uint32_t ddb;
 
@@ -609,6 +708,7 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 		if (abi > 0 && (abi >> 16) >= 2)
 			p->features = (uint32_t)abi & 0xffffu;
 	}
+	dd_probe_gpu_apis(p, abi);
 	p->enable_ioctl = p->driver != DD_UPSTREAM;
 	if (p->driver == DD_UPSTREAM_OWNED && !p->observe) {
 		rc = dd_owner_start(p->fd, &p->owner);
@@ -617,9 +717,10 @@ static int dd_open(struct ga_dev *dev, const char *spec)
 	}
 	ga_err_clear();
 	ga_log("datadev %s: %s, version %d, %d buffers, DmaDataBytes %u, %s registers, features "
-	       "0x%x, enable ioctls %s",
+	       "0x%x, enable ioctls %s, whole dma-bufs %s, gpudirect %s",
 	       spec, dd_driver_name(p), ver, max, ddb, p->regs ? "mapped" : "ioctl", p->features,
-	       p->enable_ioctl ? "yes" : "no");
+	       p->enable_ioctl ? "yes" : "no", p->whole_dmabuf ? "yes" : "no",
+	       p->gpudirect ? "yes" : "no");
 	return 0;
 
 out_priv:
@@ -894,8 +995,13 @@ out:
 	return ga_err(rc, "%s", why); /* the reason, not the undo's */
 }
 
-/* GA_Add_Dmabuf: errors the policy table does not know come from the
- * exporter (it refused to attach the card's device), which is worth saying. */
+/*
+ * A buffer from a dma-buf.  A whole dma-buf (offset 0, its size, which
+ * lseek tells) goes through upstream's by-value command where the driver
+ * has it; a part of one needs GA_Add_Dmabuf.  Errors the policy table does
+ * not know come from the exporter (it refused to attach the card's
+ * device), which is worth saying.
+ */
 static int dd_add_dmabuf(struct dd_priv *p, enum ga_dir dir, const struct ga_dmabuf_ref *db,
 			 uint32_t size)
 {
@@ -905,12 +1011,35 @@ static int dd_add_dmabuf(struct dd_priv *p, enum ga_dir dir, const struct ga_dma
 		.offset = db->offset,
 		.size = size,
 	};
+	unsigned int cmd = GA_Add_Dmabuf;
+	off_t len = -1;
 	char why[256];
 	int rc;
 
-	if (!(p->features & GA_FEAT_DMABUF))
-		return ga_err(-ENOTSUP, "%s: the driver has no GA_Add_Dmabuf", p->path);
-	rc = dd_ioctl(p, GA_Add_Dmabuf, (unsigned long)&a);
+	if (p->whole_dmabuf)
+		len = lseek(db->fd, 0, SEEK_END);
+	if (db->offset == 0 && len == (off_t)size) {
+		cmd = dir == GA_DIR_WRITE ? GPU_DmaBuf_Add_Wr_Buffer : GPU_DmaBuf_Add_Rd_Buffer;
+		rc = dd_ioctl(p, cmd, (unsigned long)db->fd);
+	} else if (p->features & GA_FEAT_DMABUF) {
+		rc = dd_ioctl(p, GA_Add_Dmabuf, (unsigned long)&a);
+	} else if (p->whole_dmabuf) {
+		return ga_err(
+			-ENOTSUP,
+			"%s: the driver takes only whole dma-bufs (GPU_DmaBuf_Add_Wr/Rd_Buffer), "
+			"and this %u-byte buffer is bytes from %llu of a dma-buf of %lld bytes "
+			"(pin=p2p registers it by address)",
+			p->path, size, (unsigned long long)db->offset, (long long)len);
+	} else {
+		return ga_err(
+			-ENOTSUP,
+			"%s: the driver takes no dma-bufs: it has neither upstream's "
+			"GPU_DmaBuf_Add_Wr/Rd_Buffer (releases after 7.5.1) nor gpuasync.ko's "
+			"GA_Add_Dmabuf (pin=p2p registers buffers by address)",
+			p->path);
+	}
+	ga_log("datadev %s: %s buffer from dma-buf fd %d through %s: %d", p->path,
+	       dir == GA_DIR_WRITE ? "write" : "read", db->fd, ga_datadev_cmd_name(cmd), rc);
 	if (rc >= 0 || rc == -EINVAL || rc == -EBADF || rc == -EBUSY || rc == -EOPNOTSUPP ||
 	    rc == -ENOTTY)
 		return rc < 0 ? rc : 0;
@@ -931,6 +1060,12 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 
 	if (db)
 		rc = dd_add_dmabuf(p, dir, db, size);
+	else if (!p->gpudirect)
+		return ga_err(-ENOTSUP,
+			      "%s: the driver was built without nvidia-p2p (it answers "
+			      "GPU_Is_GpuDirect_Supp with 0): buffers can only be dma-bufs "
+			      "(pin=dmabuf)",
+			      p->path);
 	else
 		rc = dd_ioctl(p, GPU_Add_Nvidia_Memory, (unsigned long)&d);
 	if (rc < 0)
@@ -939,10 +1074,23 @@ static int dd_add_buffer(struct ga_dev *dev, enum ga_dir dir, const struct ga_me
 	return rc ? dd_undo_add(dev, dir, rc) : 0;
 }
 
+/*
+ * Every buffer of the card.  gpuasync.ko's GPU_DmaBuf_Remove_Buffers
+ * removes them whichever way they were added; upstream's after 7.5.1
+ * removes only its dma-buf list with it, so buffers pinned by address are
+ * removed with GPU_Rem_Nvidia_Memory after it.
+ */
 static int dd_remove_all(struct ga_dev *dev)
 {
-	int rc = dd_ioctl(dd(dev), GPU_Rem_Nvidia_Memory, 0);
+	struct dd_priv *p = dd(dev);
+	int rc;
 
+	if (p->whole_dmabuf) {
+		rc = dd_ioctl(p, GPU_DmaBuf_Remove_Buffers, 0);
+		if (rc < 0 || p->driver == DD_GPUASYNC || !p->gpudirect)
+			return rc < 0 ? rc : 0;
+	}
+	rc = dd_ioctl(p, GPU_Rem_Nvidia_Memory, 0);
 	return rc < 0 ? rc : 0;
 }
 
@@ -1018,7 +1166,11 @@ static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_PINNED_LIST:
 		return (p->features & GA_FEAT_BUFFER_TABLE) || p->proc[0];
 	case GA_CAP_DMABUF:
-		return p->features & GA_FEAT_DMABUF;
+		return (p->features & GA_FEAT_DMABUF) || p->whole_dmabuf;
+	case GA_CAP_DMABUF_WHOLE:
+		return p->whole_dmabuf;
+	case GA_CAP_GPUDIRECT:
+		return p->gpudirect;
 	case GA_CAP_ENABLE_IOCTL:
 		return p->enable_ioctl;
 	case GA_CAP_ADD_LIVE:

@@ -815,6 +815,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_PINNED_LIST:
 	case GA_CAP_DMABUF:
 	case GA_CAP_ADD_LIVE: /* sim_add_buffer: the slot first, the count last */
+	case GA_CAP_GPUDIRECT: /* buffers by address, as through nvidia_p2p */
 		return true;
 	case GA_CAP_GPU_MEMORY:
 		return ga_mem_is_gpu(dev);
