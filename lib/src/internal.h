@@ -275,6 +275,9 @@ extern const struct ga_backend_ops *const ga_backends[];
  * errno with an explanation, per command; exposed for unit tests. */
 int ga_datadev_error(unsigned int cmd, int err);
 const char *ga_datadev_cmd_name(unsigned int cmd);
+/* Does upstream's Git Version ("v7.6.0", "v7.5.2-4-gabc") name a release
+ * after 7.5.1, so that it answers the dma-buf commands 0x800A-0x800E? */
+bool ga_datadev_gitv_has_dmabuf(const char *gitv);
 extern const struct ga_backend_ops ga_backend_sim;
 /* observe.c: make dev->be a copy of itself whose every changing op fails
  * with EROFS (opts.observe). */
