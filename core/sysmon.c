@@ -51,8 +51,9 @@ static const struct {
 #undef GA_SYSMON_HWTYPE_ROW
 };
 
+/* Rows in version order from 0 (the enum is made from the same rows). */
 static const bool memmap_sysmon[GA_MEMMAP_COUNT] = {
-#define GA_MEMMAP_ROW(v, sysmon, doc) [GA_MEMMAP_V##v] = sysmon,
+#define GA_MEMMAP_ROW(v, sysmon, doc) (sysmon),
 #define GA_DEF_MEMMAP		      GA_MEMMAP_ROW
 #include <gpuasync/sysmon.def>
 #undef GA_MEMMAP_ROW

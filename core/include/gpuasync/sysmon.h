@@ -66,13 +66,22 @@ enum ga_memmap {
 };
 #define GA_MEMMAP_NEWEST (GA_MEMMAP_COUNT - 1)
 
-/* GA_SYSMON_BASE (BAR0 offset), GA_SYSMON_SIZE, GA_SYSMON_SINCE_MAP. */
+/* The block (sysmon.def's block row): its BAR0 offset, bytes, and the
+ * first memory-map version that has it.  One row, one column each. */
 enum {
-#define GA_SYSMON_BLOCK_ENUM(base, size, since)                                                    \
-	GA_SYSMON_BASE = (base), GA_SYSMON_SIZE = (size), GA_SYSMON_SINCE_MAP = (since),
-#define GA_DEF_SYSMON_BLOCK GA_SYSMON_BLOCK_ENUM
+	GA_SYSMON_BASE =
+#define GA_DEF_SYSMON_BLOCK(base, size, since) (base)
 #include <gpuasync/sysmon.def>
-#undef GA_SYSMON_BLOCK_ENUM
+};
+enum {
+	GA_SYSMON_SIZE =
+#define GA_DEF_SYSMON_BLOCK(base, size, since) (size)
+#include <gpuasync/sysmon.def>
+};
+enum {
+	GA_SYSMON_SINCE_MAP =
+#define GA_DEF_SYSMON_BLOCK(base, size, since) (since)
+#include <gpuasync/sysmon.def>
 };
 
 /* The words the model keeps: every row's offset is below this. */
@@ -102,14 +111,21 @@ enum ga_sysmon_limit {
 	GA_SYSMON_LIMIT_COUNT
 };
 
-/* GA_SYSMON_ALARM_OFFSET, _BIT, _LIMIT: the alarm row. */
+/* The alarm row: the word (from the block), its bit, the limit it watches. */
 enum {
-#define GA_SYSMON_ALARM_ENUM(off, bit, limit)                                                      \
-	GA_SYSMON_ALARM_OFFSET = (off), GA_SYSMON_ALARM_BIT = (bit),                               \
-	GA_SYSMON_ALARM_LIMIT = GA_SYSMON_##limit,
-#define GA_DEF_SYSMON_ALARM GA_SYSMON_ALARM_ENUM
+	GA_SYSMON_ALARM_OFFSET =
+#define GA_DEF_SYSMON_ALARM(off, bit, limit) (off)
 #include <gpuasync/sysmon.def>
-#undef GA_SYSMON_ALARM_ENUM
+};
+enum {
+	GA_SYSMON_ALARM_BIT =
+#define GA_DEF_SYSMON_ALARM(off, bit, limit) (bit)
+#include <gpuasync/sysmon.def>
+};
+enum {
+	GA_SYSMON_ALARM_LIMIT =
+#define GA_DEF_SYSMON_ALARM(off, bit, limit) (GA_SYSMON_##limit)
+#include <gpuasync/sysmon.def>
 };
 
 struct ga_sysmon_family_row {
