@@ -266,6 +266,13 @@ struct ga_backend_ops {
 	 * each direction by index.  NULL, or -ENOTSUP at run time, when the
 	 * driver keeps no table (with ga_err() set). */
 	int (*pinned)(struct ga_dev *dev, struct ga_pinned **list, unsigned int *n);
+	/* The words of the SysMon block at @off[0..n) (bytes from
+	 * GA_SYSMON_BASE, aligned, < GA_SYSMON_SIZE) into @val, in one pass;
+	 * NULL where the backend cannot reach that part of BAR0. */
+	int (*sysmon_read)(struct ga_dev *dev, const uint32_t *off, uint32_t *val, unsigned int n);
+	/* The card's hwmon directory named "datadev" (ga_hwmon_find) into
+	 * @dir: 0, or -ENOENT when the driver registered none; NULL: never. */
+	int (*hwmon_dir)(struct ga_dev *dev, char *dir, size_t len);
 };
 
 extern const struct ga_backend_ops ga_backend_datadev;
@@ -279,6 +286,11 @@ const char *ga_datadev_cmd_name(unsigned int cmd);
  * after 7.5.1, so that it answers the dma-buf commands 0x800A-0x800E? */
 bool ga_datadev_gitv_has_dmabuf(const char *gitv);
 extern const struct ga_backend_ops ga_backend_sim;
+/* sysmon.c: the hwmon directory named "datadev" among @devdir/device/hwmon/
+ * and @devdir/hwmon/ (@devdir: a device's sysfs directory) into @dir: 0,
+ * or -ENOENT.  Freeing what ga_dev_sysmon kept (ga_dev_close). */
+int ga_hwmon_find(const char *devdir, char *dir, size_t len);
+void ga_telemetry_free(struct ga_dev *dev);
 /* observe.c: make dev->be a copy of itself whose every changing op fails
  * with EROFS (opts.observe). */
 void ga_observe_wrap(struct ga_dev *dev);
@@ -346,6 +358,9 @@ struct ga_dev {
 	struct ga_mem_block *parked;
 	unsigned int nparked;
 	bool add_kept;
+	/* Where the SysMon readings come from, found at the first
+	 * ga_dev_sysmon (sysmon.c, its own lock); NULL before. */
+	struct ga_telemetry *telemetry;
 };
 
 /* Is the device's memory GPU memory?  (Inline: the buffer, device and

@@ -332,6 +332,7 @@ void ga_dev_close(struct ga_dev *dev)
 	/* Parked blocks left here are pinned by a driver that would not remove
 	 * them: leaked on purpose, never freed under the card. */
 	free(dev->parked);
+	ga_telemetry_free(dev);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

@@ -47,6 +47,7 @@ struct ga_config {
 	uint64_t sim_rate_hz;
 	uint32_t sim_size;
 	char sim_pattern[16];
+	unsigned int sim_memory_map; /* AxiVersion's memory-map version (SysMon from 1) */
 	/* [buffers] */
 	uint64_t buffer_size;
 	unsigned int buffer_max;

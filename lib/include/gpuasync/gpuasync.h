@@ -9,6 +9,7 @@
 #include "gpuasync/platform.h"
 #include "gpuasync/regs.h"
 #include "gpuasync/sim.h"
+#include "gpuasync/telemetry.h"
 
 #define GPUASYNC_VERSION_STRING "0.1.0"
 #endif

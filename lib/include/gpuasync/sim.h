@@ -9,6 +9,9 @@
  *   shm=NAME (register file /dev/shm/NAME; default gpuasync-sim-<pid>-<n>)
  *   rate=HZ size=BYTES pattern=prbs|counter|zero|timing  (frame generator defaults)
  *   link=up|down (default up; down: the card answers all-ones, see below)
+ *   memory_map=N (AxiVersion's BAR0 memory-map version, 0..255; default 1,
+ *             with the SysMon block at 0x24000; 0 has none; above 1 is
+ *             newer than known, so readers refuse it)
  *   trap=yes|no (default no: stores through ga_dev_map_regs's mapping land in
  *             the shared block and the model sees the word as it is when it
  *             looks, so of two stores back to back it may see only the last.
@@ -131,6 +134,18 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count,
  * reads (-ENOLINK).  The
  * model keeps its state and resumes when the link is up again. */
 int ga_sim_link_set(struct ga_dev *dev, bool up);
+
+/* The FPGA's die temperature in millidegrees C, as its SysMon measures
+ * it (gpuasync/telemetry.h reads it back, with the highest and lowest
+ * since power-up following each set).  The card starts at the table's
+ * power-up value (gpuasync/sysmon.def).  set: -ERANGE outside what the
+ * 16-bit code holds (nothing changes), -ENODEV on a card without SysMon
+ * (spec memory_map=0, or a version newer than known). */
+int ga_sim_temperature(struct ga_dev *dev, int32_t *mC);
+int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC);
+/* The temperatures the card's SysMon code can hold (mC), for checking a
+ * value before setting it. */
+int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_mC);
 
 struct ga_sim_stats {
 	uint64_t generated;     /* frames the generator produced */

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "datadev_owner.h"
+#include "gpuasync/sysmon.h"
 #include "internal.h"
 
 /* Which driver is behind the node, found without sending it anything it
@@ -1148,6 +1149,34 @@ static int dd_busy_dev(struct ga_dev *dev, int rc)
 	return dd_busy(dd(dev), rc);
 }
 
+/* SysMon words through the register-read ioctl (BAR0 0x24000 lies inside
+ * the window it allows); the mapping covers the core block only. */
+static int dd_sysmon_read(struct ga_dev *dev, const uint32_t *off, uint32_t *val, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct DmaRegisterData r = {.address = GA_SYSMON_BASE + off[i]};
+		int rc = dd_ioctl(dd(dev), DMA_Read_Register, (unsigned long)&r);
+
+		if (rc < 0)
+			return rc;
+		val[i] = r.data;
+	}
+	return 0;
+}
+
+/* The hwmon device the driver registered for this node's card, if any. */
+static int dd_hwmon_dir(struct ga_dev *dev, char *dir, size_t len)
+{
+	char devdir[64];
+	struct stat st;
+
+	if (fstat(dd(dev)->fd, &st) < 0)
+		return -ENOENT;
+	snprintf(devdir, sizeof(devdir), "/sys/dev/char/%u:%u", major(st.st_rdev),
+		 minor(st.st_rdev));
+	return ga_hwmon_find(devdir, dir, len);
+}
+
 static bool dd_has(struct ga_dev *dev, enum ga_cap cap)
 {
 	struct dd_priv *p = dd(dev);
@@ -1193,6 +1222,8 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.reg_write = dd_reg_write,
 	.fw_read = dd_fw_read,
 	.fw_write = dd_fw_write,
+	.sysmon_read = dd_sysmon_read,
+	.hwmon_dir = dd_hwmon_dir,
 	.map_regs = dd_map_regs,
 	.unmap_regs = dd_unmap_regs,
 	.reg_path = dd_reg_path,

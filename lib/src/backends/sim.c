@@ -96,6 +96,7 @@ struct sim_cfg {
 	bool link_down;
 	bool trap;
 	uint32_t core_offset; /* 0: the shm file is the core block alone */
+	int memory_map;	      /* AxiVersion's memory-map version; -1: the image's */
 	char shm[128];
 	struct ga_sim_gen gen;
 };
@@ -181,6 +182,13 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 				      "card's BAR is 16 MiB)",
 				      GA_CORE_ALIGN, GA_CORE_OFFSET_MAX);
 		c->core_offset = (uint32_t)x;
+	} else if (KEY("memory_map")) {
+		/* 0: no SysMon block; above the newest known: refused by readers */
+		rc = ga_parse_u64(v, vlen, 255, &x);
+		if (rc)
+			return ga_err(rc, "sim: memory_map must be 0..255 (AxiVersion's 8-bit "
+					  "memory-map version; 1 has SysMon at 0x24000)");
+		c->memory_map = (int)x;
 	} else if (KEY("shm")) {
 		if (!shm_name_ok(v, vlen))
 			return ga_err(-EINVAL, "sim: shm name must be 1-99 characters of "
@@ -209,8 +217,8 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 		return ga_err(
 			-EINVAL,
 			"sim: unknown option '%.*s' (known: version, max_buffers, "
-			"dma_data_bytes, clock_hz, latency, link, trap, core_offset, shm, rate, "
-			"size, pattern)",
+			"dma_data_bytes, clock_hz, latency, link, trap, core_offset, memory_map, "
+			"shm, rate, size, pattern)",
 			(int)klen, k);
 	}
 #undef KEY
@@ -232,6 +240,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 	c->gen.pattern = GA_PATTERN_PRBS;
 	c->gen.first_user = 0x02; /* SOF, as the firmware's read path sends */
 	c->trap = false; /* opt-in: it installs process-wide signal handlers */
+	c->memory_map = -1;
 
 	if (strncmp(spec, "sim", 3) != 0 || (spec[3] && spec[3] != ':'))
 		return ga_err(-EINVAL, "'%s' is not a sim spec (sim[:key=value,...])", spec);
@@ -291,17 +300,56 @@ static void sim_free(struct sim *s)
  * latency clock (§2.1), and the PCIe AXI data width is the core's
  * DmaDataBytes.
  */
-static void sim_fw_words(struct sim *s, unsigned int n)
+static void sim_fw_words(struct sim *s, unsigned int n, int memory_map)
 {
 	const struct ga_fw_field *f = ga_fw_fields;
 	uint32_t *w = &s->fw[f[GA_FW_PCIE_AXI_DATA_BYTES].offset / 4];
+	uint32_t *mm = &s->fw[f[GA_FW_MEMORY_MAP_VERSION].offset / 4];
 
 	/* The chip: "SIM", the process and its card: unique per open card. */
 	ga_fw_emulated(s->fw, "libgpuasync sim",
 		       0x53494d0000000000ull | (uint64_t)getpid() << 16 | (n & 0xffff));
 	s->fw[f[GA_FW_DMA_CLOCK_HZ].offset / 4] = (uint32_t)s->clock_hz;
 	*w = ga_fw_put(GA_FW_PCIE_AXI_DATA_BYTES, *w, s->ddb);
+	if (memory_map >= 0)
+		*mm = ga_fw_put(GA_FW_MEMORY_MAP_VERSION, *mm, (uint32_t)memory_map);
 	s->power_up_ns = ga_mono_ns();
+}
+
+static uint32_t sim_fw_word(void *ctx, uint32_t off)
+{
+	struct sim *s = ctx;
+
+	return off < GA_FW_SIZE ? s->fw[off / 4] : 0;
+}
+
+/* The SysMon block where the AxiVersion words just made say the card has
+ * one (the gate every reader applies, ga_sysmon_probe): its power-up
+ * values in the family the board type names. */
+static void sim_sysmon_start(struct sim *s)
+{
+	int family = ga_sysmon_probe(sim_fw_word, s, NULL);
+
+	s->has_sysmon = family >= 0;
+	if (s->has_sysmon)
+		ga_sysmon_init(&s->sysmon, s->sysmon_regs, (enum ga_sysmon_family)family);
+}
+
+/* SysMon words, as the card's BAR answers them (all ones over a dead link). */
+static int sim_sysmon_read(struct ga_dev *dev, const uint32_t *off, uint32_t *val, unsigned int n)
+{
+	struct sim *s = dev_sim(dev);
+
+	if (!s->has_sysmon)
+		return ga_err(-ENODEV, "sim: this card has no SysMon block (its memory-map "
+				       "version is 0, or newer than known)");
+	sim_lock(s);
+	for (unsigned int i = 0; i < n; i++)
+		val[i] = atomic_load(&s->link_down)	     ? 0xffffffffu
+			 : off[i] / 4 < GA_SYSMON_WORDS ? s->sysmon_regs[off[i] / 4]
+							 : 0;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 static int sim_fw_read(struct ga_dev *dev, uint32_t off, uint32_t *val)
@@ -362,7 +410,8 @@ static int sim_open(struct ga_dev *dev, const char *spec)
 	atomic_store(&s->link_down, c.link_down);
 	s->trap = c.trap;
 	n = atomic_fetch_add(&instance, 1);
-	sim_fw_words(s, n);
+	sim_fw_words(s, n, c.memory_map);
+	sim_sysmon_start(s);
 	pthread_mutex_init(&s->lock, NULL);
 	s->log_waits = ga_log_enabled();
 	pthread_condattr_init(&ca);
@@ -849,4 +898,5 @@ const struct ga_backend_ops ga_backend_sim = {
 	.enable = sim_enable,
 	.has = sim_has,
 	.pinned = sim_pinned,
+	.sysmon_read = sim_sysmon_read,
 };

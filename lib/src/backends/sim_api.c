@@ -175,6 +175,63 @@ int ga_sim_link_set(struct ga_dev *dev, bool up)
 	return 0;
 }
 
+/* The SysMon model of a card that has one (get_sim first). */
+static int sim_sysmon(struct sim *s)
+{
+	if (!s->has_sysmon)
+		return ga_err(-ENODEV, "sim: no SysMon on this card (its memory-map version is 0, "
+				       "or newer than known: spec memory_map=)");
+	return 0;
+}
+
+int ga_sim_temperature(struct ga_dev *dev, int32_t *mC)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, mC, "temperature", &s);
+
+	if (rc || (rc = sim_sysmon(s)))
+		return rc;
+	sim_lock(s);
+	*mC = ga_sysmon_get_milli(&s->sysmon, GA_SYSMON_TEMP);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_mC)
+{
+	struct sim *s = NULL;
+	int rc = get_sim_arg(dev, min_mC && max_mC ? min_mC : NULL, "range", &s);
+
+	if (rc || (rc = sim_sysmon(s)))
+		return rc;
+	/* the family is fixed at open: no lock */
+	*min_mC = ga_sysmon_to_milli(s->sysmon.family, GA_SYSMON_MC, 0);
+	*max_mC = ga_sysmon_to_milli(s->sysmon.family, GA_SYSMON_MC, 0xffff);
+	return 0;
+}
+
+int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
+
+	if (rc || (rc = sim_sysmon(s)))
+		return rc;
+	sim_lock(s);
+	rc = ga_sysmon_set_temperature_mC(&s->sysmon, mC);
+	pthread_mutex_unlock(&s->lock);
+	if (rc) {
+		enum ga_sysmon_family f = s->sysmon.family;
+
+		return ga_err(rc, "sim: %.3f C is outside what %s's 16-bit code holds "
+				  "(%.3f to %.3f C)",
+			      mC / 1000.0, ga_sysmon_families[f].primitive,
+			      ga_sysmon_to_milli(f, GA_SYSMON_MC, 0) / 1000.0,
+			      ga_sysmon_to_milli(f, GA_SYSMON_MC, 0xffff) / 1000.0);
+	}
+	return 0;
+}
+
 int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
 {
 	struct sim *s = NULL;

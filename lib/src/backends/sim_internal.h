@@ -23,6 +23,7 @@
 #include "ga_model.h"
 #include "gpuasync/batch.h"
 #include "gpuasync/sim.h"
+#include "gpuasync/sysmon.h"
 #include "internal.h"
 
 /* Fake bus addresses: 0xDEAD | gen(5) | dir(1) | index(10) | offset(32). */
@@ -160,6 +161,12 @@ struct sim {
 	uint32_t last_read_len;
 	bool crc_dirty; /* st.last_read_crc not yet computed from last_read */
 	size_t last_read_cap;
+	/* The SysMon block (gpuasync/sysmon.h's model) where the card's
+	 * AxiVersion says it has one (memory_map= of the spec): has_sysmon
+	 * is fixed after open, the words change under s->lock. */
+	bool has_sysmon;
+	struct ga_sysmon sysmon;
+	uint32_t sysmon_regs[GA_SYSMON_WORDS];
 };
 
 static inline struct timespec sim_abs_ts(uint64_t ns)

@@ -115,6 +115,9 @@ static const struct ga_cfg_key ga_cfg_keys[] = {
 	       "frame generator payload bytes per frame"),
 	GA_KEY("sim", "pattern", GA_CT_PATTERN, sim_pattern, 0, 0, 0, 0,
 	       "frame generator payload: prbs, counter, zero, timing, jungfrau or epixuhr"),
+	GA_KEY("sim", "memory_map", GA_CT_UINT, sim_memory_map, 0, 255, 0, 0,
+	       "AxiVersion's BAR0 memory-map version: 1 has SysMon (device/sysmon/), 0 none, "
+	       "above 1 newer than known"),
 	GA_KEY("buffers", "size", GA_CT_SIZE64, buffer_size, GA_GPU_PAGE_SIZE, 0xFFFF0000u,
 	       GA_GPU_PAGE_SIZE, 0, "bytes per buffer made by mkdir (a multiple of 64K)"),
 	GA_KEY("buffers", "max", GA_CT_UINT, buffer_max, 1, GA_MAX_BUFFERS, 0, 0,
@@ -168,6 +171,7 @@ void ga_config_defaults(struct ga_config *cfg)
 	cfg->sim_clock_hz = GA_DMA_CLOCK_HZ_DEFAULT;
 	cfg->sim_rate_hz = 1000;
 	cfg->sim_size = 4096;
+	cfg->sim_memory_map = 1;
 	snprintf(cfg->sim_pattern, sizeof(cfg->sim_pattern), "prbs");
 	cfg->buffer_size = 64 * 1024;
 	cfg->buffer_max = 1024;
@@ -887,6 +891,8 @@ int ga_config_device_spec(const struct ga_config *cfg, char *buf, size_t len)
 	       cfg->sim_clock_hz, cfg->latency_legacy ? "legacy" : "current");
 	ga_out(&o, ",rate=%" PRIu64 ",size=%" PRIu32 ",pattern=%s", cfg->sim_rate_hz, cfg->sim_size,
 	       cfg->sim_pattern);
+	if (cfg->sim_memory_map != 1) /* 1: the emulated image's own */
+		ga_out(&o, ",memory_map=%u", cfg->sim_memory_map);
 	if (cfg->core_offset)
 		ga_out(&o, ",core_offset=0x%" PRIx64, cfg->core_offset);
 	return ga_out_done(&o);
