@@ -32,6 +32,7 @@
 #include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/hwmon.h>
 #include <linux/idr.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h> /* writeq where the CPU has none */
@@ -49,6 +50,7 @@
 
 #include "ga_drv.h"
 #include "gpuasync/axiversion.h"
+#include "gpuasync/sysmon.h"
 
 /* ---- compat --------------------------------------------------------------- */
 
@@ -1556,6 +1558,143 @@ static void ga_card_identify(struct ga_card *card)
 	mutex_unlock(&card->reg_lock);
 }
 
+/* ---- hwmon: the card's SysMon ----------------------------------------------------------- */
+
+/*
+ * The SysMon as a hwmon device named "datadev", as upstream's: temp1 and
+ * in0-in2 (sysmon.def's sensors, in order), each read from the block at
+ * the offset its row gives and converted by the family's formula.  Only
+ * registered where ga_sysmon_probe() finds the block (map version >= 1,
+ * GEN_SYSMON_G, an UltraScale family), so the reads need no checks.
+ */
+static u32 ga_hwmon_offset(enum hwmon_sensor_types type, u32 attr,
+			   const struct ga_sysmon_sensor_row *r)
+{
+	if (type == hwmon_temp) {
+		switch (attr) {
+		case hwmon_temp_input:
+			return r->value;
+		case hwmon_temp_highest:
+			return r->highest;
+		case hwmon_temp_lowest:
+			return r->lowest;
+		case hwmon_temp_max:
+			return ga_sysmon_limits[GA_SYSMON_TEMP_MAX].offset;
+		case hwmon_temp_crit:
+			return ga_sysmon_limits[GA_SYSMON_TEMP_CRIT].offset;
+		}
+		return 0;
+	}
+	switch (attr) {
+	case hwmon_in_input:
+		return r->value;
+	case hwmon_in_highest:
+		return r->highest;
+	case hwmon_in_lowest:
+		return r->lowest;
+	}
+	return 0;
+}
+
+/* hwmon channel @ch of @type: its sysmon.def row, or NULL. */
+static const struct ga_sysmon_sensor_row *ga_hwmon_row(enum hwmon_sensor_types type, int ch)
+{
+	int s = type == hwmon_temp ? GA_SYSMON_TEMP + ch : GA_SYSMON_VCCINT + ch;
+
+	if (ch < 0 || s >= GA_SYSMON_SENSOR_COUNT ||
+	    ga_sysmon_sensors[s].kind != (type == hwmon_temp ? GA_SYSMON_MC : GA_SYSMON_MV))
+		return NULL;
+	return &ga_sysmon_sensors[s];
+}
+
+static int ga_hwmon_read(struct device *dev, enum hwmon_sensor_types type, u32 attr, int ch,
+			 long *val)
+{
+	struct ga_card *card = dev_get_drvdata(dev);
+	const struct ga_sysmon_sensor_row *r = ga_hwmon_row(type, ch);
+	u32 off = r ? ga_hwmon_offset(type, attr, r) : 0;
+
+	if (!off)
+		return -EOPNOTSUPP;
+	*val = ga_sysmon_to_milli(card->sysmon_family, r->kind,
+				  card->ops->read32(card, GA_SYSMON_BASE + off));
+	return 0;
+}
+
+static int ga_hwmon_read_string(struct device *dev, enum hwmon_sensor_types type, u32 attr,
+				int ch, const char **str)
+{
+	const struct ga_sysmon_sensor_row *r = ga_hwmon_row(type, ch);
+
+	if (!r)
+		return -EOPNOTSUPP;
+	*str = r->label;
+	return 0;
+}
+
+/* Read-only, every file: the limits are the firmware's to set. */
+static umode_t ga_hwmon_is_visible(const void *data, enum hwmon_sensor_types type, u32 attr,
+				   int ch)
+{
+	return 0444;
+}
+
+#define GA_HWMON_IN (HWMON_I_INPUT | HWMON_I_LABEL | HWMON_I_HIGHEST | HWMON_I_LOWEST)
+static const struct hwmon_channel_info *ga_hwmon_info[] = {
+	HWMON_CHANNEL_INFO(temp, HWMON_T_INPUT | HWMON_T_LABEL | HWMON_T_MAX | HWMON_T_CRIT |
+					 HWMON_T_HIGHEST | HWMON_T_LOWEST),
+	HWMON_CHANNEL_INFO(in, GA_HWMON_IN, GA_HWMON_IN, GA_HWMON_IN),
+	NULL
+};
+static_assert(GA_SYSMON_SENSOR_COUNT == 4, "ga_hwmon_info: one temp, three in channels");
+
+static const struct hwmon_ops ga_hwmon_ops = {
+	.is_visible = ga_hwmon_is_visible,
+	.read = ga_hwmon_read,
+	.read_string = ga_hwmon_read_string,
+};
+
+static const struct hwmon_chip_info ga_hwmon_chip = {
+	.ops = &ga_hwmon_ops,
+	.info = ga_hwmon_info,
+};
+
+static u32 ga_hwmon_fw_read(void *ctx, u32 off)
+{
+	struct ga_card *card = ctx;
+
+	return card->ops->read32(card, GA_FW_BASE + off);
+}
+
+/*
+ * The card's hwmon device, under the device the card is (the PCI function,
+ * or the emulated card's platform device), where the card has a SysMon.
+ * Not devm: the card may go (unregister) before its parent's driver
+ * unbinds, and the files read the card.  Not fatal: the card works
+ * without it.
+ */
+static void ga_hwmon_register(struct ga_card *card)
+{
+	struct device *parent = card->pdev ? &card->pdev->dev : card->dma_dev;
+	const char *why;
+	struct device *hw;
+
+	card->sysmon_family = ga_sysmon_probe(ga_hwmon_fw_read, card, &why);
+	if (card->sysmon_family < 0) {
+		dev_info(card->dev, "no hwmon: %s\n", why);
+		return;
+	}
+	hw = hwmon_device_register_with_info(parent ? parent : card->dev, "datadev", card,
+					     &ga_hwmon_chip, NULL);
+	if (IS_ERR(hw)) {
+		dev_warn(card->dev, "no hwmon: registering it failed (%ld)\n", PTR_ERR(hw));
+		return;
+	}
+	card->hwmon = hw;
+	dev_info(card->dev, "hwmon %s: %s SysMon\n", dev_name(hw),
+		 ga_sysmon_families[card->sysmon_family].name);
+}
+
 /* The node's mode and group, from node_mode and node_gid. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 static char *ga_devnode(const struct device *dev, umode_t *mode, kuid_t *uid, kgid_t *gid)
@@ -1582,8 +1721,21 @@ static void ga_dev_release(struct device *dev)
 
 int ga_card_register(struct ga_card *card, struct device *parent)
 {
+	const struct ga_fw_field *map = &ga_fw_fields[GA_FW_MEMORY_MAP_VERSION];
+	const char *refused;
 	int minor, ret = -ENOSPC;
 
+	/* Before anything touches the card: on a newer map the blocks may
+	 * have moved (upstream refuses the same way). */
+	card->map_version = ga_fw_put(GA_FW_MEMORY_MAP_VERSION, 0, ~0u) &
+			    card->ops->read32(card, GA_FW_BASE + map->offset);
+	card->map_version >>= map->lsb;
+	refused = ga_memmap_refused(card->map_version);
+	if (refused) {
+		pr_err("gpuasync: %s: memory-map version %u refused: %s\n", card->name,
+		       card->map_version, refused);
+		return -EPFNOSUPPORT;
+	}
 	ga_card_identify(card);
 	mutex_lock(&ga_cards_lock);
 	for (minor = 0; minor < GA_MAX_CARDS; minor++) {
@@ -1640,6 +1792,7 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 		dev_warn(card->dev,
 			 "GPU async disabled: %s; registers stay readable, buffers are refused\n",
 			 card->gpu_off_why);
+	ga_hwmon_register(card);
 	/* Not fatal: the card works without its status page. */
 	card->proc = proc_create_single_data(card->name, 0444, NULL, ga_proc_show, card);
 	if (!card->proc)
@@ -1668,6 +1821,10 @@ out_free_minor:
  */
 void ga_card_unregister(struct ga_card *card)
 {
+	/* Waits for readers of the hwmon files to finish. */
+	if (card->hwmon)
+		hwmon_device_unregister(card->hwmon);
+	card->hwmon = NULL;
 	/* Waits for readers of the status page to finish. */
 	proc_remove(card->proc);
 	card->proc = NULL;

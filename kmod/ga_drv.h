@@ -150,6 +150,11 @@ struct ga_card {
 	enum ga_layout layout;
 	unsigned int max_buffers;
 	unsigned int dma_data_bytes;
+	/* Telemetry (docs/firmware.md §2.6): the BAR0 memory-map version,
+	 * and the SysMon's hwmon device and family; hwmon NULL: none. */
+	unsigned int map_version;
+	struct device *hwmon;
+	int sysmon_family;
 
 	/*
 	 * lock guards the buffer arrays, the counts, the owner and the held

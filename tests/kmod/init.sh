@@ -95,6 +95,9 @@ else
 	bad load_unsupported
 fi
 
+# The memory-map version and the SysMon as hwmon (tests/kmod/hwmon.sh).
+. /t/hwmon.sh
+
 # Every other firmware version: V1 layout (1-3) and V5 (active bits).  V3
 # also takes the fixed post-stop wait that real cards before V5 get, set
 # above the version's 50 ms so a driver that ignored it would wait too little.

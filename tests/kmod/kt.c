@@ -1891,7 +1891,10 @@ static const struct kcase *case_at(unsigned int c)
 	c -= n_dmabuf_cases;
 	if (c < n_drp_cases)
 		return &drp_cases[c];
-	return &proc_cases[c - n_drp_cases];
+	c -= n_drp_cases;
+	if (c < n_proc_cases)
+		return &proc_cases[c];
+	return &hwmon_cases[c - n_proc_cases];
 }
 
 static void identify(void)
@@ -1957,7 +1960,8 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
-		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases; c++) {
+		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases + n_hwmon_cases;
+		     c++) {
 			const struct kcase *k = case_at(c);
 
 			if (!all && strcmp(argv[i], k->name) != 0)

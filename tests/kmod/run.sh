@@ -38,7 +38,7 @@ log() { echo "kmod: $*"; }
 
 # ---- packages -----------------------------------------------------------------
 qemu_packages linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod \
-	xz-utils
+	xz-utils lm-sensors
 
 KVER=$(guest_kver) || { log "FAIL: no Debian kernel with headers in /lib/modules"; exit 1; }
 
@@ -68,6 +68,7 @@ build_tests() {
 	fi
 	# /proc text: upstream's, captured from its emulated cards (7.4, 7.5)
 	cp "$HERE/proc_cmp.sh" "$OUT/t/"
+	cp "$HERE/hwmon.sh" "$OUT/t/"
 	for f in "$HERE"/upstream-proc/*.txt; do cp "$f" "$OUT/t/upstream-proc-${f##*/}"; done
 	drp_build "$OUT/t" >"$OUT/drp.log" 2>&1 ||
 		{ log "FAIL: tests/drp does not build"; tail -20 "$OUT/drp.log"; return 1; }
@@ -91,6 +92,20 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 			mkdir -p "$R$(dirname "$lib")"
 			cp -L "$lib" "$R$lib"
 		done
+	fi
+	# lm-sensors' sensors, its library and configuration: hwmon.sh checks
+	# that it shows the card's SysMon.
+	if f=$(command -v sensors); then
+		mkdir -p "$R/usr/bin" "$R/etc"
+		cp "$f" "$R/usr/bin/sensors"
+		cp -r /etc/sensors3.conf /etc/sensors.d "$R/etc/" 2>/dev/null || true
+		for lib in $(ldd "$f" | grep -o '/[^ ]*'); do
+			mkdir -p "$R$(dirname "$lib")"
+			cp -L "$lib" "$R$lib"
+		done
+	elif [ "${CI:-}" = true ]; then
+		log "FAIL: no lm-sensors (tools/packages.txt) for hwmon.sh's sensors check"
+		return 1
 	fi
 	cp "${GA_KMOD_INIT:-$HERE/init.sh}" "$R/init"
 	guest_initramfs "$R" "$2" "$3"
