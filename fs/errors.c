@@ -92,6 +92,7 @@ const char *fs_errno_name(int err)
 		{ENOTTY, "ENOTTY"},
 		{EROFS, "EROFS"},
 		{ENOLINK, "ENOLINK"},
+		{EPFNOSUPPORT, "EPFNOSUPPORT"},
 		{EOVERFLOW, "EOVERFLOW"},
 		{0, "OK"}, /* 0: a recovery note (link up again) */
 	};

@@ -53,6 +53,7 @@ enum fs_dir {
 	FS_D_PLATFORM,	 /* device/platform/: the platform doctor's verdicts */
 	FS_D_FRAMES,	 /* frames/: pulse-ID counters from the frames (frames.c) */
 	FS_D_HEALTH,	 /* health/: verdicts a fleet alerts on (health.c) */
+	FS_D_SYSMON,	 /* device/sysmon/: the FPGA's SysMon readings (sysmon.c) */
 	FS_D_COUNT
 };
 
@@ -313,6 +314,10 @@ int fs_show_state_yaml(struct fs_ctx *c, struct strbuf *sb);
 int fs_settings_apply_file(struct fs *fs, const char *path);
 /* registers.c: rows generated from ga_regs[] (scalars and latencies). */
 int fs_register_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
+/* sysmon.c: device/sysmon/, health/ and sim/fpga_temperature, generated from gpuasync/sysmon.def; and their metrics
+ * (one SysMon pass per render). */
+int fs_sysmon_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
+void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 /* device/platform/ (platform.c), from the library's check table. */
 int fs_platform_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);

@@ -829,6 +829,7 @@ static int fs_state_init(struct fs *fs)
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
 			{.rows = fs_frame_rows, .nrows = fs_frame_nrows},
 			{.rows = fs_health_rows, .nrows = fs_health_nrows},
+			{.generate = fs_sysmon_rows},
 		};
 
 		ret = fs_table_build(fs, parts, sizeof(parts) / sizeof(parts[0]));

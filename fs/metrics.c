@@ -355,6 +355,8 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	link = ga_dev_link(fs->dev) > 0;
 	sb_printf(sb, "gpuasync_link_up{%s} %d\n", id, link);
 	fs_health_metrics(fs, sb, id);
+	if (link)
+		fs_sysmon_metrics(fs, sb, id);
 	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
 	sb_printf(sb, "gpuasync_clock_hertz{%s} %llu\n", id, (unsigned long long)fs->info.clock_hz);
 

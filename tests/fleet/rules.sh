@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The fleet rules of examples/gpuasyncfs.rules.yml under promtool test rules
-# (alerts_health.yml), then the same test against copies whose GpuAsyncGpuGone
-# or GpuAsyncTargetDown watches the wrong value: each must fail, so the
-# expectations are known to bite.  Skipped (77) without promtool, except
+# (alerts_health.yml, alerts_sysmon.yml), then the same tests against copies
+# whose GpuAsyncGpuGone, GpuAsyncTargetDown or GpuAsyncFpgaOverheated watches
+# the wrong value: each must fail, so the expectations are known to bite.  Skipped (77) without promtool, except
 # under CI=true.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,17 +15,21 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tests/fleet" "$tmp/examples"
-cp "$here/alerts_health.yml" "$tmp/tests/fleet/"
+cp "$here/alerts_health.yml" "$here/alerts_sysmon.yml" "$tmp/tests/fleet/"
 cp "$here/../../examples/gpuasyncfs.rules.yml" "$tmp/examples/"
-promtool test rules "$tmp/tests/fleet/alerts_health.yml" || { echo "FAIL: alerts_health.yml"; exit 1; }
+for t in alerts_health.yml alerts_sysmon.yml; do
+	promtool test rules "$tmp/tests/fleet/$t" || { echo "FAIL: $t"; exit 1; }
+done
 for broken in 's/gpuasync_gpu_present == 0/gpuasync_gpu_present == 2/' \
-	's/up{job=~"gpuasyncfs.\*"} == 0/up{job=~"gpuasyncfs.*"} == 2/'; do
+	's/up{job=~"gpuasyncfs.\*"} == 0/up{job=~"gpuasyncfs.*"} == 2/' \
+	's/gpuasync_fpga_temperature_celsius > /gpuasync_fpga_temperature_celsius < /'; do
 	sed "$broken" "$here/../../examples/gpuasyncfs.rules.yml" > "$tmp/examples/gpuasyncfs.rules.yml"
 	if cmp -s "$tmp/examples/gpuasyncfs.rules.yml" "$here/../../examples/gpuasyncfs.rules.yml"; then
 		echo "FAIL: '$broken' changed nothing"
 		exit 1
 	fi
-	if promtool test rules "$tmp/tests/fleet/alerts_health.yml" >/dev/null 2>&1; then
+	if promtool test rules "$tmp/tests/fleet/alerts_health.yml" >/dev/null 2>&1 &&
+		promtool test rules "$tmp/tests/fleet/alerts_sysmon.yml" >/dev/null 2>&1; then
 		echo "FAIL: a rule broken with '$broken' still passed"
 		exit 1
 	fi

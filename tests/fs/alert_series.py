@@ -6,7 +6,8 @@
 
 MNT is a fresh gpuasyncfs --sim mount.  The card is driven through phases
 (healthy, engine off with frames arriving, healthy, injected write errors,
-healthy, frames stopped with buffers armed, no buffer re-armed, link down); after each step MNT/metrics is read once, and
+healthy, the FPGA over its critical temperature, frames stopped with buffers armed, no buffer
+re-armed, link down); after each step MNT/metrics is read once, and
 that reading becomes one sample, one minute apart, of every series in the
 test's input_series.  The expected alerts are stated per phase (PHASES);
 their labels are the card's own (read from the recording) plus the rule's,
@@ -32,6 +33,7 @@ PHASES = [
     ('recovered', {}),
     ('write_errors', {'GpuAsyncWriteErrors': {}}),
     ('recovered_again', {}),
+    ('overheated', {'GpuAsyncFpgaOverheated': {}}),
     ('frames_stopped', {'GpuAsyncFramesStopped': {}}),
     ('not_rearmed', {'GpuAsyncFreeBuffersExhausted': {'direction': 'write', 'state': 'FREE'}}),
     ('link_down', {'GpuAsyncLinkDown': {}}),
@@ -75,7 +77,7 @@ def rearm(mnt):
 
 
 def step(mnt, phase):
-    if phase in ('healthy', 'recovered', 'recovered_again'):
+    if phase in ('healthy', 'recovered', 'recovered_again', 'overheated'):
         assert push(mnt), 'healthy card refused a frame'
         rearm(mnt)
     elif phase == 'engine_off':
@@ -99,7 +101,12 @@ def enter(mnt, phase):
     elif phase == 'recovered':
         put(mnt, 'registers/write_enable', '1')
         rearm(mnt)
+    elif phase == 'overheated':
+        # Frames flow as when healthy; the FPGA is 5 degrees over its
+        # critical limit (100.0 C on the simulated card)
+        put(mnt, 'sim/fpga_temperature', '105')
     elif phase == 'frames_stopped':
+        put(mnt, 'sim/fpga_temperature', '45')
         # Buffers armed, engine on, no frame: health/frames_flowing goes to
         # 0 once the last frame is 2 s old (waited for, 15 s at most).
         rearm(mnt)

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The card's telemetry on a real mount, with cat and echo: device/sysmon/
+ * (one file per SysMon reading and limit of gpuasync/sysmon.def, degrees C
+ * and volts), health/fpga_temperature and metrics following
+ * sim/fpga_temperature, bad temperatures refused whole, and the cards that
+ * cannot answer: no SysMon (memory-map version 0: no files), a memory-map
+ * version newer than known (EPFNOSUPPORT, explained in errors), a dead link
+ * (ENOLINK, no samples).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* What ls device/sysmon must show: "source" and, per sensor of the table,
+ * its name, _highest and _lowest, then its limits, sorted as ls sorts. */
+static const char SYSMON_LS[] = "source\n"
+				"temperature\n"
+				"temperature_critical\n"
+				"temperature_highest\n"
+				"temperature_lowest\n"
+				"temperature_max\n"
+				"vccaux\n"
+				"vccaux_highest\n"
+				"vccaux_lowest\n"
+				"vccbram\n"
+				"vccbram_highest\n"
+				"vccbram_lowest\n"
+				"vccint\n"
+				"vccint_highest\n"
+				"vccint_lowest\n";
+
+START_TEST(files)
+{
+	char *out;
+
+	mnt_start("");
+	out = sh_out("LC_ALL=C ls $M/device/sysmon");
+	ck_assert_str_eq(out, SYSMON_LS);
+	free(out);
+	/* the emulated image at power-up (sysmon.def), as a user reads it */
+	assert_file_eq("device/sysmon/temperature", "45.0\n");
+	assert_file_eq("device/sysmon/temperature_highest", "45.0\n");
+	assert_file_eq("device/sysmon/temperature_critical", "100.0\n");
+	assert_file_eq("device/sysmon/temperature_max", "85.0\n");
+	assert_file_eq("device/sysmon/vccint", "0.950\n");
+	assert_file_eq("device/sysmon/vccaux_lowest", "1.800\n");
+	assert_file_eq("device/sysmon/vccbram", "0.950\n");
+	assert_file_eq("device/sysmon/source", "registers BAR0 0x24000 (UltraScale, SYSMONE1)\n");
+	assert_file_eq("device/firmware/memory_map_version", "1\n");
+	assert_file_eq("health/fpga_temperature", "ok 45.0 C (critical 100.0 C)\n");
+	assert_file_eq("sim/fpga_temperature", "45.0\n");
+	/* every one of them is in README, and read-only */
+	ck_assert_int_eq(sh("cd $M/device/sysmon && for f in *; do grep -q \"^device/sysmon/$f \" "
+			    "$M/README || exit 1; ! echo 1 2>/dev/null > $f || exit 1; done"),
+			 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(heat_and_cool)
+{
+	char *m;
+
+	mnt_start("");
+	ck_assert_int_eq(sh("echo 105 > $M/sim/fpga_temperature"), 0);
+	assert_file_eq("sim/fpga_temperature", "105.0\n");
+	assert_file_eq("device/sysmon/temperature", "105.0\n");
+	assert_file_eq("device/sysmon/temperature_highest", "105.0\n");
+	assert_file_eq("health/fpga_temperature", "over critical 105.0 C (critical 100.0 C)\n");
+	m = readf("metrics");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strstr(m, "\ngpuasync_fpga_overheated{") &&
+			      strstr(strstr(m, "\ngpuasync_fpga_overheated{"), "} 1\n"),
+		      "%s", m);
+	ck_assert_msg(strstr(m, "\ngpuasync_fpga_temperature_celsius{"), "%s", m);
+	ck_assert_msg(strstr(m, ",rail=\"vccint\"} 0.950\n"), "%s", m);
+	free(m);
+	/* cooler than power-up: highest keeps 105, lowest follows */
+	ck_assert_int_eq(sh("echo 30.5 > $M/sim/fpga_temperature"), 0);
+	assert_file_eq("device/sysmon/temperature", "30.5\n");
+	assert_file_eq("device/sysmon/temperature_highest", "105.0\n");
+	assert_file_eq("device/sysmon/temperature_lowest", "30.5\n");
+	assert_file_eq("health/fpga_temperature", "ok 30.5 C (critical 100.0 C)\n");
+	m = readf("metrics");
+	ck_assert_msg(strstr(strstr(m, "\ngpuasync_fpga_overheated{"), "} 0\n"), "%s", m);
+	free(m);
+	ck_assert_int_eq(sh("echo -10 > $M/sim/fpga_temperature"), 0);
+	assert_file_eq("device/sysmon/temperature", "-10.0\n");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(bad_temperature)
+{
+	static const char *const bad[] = {"abc", "12.3456", "5.", "1e3", "-", "40 C", "7\n8\n"};
+
+	mnt_start("");
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused("sim/fpga_temperature", bad[i], EINVAL);
+	expect_refused("sim/fpga_temperature", "900", ERANGE);
+	ck_assert_msg(strstr(err_last(), "outside"), "%s", err_last());
+	expect_refused("sim/fpga_temperature", "-300", ERANGE);
+	assert_file_eq("device/sysmon/temperature", "45.0\n");
+	assert_file_eq("device/sysmon/temperature_highest", "45.0\n");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(no_sysmon)
+{
+	char *m;
+
+	mnt_start("-o memory_map=0");
+	ck_assert_int_ne(sh("test -e $M/device/sysmon"), 0);
+	ck_assert_int_ne(sh("test -e $M/sim/fpga_temperature"), 0);
+	assert_file_eq("device/firmware/memory_map_version", "0\n");
+	assert_file_eq("health/fpga_temperature",
+		       "none: no SysMon on this card: memory-map version 0: no SysMon block\n");
+	m = readf("metrics");
+	ck_assert_msg(!strstr(m, "gpuasync_fpga_"), "%s", m);
+	ck_assert_msg(strstr(m, "\ngpuasync_memory_map_version{") &&
+			      strstr(strstr(m, "\ngpuasync_memory_map_version{"), "} 0\n"),
+		      "%s", m);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(newer_map)
+{
+	unsigned int lines;
+	char *m;
+
+	mnt_start("-o memory_map=2");
+	assert_file_eq("device/firmware/memory_map_version", "2\n");
+	lines = err_lines();
+	ck_assert_ptr_null(readf("device/sysmon/temperature"));
+	ck_assert_int_eq(errno, EPFNOSUPPORT);
+	ck_assert_uint_eq(err_lines(), lines + 1);
+	ck_assert_msg(strstr(err_last(), "device/sysmon/temperature: EPFNOSUPPORT") &&
+			      strstr(err_last(), "newer than the newest"),
+		      "%s", err_last());
+	m = readf("health/fpga_temperature");
+	ck_assert_msg(!strncmp(m, "none: SysMon not read: ", 23), "%s", m);
+	free(m);
+	m = readf("metrics");
+	ck_assert_msg(!strstr(m, "gpuasync_fpga_"), "%s", m);
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(link_down)
+{
+	char *m;
+
+	mnt_start("");
+	ck_assert_int_eq(sh("echo 101 > $M/sim/fpga_temperature && echo down > $M/sim/link"), 0);
+	ck_assert_ptr_null(readf("device/sysmon/temperature"));
+	ck_assert_int_eq(errno, ENOLINK);
+	ck_assert_ptr_null(readf("health/fpga_temperature"));
+	ck_assert_int_eq(errno, ENOLINK);
+	m = readf("metrics");
+	ck_assert_msg(!strstr(m, "gpuasync_fpga_"), "%s", m);
+	free(m);
+	ck_assert_int_eq(sh("echo up > $M/sim/link"), 0);
+	assert_file_eq("device/sysmon/temperature", "101.0\n");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+int main(void)
+{
+	return run_suite(suite_of("sysmon", "sysmon", TEST_TIMEOUT,
+				  SUITE_TESTS({files}, {heat_and_cool}, {bad_temperature},
+					      {no_sysmon}, {newer_map}, {link_down})));
+}
