@@ -15,17 +15,19 @@ would; each re-arm is an open, write and close of buffers/<i>/write_enable).
 Debian's Prometheus discovers the nodes through file_sd_configs (scrape and
 rule evaluation every second), with examples/gpuasyncfs.rules.yml rewritten
 so every `for:` is 3 s.  The test checks that every node is up with its
-labels, then breaks four nodes and waits (bounded) for each alert, read from
+labels, then breaks five nodes and waits (bounded) for each alert, read from
 Prometheus' /api/v1/alerts, to be seen pending and then firing:
 
     node 0  kill -9 of its daemon      GpuAsyncTargetDown (and MetricsGone)
     node 1  sim/link down              GpuAsyncLinkDown
     node 2  sim/running 0              GpuAsyncFramesStopped
     node 3  sim/inject_write_error     GpuAsyncWriteErrors (no `for:`: firing)
+    node 4  sim/fpga_temperature 110   GpuAsyncFpgaOverheated (critical is 100)
 
 and that no other node raised any alert.  With --page it loads the console
 page examples/console/gpuasyncfs.html, served by that Prometheus, in headless
-Chromium (--dump-dom, --screenshot) and checks the rendered cards.
+Chromium (--dump-dom, --screenshot) and checks the rendered cards, their FPGA
+temperature among them.
 
 --bench SECONDS skips the faults, the generator and the consumer (the cards
 sit with their buffers armed, so the cost measured is serving the scrapes):
@@ -320,9 +322,10 @@ def check_page(dom, nodes, broken):
     # Chromium takes both cores of a small machine for seconds, so a healthy
     # node's consumer may fall behind (GpuAsyncFreeBuffersExhausted): only
     # the faults made here must show, and only on their nodes.
-    faults = ('GpuAsyncLinkDown', 'GpuAsyncFramesStopped', 'GpuAsyncWriteErrors')
+    faults = ('GpuAsyncLinkDown', 'GpuAsyncFramesStopped', 'GpuAsyncWriteErrors',
+              'GpuAsyncFpgaOverheated')
     for inst, body in cards:
-        if inst not in (n.instance for n in nodes[1:4]) and any(f in body for f in faults):
+        if inst not in (n.instance for n in nodes[1:5]) and any(f in body for f in faults):
             raise Failed('card %s shows a fault it does not have:\n%s' % (inst, body))
     for n in nodes:
         if n.i == 0:
@@ -337,6 +340,13 @@ def check_page(dom, nodes, broken):
         want_link = 'down' if n.i == 1 else 'up'
         if link.group(1).strip() != want_link:
             raise Failed('card %s: link %r, want %r' % (n.instance, link.group(1), want_link))
+        # the FPGA's temperature from its SysMon: node 4 heated, the others at
+        # the simulated card's power-up 45 C; none while the link is down
+        temp = re.search(r'data-field="temp">([^<]*)<', body)
+        want_temp = '-' if n.i == 1 else '110.0' if n.i == 4 else '45.0'
+        if not temp or not temp.group(1).strip().startswith(want_temp + ' '):
+            raise Failed('card %s: temperature %r, want %s' %
+                         (n.instance, temp.group(1) if temp else None, want_temp))
         if n.i in broken:
             continue
         # frames/s as Prometheus computed it: below RATE when Chromium's
@@ -351,7 +361,7 @@ def check_page(dom, nodes, broken):
             raise Failed('card %s: write latency p99 %r, want a duration' %
                          (n.instance, p99.group(1) if p99 else None))
     for i, name in ((1, 'GpuAsyncLinkDown'), (2, 'GpuAsyncFramesStopped'),
-                    (3, 'GpuAsyncWriteErrors')):
+                    (3, 'GpuAsyncWriteErrors'), (4, 'GpuAsyncFpgaOverheated')):
         if name not in by[nodes[i].instance] or not re.search(
                 r'<div class="card( bad)+" data-instance="%s"' % re.escape(nodes[i].instance),
                 dom):
@@ -413,8 +423,10 @@ def run(args, top):
         nodes[1].put('sim/link', 'down')
         nodes[2].put('sim/running', '0')
         nodes[3].put('sim/inject_write_error', '5')
+        nodes[4].put('sim/fpga_temperature', '110')
         expect = [('GpuAsyncTargetDown', 0), ('GpuAsyncLinkDown', 1),
-                  ('GpuAsyncFramesStopped', 2), ('GpuAsyncWriteErrors', 3)]
+                  ('GpuAsyncFramesStopped', 2), ('GpuAsyncWriteErrors', 3),
+                  ('GpuAsyncFpgaOverheated', 4)]
         seen = watch_alerts(prom, [(name, nodes[i].instance) for name, i in expect])
         for name, i in expect:
             states = seen[(name, nodes[i].instance)]
@@ -425,14 +437,14 @@ def run(args, top):
                                                    ' then '.join(states)))
         if not os.path.exists(nodes[0].target):
             raise Failed('the killed daemon\'s target file is gone')
-        broken = {n.instance for n in nodes[:4]}
+        broken = {n.instance for n in nodes[:5]}
         stray = [a for a in prom.alerts() if a['labels'].get('instance') not in broken]
         if stray:
             raise Failed('alerts on healthy nodes: %s' % json.dumps(stray))
-        print('ok: nodes 4..%d quiet' % (len(nodes) - 1))
+        print('ok: nodes 5..%d quiet' % (len(nodes) - 1))
         if args.page:
             dom, shot = page(prom, top, nodes)
-            check_page(dom, nodes, {0, 1, 2, 3})
+            check_page(dom, nodes, {0, 1, 2, 3, 4})
             if os.path.getsize(shot) < 10000:
                 raise Failed('screenshot %s is %d bytes' % (shot, os.path.getsize(shot)))
             if args.keep:
@@ -465,8 +477,8 @@ def main():
     ap.add_argument('--page', action='store_true')
     ap.add_argument('--keep', help='copy the screenshot here')
     args = ap.parse_args()
-    if not 4 < args.nodes <= 250:
-        ap.error('--nodes: 5 to 250 (127.0.0.2 ...)')
+    if not 6 < args.nodes <= 250:
+        ap.error('--nodes: 7 to 250 (127.0.0.2 ...; nodes 0-4 are broken, 5 stopped)')
     top = tempfile.mkdtemp(prefix='gafs-fleet-')
     try:
         run(args, top)
