@@ -13,6 +13,10 @@
  *     FAIL acs: bridges between 0000:01:00.0 and 0000:02:00.0: 0000:02:08.0: ACS ... (--explain)
  *     ...
  *     GPUDirect: not expected to work (1 FAIL, 2 WARN)
+ *
+ * gpuasyncfs --topology [DEVICE]: which GPU the card pairs with and why
+ * (ga_platform_topology), what a mount shows as device/topology; the same
+ * options, exit status 1 when the pairing is a FAIL.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -53,7 +57,16 @@ static void check_usage(FILE *f)
 		"    --list                the checks and why each matters (markdown)\n"
 		"\n"
 		"Exit status: 0 expected to work (WARN lines may remain), 1 not expected to\n"
-		"work (a FAIL line), 2 bad arguments.  docs/platform.md explains each check.\n");
+		"work (a FAIL line), 2 bad arguments.  docs/platform.md explains each check.\n"
+		"\n"
+		"usage: gpuasyncfs --topology [DEVICE[,BDF...]] [--gpu LIST] [--root DIR]\n"
+		"                             [--paired BDF]\n"
+		"\n"
+		"Which GPU the card pairs with and why, by the rule LCLS-II's Slurm gres.conf\n"
+		"generator uses (what a mount shows as device/topology).  Further cards after\n"
+		"commas take part in the pairing; --paired names the GPU the card is known to\n"
+		"feed, to say whether it is still on the bus and still the rule's choice.\n"
+		"Exit status 1 when the verdict (the first line) is FAIL.\n");
 }
 
 /* @s as a JSON string. */
@@ -118,7 +131,9 @@ int fs_check_main(int argc, char **argv)
 	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
 	static struct ga_check_result res[GA_CHECK_COUNT];
 	enum check_out out = OUT_SHORT;
-	static char gpus[1024];
+	static char gpus[1024], paired[64];
+	static struct ga_topology topo;
+	bool topology = false;
 	int n[3] = {0}, worst;
 	char line[2048];
 
@@ -138,6 +153,14 @@ int fs_check_main(int argc, char **argv)
 				       ci->fixes);
 			}
 			return 0;
+		} else if (!strcmp(a, "--topology")) {
+			topology = true;
+		} else if (!strcmp(a, "--paired") && val) {
+			i++;
+			if (gpu_list(val, paired, sizeof(paired)) || strchr(paired, ','))
+				return bad_arg(a, val, "not one PCI address");
+			topo.paired = paired;
+			topo.paired_from = "--paired";
 		} else if (!strcmp(a, "--no-open")) {
 			o.open_device = 0;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--explain")) {
@@ -176,7 +199,8 @@ int fs_check_main(int argc, char **argv)
 			}
 		} else if (a[0] == '-' || o.card) {
 			bool valued = !strcmp(a, "--gpu") || !strcmp(a, "--root") ||
-				      !strcmp(a, "--cpus") || !strcmp(a, "--buffers");
+				      !strcmp(a, "--cpus") || !strcmp(a, "--buffers") ||
+				      !strcmp(a, "--paired");
 
 			fprintf(stderr, "gpuasyncfs --check: %s '%s'%s\n",
 				valued ? "no value after" : "unexpected", a,
@@ -186,6 +210,17 @@ int fs_check_main(int argc, char **argv)
 		} else {
 			o.card = a;
 		}
+	}
+	if (topology) {
+		int rc = ga_platform_topology(&o, &topo);
+
+		if (rc < 0) {
+			fprintf(stderr, "gpuasyncfs --topology: %s\n",
+				ga_last_error()[0] ? ga_last_error() : strerror(-rc));
+			return 2;
+		}
+		fputs(topo.text, stdout);
+		return topo.verdict == GA_VERDICT_FAIL ? 1 : 0;
 	}
 	worst = ga_platform_run(&o, res);
 	if (worst < 0) {

@@ -129,6 +129,7 @@ static void usage(const char *prog)
 	       "\n"
 	       "    -h, --help             this help     -V, --version   versions\n"
 	       "    --check [DEVICE]       will GPUDirect work here? (--check --help)\n"
+	       "    --topology [DEVICE]    which GPU the card pairs with, and why\n"
 	       "\n",
 	       prog, GA_DEFAULT_CONFIG_PATH, GA_VERSION_MAX, GA_HTTP_DEFAULT_PORT);
 	/* libfuse's own list would offer max_threads (refused here) and -s
@@ -919,6 +920,10 @@ int main(int argc, char *argv[])
 	if (argc >= 2 && !strcmp(argv[1], "--check")) {
 		free(o);
 		return fs_check_main(argc - 1, argv + 1);
+	}
+	if (argc >= 2 && !strcmp(argv[1], "--topology")) { /* the same parser, its own mode */
+		free(o);
+		return fs_check_main(argc, argv);
 	}
 	learn_keys(o);
 	if (fuse_opt_parse(&args, o, option_spec, option_proc) == -1 || o->failed)

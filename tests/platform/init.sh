@@ -91,6 +91,63 @@ expect bar1 FAIL "512 MiB (not NVIDIA: its largest BAR), buffers want 1 GiB" -- 
 expect pairing WARN "card $CARD_A -> GPU $GPU_A (4 hops, via switch port 0000:01:00.0); card $CARD_B -> GPU $GPU_B (4 hops, via root complex pci0000:00 (different root ports)); card $CARD_D -> GPU $GPU_C (4 hops, via root complex pci0000:80 (different root ports))" -- $CARD_A,$CARD_B,$CARD_D --gpu $GPU_C,$GPU_B,$GPU_A
 expect pairing FAIL "card $CARD_D -> no GPU on its root complex" -- $CARD_A,$CARD_D --gpu $GPU_A
 
+# ---- the pairing per card: gpuasyncfs --topology (device/topology) -----------------------
+# topo 'ARGS' NEEDLE...: gpuasyncfs --topology ARGS prints a line holding each NEEDLE.
+topo() {
+	args=$1
+	shift
+	/t/gpuasyncfs --topology $args >$OUTF 2>&1
+	miss=
+	for n in "$@"; do grep -qF -- "$n" $OUTF || miss="$miss [$n]"; done
+	if [ -z "$miss" ]; then
+		ok "topology ($args): $(head -1 $OUTF | cut -c11-90)"
+	else
+		bad "topology ($args): missing$miss; got:"
+		cat $OUTF
+	fi
+}
+# One whole answer on the console (docs/platform.md quotes it).
+/t/gpuasyncfs --topology $CARD_D,$CARD_A,$CARD_B --gpu $GPU_C,$GPU_B,$GPU_A | sed 's/^/TOPOLOGY /'
+# Card and GPU under one switch: depth 3 (root complex, root port, the
+# switch's upstream port); no NUMA node from the firmware, so the CPUs
+# local to them are all of them, both sockets.
+topo "$CARD_A --gpu $GPU_A" "verdict   OK" "gpu       $GPU_A" \
+	"why       same PCIe switch: both below switch port 0000:01:00.0, shared ancestry depth 3" \
+	"card_path pci0000:00 > 0000:00:02.0 > 0000:01:00.0 > 0000:02:00.0 > $CARD_A" \
+	"gpu_path  pci0000:00 > 0000:00:02.0 > 0000:01:00.0 > 0000:02:01.0 > $GPU_A" \
+	"card_numa node -1 (the firmware gave none), local CPUs 0-1" \
+	"cores     0-1: every core of socket 0-1" "gres      Name=gpu Type=dd03 Cores=0-1 (no File=" \
+	"doctor    GPU $GPU_A (the pairing check, 4 hops): the same" \
+	"card      $CARD_A (no /proc/datadev_N: gen_gres_conf.py does not see it)"
+# Separate root ports: the root complex only, depth 1.
+topo "$CARD_B --gpu $GPU_B" "verdict   WARN: not behind one switch with its GPU (depth 1)" \
+	"gpu       $GPU_B" \
+	"why       root complex only (pci0000:00, different root ports): shared ancestry depth 1"
+# The second root complex, on NUMA node 1 (CPU 1, the second socket).
+topo "$CARD_D --gpu $GPU_C" "gpu       $GPU_C" "root complex only (pci0000:80, different root ports)" \
+	"card_numa node 1, local CPUs 1" "gpu_numa  node 1, local CPUs 1" \
+	"cores     1: every core of socket 1" "gres      Name=gpu Type=dd82 Cores=1 "
+# Across root complexes the rule still pairs (depth 0), the doctor does not.
+topo "$CARD_A --gpu $GPU_C" "gpu       $GPU_C" \
+	"why       different root complexes (pci0000:00, pci0000:80): shared ancestry depth 0" \
+	"doctor    none (the pairing check: no GPU on the card's root complex): DIFFERS from the rule" \
+	"verdict   WARN: not behind one switch with its GPU (depth 0); the doctor's pairing check picks none" \
+	"gpu_numa  node 1, local CPUs 1"
+# Two cards, one GPU: the rule gives it to the first card only, the doctor
+# lets both share it.
+topo "$CARD_C,$CARD_B --gpu $GPU_B" "verdict   FAIL: no GPU for this card; the doctor's pairing check picks GPU $GPU_B" \
+	"gpu       none: every GPU went to a card before it in the rule's order" \
+	"doctor    GPU $GPU_B (the pairing check, 4 hops): DIFFERS from the rule" \
+	"pairs     $CARD_B -> $GPU_B (depth 1); $CARD_C -> none"
+# Every card and GPU: each card its own.
+topo "$CARD_A,$CARD_B,$CARD_D --gpu $GPU_C,$GPU_B,$GPU_A" "verdict   OK" \
+	"pairs     $CARD_A -> $GPU_A (depth 3); $CARD_B -> $GPU_B (depth 1); $CARD_D -> $GPU_C (depth 1)"
+/t/gpuasyncfs --topology $CARD_C,$CARD_B --gpu $GPU_B >/dev/null 2>&1; rc1=$?
+/t/gpuasyncfs --topology $CARD_A --gpu $GPU_A >/dev/null 2>&1; rc2=$?
+/t/gpuasyncfs --topology $CARD_A --paired 4:0 >/dev/null 2>&1; rc3=$?
+[ "$rc1 $rc2 $rc3" = "1 0 2" ] && ok "--topology exit status (FAIL 1, OK 0, bad argument 2)" ||
+	bad "--topology exit status: $rc1 $rc2 $rc3, want 1 0 2"
+
 # ---- what this guest has and lacks -------------------------------------------------------
 expect card FAIL "$CARD_A (8086:10d3), no driver bound" -- $CARD_A --gpu $GPU_A
 expect gpu OK "1 GPU: $GPU_A (1af4:1110)" -- $CARD_A --gpu $GPU_A
@@ -130,6 +187,11 @@ grep -q "^WARN acs: .*0000:00:03.0: could not tell (extended config space unread
 echo 1 >/sys/bus/pci/devices/$GPU_B/remove
 expect gpu FAIL "GPU $GPU_B: not on the PCI bus" -- $CARD_B --gpu $GPU_B
 expect bar1 WARN "could not tell: no GPU" -- $CARD_B --gpu $GPU_B
+# The GPU the card was paired with is gone: said, and the rule's new choice.
+topo "$CARD_B --gpu $GPU_A,$GPU_B --paired $GPU_B" "verdict   FAIL: " \
+	"the paired GPU $GPU_B is gone from the bus" \
+	"paired    GPU $GPU_B (--paired): GONE, not on the PCI bus" \
+	"gone      GPU $GPU_B (named) is not on the PCI bus" "gpu       $GPU_A"
 # The stale check opens the card through the library: this card is no GpuAsyncCore.
 /t/gpuasyncfs --check $CARD_A --gpu $GPU_A >$OUTF 2>&1
 grep -q "^WARN stale: could not tell: no device node for the card" $OUTF && ok "stale=WARN (no node)" ||
@@ -218,6 +280,9 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 			ok "gpuasync.ko bound to PCI $CARD_C ($(klog "GpuAsyncCore version 4"))" ||
 			{ bad "gpuasync.ko bound to PCI $CARD_C: driver '$drv'"; dmesg | tail -5; }
 		expect card OK "$CARD_C (1b36:0010), driver gpuasync as datadev_07" -- $C --gpu $GPU_A
+		# The pairing reads the card's /proc entry as the Slurm rule does.
+		topo "$C --gpu $GPU_A" "card      $CARD_C datadev_07, GPU Async En 1" \
+			"gpu       $GPU_A" "gres      Name=gpu Type=dd07 Cores=0-1"
 		expect card_driver OK "datadev_07: GpuAsyncCore version 4, GPU async on" -- $C --gpu $GPU_A
 		expect link_card OK "card $CARD_C: Gen1 x1 (2.5 GT/s PCIe), can do Gen1 x1" -- $C --gpu $GPU_A
 		# Found without naming it: gpuasync.ko's class lists it.
@@ -250,6 +315,13 @@ if [ "$mode" = off ] && [ -f /t/gpuasync.ko ]; then
 				! grep -q 'end="gpu"' /tmp/link.out &&
 				ok "metrics: card link 2.5 GT/s x1 (of 2.5 GT/s x1)" ||
 				{ bad "metrics: card link"; cat /tmp/link.out; }
+			# device/topology: the same as --topology (no NVIDIA GPU: none to pair).
+			/t/gpuasyncfs --topology $C >$OUTF 2>&1
+			cmp -s /tmp/mc/device/topology $OUTF &&
+				grep -q "^card      $CARD_C datadev_07, GPU Async En 1$" $OUTF &&
+				grep -q "^gpu       none: no GPU on the bus$" $OUTF &&
+				ok "device/topology of the PCI card's mount (as --topology)" ||
+				{ bad "device/topology of the PCI card's mount"; cat /tmp/mc/device/topology $OUTF; }
 			grep -q "^OK   link_card: card $CARD_C: Gen1 x1" /tmp/mc/device/platform/link_card &&
 				grep -q "^OK   card_driver: gpuasync.ko" /tmp/mc/device/platform/card_driver &&
 				ok "device/platform/ of the PCI card's mount" ||

@@ -903,6 +903,163 @@ START_TEST(test_docs)
 }
 END_TEST
 
+/* ---- device/topology: the pairing per card, by the Slurm gres rule ------------------------ */
+
+static struct ga_topology topo;
+
+static int topology(const char *card, const char *gpus, const char *paired)
+{
+	struct ga_platform_opts o = GA_PLATFORM_OPTS_DEFAULT;
+
+	o.root = root;
+	o.card = card;
+	o.gpus = gpus;
+	o.cuda = 0;
+	o.open_device = 0;
+	memset(&topo, 0, sizeof(topo));
+	topo.paired = paired;
+	topo.paired_from = "given";
+	return ga_platform_topology(&o, &topo);
+}
+
+#define TOPO_HAS(needle)                                                                          \
+	ck_assert_msg(strstr(topo.text, needle), "'%s' not in:\n%s", needle, topo.text)
+
+/* One CPU's topology files: its hyperthread siblings and socket. */
+static void cpu(int n, const char *siblings, int socket)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", n);
+	put(rel, "%s\n", siblings);
+	snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", n);
+	put(rel, "%d\n", socket);
+}
+
+static void nvidia_gpu(const char *bdf, int minor, const char *excluded, const char *bus)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "/proc/driver/nvidia/gpus/%s/information", bdf);
+	put(rel, "Model: \t\t NVIDIA H200 NVL\nIRQ:   \t\t 180\nDevice Minor: \t %d\n"
+		 "Bus Type: \t %s\nGPU Excluded:\t %s\n",
+	    minor, bus, excluded);
+}
+
+static void datadev(int n, const char *bdf, int gpu_en)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "/proc/datadev_%d", n);
+	put(rel,
+	    "PCIe[BUS:NUM:SLOT.FUNC] : %s\n         Build String : DrpTDet: Vivado v2023.1\n"
+	    "           GPU Async En : %d\n         GPUAsync Support : Enabled\n",
+	    bdf, gpu_en);
+}
+
+START_TEST(test_topology)
+{
+	base();
+	/* One card and one GPU under one switch, no CPU topology to read. */
+	ck_assert_int_eq(topology(NULL, NULL, NULL), 0);
+	TOPO_HAS("verdict   OK\n");
+	TOPO_HAS("gpu       0000:04:00.0\n");
+	TOPO_HAS("why       same PCIe switch: both below switch port 0000:01:00.0, shared "
+		 "ancestry depth 3\n");
+	TOPO_HAS("card_path pci0000:00 > 0000:00:01.0 > 0000:01:00.0 > 0000:02:01.0 > "
+		 "0000:03:00.0\n");
+	TOPO_HAS("card_numa node 0, local CPUs ? (no local_cpulist)\n");
+	TOPO_HAS("cores     ? (could not tell");
+	TOPO_HAS("gres      Name=gpu Type=dd03 (no File=");
+	TOPO_HAS("doctor    GPU 0000:04:00.0 (the pairing check, 4 hops): the same\n");
+	TOPO_HAS("card      0000:03:00.0 (no /proc/datadev_N: gen_gres_conf.py does not see it)");
+
+	/* Two sockets of two cores of two threads, numbered as Linux does
+	 * (siblings 0,4 1,5 on socket 0; 2,6 3,7 on socket 1); the GPU's
+	 * NUMA node holds one core of socket 1: Slurm gets all of socket 1,
+	 * in core numbers. */
+	cpu(0, "0,4", 0), cpu(4, "0,4", 0), cpu(1, "1,5", 0), cpu(5, "1,5", 0);
+	cpu(2, "2,6", 1), cpu(6, "2,6", 1), cpu(3, "3,7", 1), cpu(7, "3,7", 1);
+	put("/sys/devices/" GPU "/local_cpulist", "2,6\n");
+	put("/sys/devices/" GPU "/numa_node", "3\n");
+	put("/sys/devices/" CARD "/local_cpulist", "2,6\n");
+	put("/sys/devices/" CARD "/numa_node", "3\n");
+	nvidia_gpu("0000:04:00.0", 3, "No", "PCIe");
+	datadev(1, "0000:03:00.0", 1);
+	ck_assert_int_eq(topology(NULL, NULL, NULL), 0);
+	TOPO_HAS("verdict   OK\n");
+	TOPO_HAS("gpu_numa  node 3, local CPUs 2,6\n");
+	TOPO_HAS("cores     2-3: every core of socket 1, where the GPU's local CPUs are\n");
+	TOPO_HAS("gres      Name=gpu Type=dd03 File=/dev/nvidia3 Cores=2-3\n");
+	TOPO_HAS("card      0000:03:00.0 datadev_1, GPU Async En 1\n");
+
+	/* A second card (first in the rule's order, datadev_0) alone under a
+	 * root port, and a second GPU under another: to that card both GPUs
+	 * are depth 1 and the lower address would win, but the card that
+	 * shares a switch with GPU 04 takes it in the first pass. */
+	pci("pci0000:00/0000:00:03.0", 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:03.0/0000:81:00.0", 0x10de, 0x2330, 0x030200, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:04.0", 0x8086, 0x1234, 0x060400, "16.0 GT/s", 16, 0);
+	pci("pci0000:00/0000:00:04.0/0000:82:00.0", 0x1a4a, 0x2030, 0xff0000, "8.0 GT/s", 8, 0);
+	nvidia_gpu("0000:81:00.0", 0, "No", "PCIe");
+	datadev(0, "0000:82:00.0", 1);
+	ck_assert_int_eq(topology("0000:82:00.0", NULL, NULL), 0);
+	TOPO_HAS("verdict   WARN: not behind one switch with its GPU (depth 1)\n");
+	TOPO_HAS("gpu       0000:81:00.0\n");
+	TOPO_HAS("why       root complex only (pci0000:00, different root ports): shared "
+		 "ancestry depth 1");
+	TOPO_HAS("gres      Name=gpu Type=dd82 File=/dev/nvidia0\n");
+	TOPO_HAS("pairs     0000:82:00.0 -> 0000:81:00.0 (depth 1); 0000:03:00.0 -> "
+		 "0000:04:00.0 (depth 3)\n");
+	ck_assert_int_eq(topology("/dev/datadev_1", NULL, NULL), 0);
+	TOPO_HAS("verdict   OK\n");
+	TOPO_HAS("gpu       0000:04:00.0\n");
+
+	/* GPU async off on the first card: the rule offers it nothing. */
+	datadev(0, "0000:82:00.0", 0);
+	ck_assert_int_eq(topology("0000:82:00.0", NULL, NULL), 0);
+	TOPO_HAS("verdict   FAIL: GPU async is off on this card (/proc/datadev_0)");
+	TOPO_HAS("gpu       none: GPU Async En is 0 in /proc/datadev_0");
+	datadev(0, "0000:82:00.0", 1);
+
+	/* The GPU under the switch excluded by the NVIDIA driver: the card
+	 * first in order takes the other one, this card is left without,
+	 * where the doctor still picks the nearer. */
+	nvidia_gpu("0000:04:00.0", 3, "Yes", "PCIe");
+	ck_assert_int_eq(topology("0000:03:00.0", NULL, NULL), 0);
+	TOPO_HAS("verdict   FAIL: no GPU for this card; ");
+	TOPO_HAS("gpu       none: every GPU went to a card before it in the rule's order\n");
+	TOPO_HAS("pairs     0000:82:00.0 -> 0000:81:00.0 (depth 1); 0000:03:00.0 -> none\n");
+	TOPO_HAS("skipped   GPU 0000:04:00.0: excluded by the NVIDIA driver\n");
+	TOPO_HAS("doctor    GPU 0000:04:00.0 (the pairing check, 4 hops): DIFFERS from the rule\n");
+	TOPO_HAS("the doctor's pairing check picks GPU 0000:04:00.0");
+	/* Failed but still listed: not PCIe to its driver and no link speed. */
+	nvidia_gpu("0000:04:00.0", 3, "No", "PCI");
+	rm("/sys/devices/" GPU "/current_link_speed");
+	ck_assert_int_eq(topology("0000:03:00.0", NULL, NULL), 0);
+	TOPO_HAS("skipped   GPU 0000:04:00.0: failed: Bus Type PCI and no link speed");
+	/* Either sign alone is not enough. */
+	nvidia_gpu("0000:04:00.0", 3, "No", "PCIe");
+	ck_assert_int_eq(topology("0000:03:00.0", NULL, NULL), 0);
+	TOPO_HAS("gpu       0000:04:00.0\n");
+
+	/* The GPU the card was paired with falls off the bus. */
+	ck_assert_int_eq(topology("0000:03:00.0", NULL, "0000:04:00.0"), 0);
+	TOPO_HAS("paired    GPU 0000:04:00.0 (given): the same\n");
+	rm("/sys/bus/pci/devices/0000:04:00.0");
+	ck_assert_int_eq(topology("0000:03:00.0", NULL, "0000:04:00.0"), 0);
+	TOPO_HAS("verdict   FAIL: ");
+	TOPO_HAS("the paired GPU 0000:04:00.0 is gone from the bus");
+	TOPO_HAS("paired    GPU 0000:04:00.0 (given): GONE, not on the PCI bus\n");
+	TOPO_HAS("gone      GPU 0000:04:00.0 (listed by the NVIDIA driver) is not on the PCI bus\n");
+	TOPO_HAS("gpu       none: every GPU went to a card before it in the rule's order\n");
+
+	/* Bad options are refused as ga_platform_run refuses them. */
+	ck_assert_int_eq(topology(NULL, "04:00", NULL), -EINVAL);
+	teardown();
+}
+END_TEST
+
 static Suite *platform_suite(void)
 {
 	return suite_of("platform", "platform", 0,
@@ -912,7 +1069,7 @@ static Suite *platform_suite(void)
 				    {test_links}, {test_numa}, {test_bar1}, {test_nvidia},
 				    {test_dmabuf}, {test_datadev}, {test_card_driver},
 				    {test_vanished}, {test_empty_root}, {test_bad_options},
-				    {test_format}));
+				    {test_format}, {test_topology}));
 }
 
 int main(void)

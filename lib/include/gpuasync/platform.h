@@ -159,6 +159,37 @@ int ga_platform_card_pci(const char *root, const char *card, char *bdf, size_t l
  */
 int ga_platform_link(const char *root, const char *bdf, struct ga_pci_link *l);
 
+/*
+ * Which GPU the card pairs with, and why (device/topology of a mount,
+ * gpuasyncfs --topology): the rule LCLS-II's Slurm gres generator
+ * (gen_gres_conf.py) applies, computed from sysfs so it works under any
+ * driver: each card, in the order of its /proc/datadev_N name, takes the
+ * GPU with which it shares the deepest PCIe ancestry; cards that share a
+ * bridge below the root complex with a free GPU choose first.  Also the
+ * PCIe ancestry, NUMA nodes and local CPUs of card and GPU, the cores
+ * Slurm is given, and where the doctor's pairing check (and @paired)
+ * differ from the rule or name a GPU gone from the bus.
+ * docs/platform.md "The pairing, per card" says it line by line.
+ */
+struct ga_topology {
+	const char *paired;	 /* in: the GPU the card is known to feed (a PCI address), or
+				  * NULL: checked to be on the bus and compared with the rule */
+	const char *paired_from; /* in: where @paired comes from ("the mount's buffers") */
+	enum ga_verdict verdict; /* out: OK, WARN (crosses the root complex, a choice differs),
+				  * FAIL (no GPU for the card, @paired gone) */
+	char gpu[16];		 /* out: the GPU the rule pairs the card with, "" for none */
+	char text[4096];	 /* out: "key  value" lines, the verdict first */
+};
+
+/*
+ * Fill @t for the card of @opts (opts->card: the card, then further cards
+ * after commas; opts->gpus; opts->root; open_device and cuda are not used).
+ * 0, or a negative errno for options ga_platform_run would refuse (the
+ * reason in ga_last_error()).  A card that cannot be found is a FAIL in
+ * @t, not an error.
+ */
+int ga_platform_topology(const struct ga_platform_opts *opts, struct ga_topology *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -128,7 +128,10 @@ static int card_from_opt(struct pf *pf, const char *spec, char *bdf, size_t len,
 		pf_found(r, "%s is gpuasync.ko's emulated card: no PCI device behind it", spec);
 		return -ENODEV;
 	}
-	if (!pf_read(pf, line, sizeof(line), "/proc/%s", base) && (c = strstr(line, " : ")) &&
+	/* The proc file's first line: "PCIe[BUS:NUM:SLOT.FUNC] : 0000:01:00.0"
+	 * (upstream's goes on for dozens of lines). */
+	if (!pf_read(pf, line, sizeof(line), "/proc/%s", base) && (line[strcspn(line, "\n")] = 0,
+								 c = strstr(line, " : ")) &&
 	    pf_is_bdf(c + 3)) {
 		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		snprintf(bdf, len, "%.*s", (int)len - 1, c + 3);
@@ -985,28 +988,11 @@ void pf_check_bar1(struct pf *pf, struct ga_check_result *r)
 
 /* ---- pairing --------------------------------------------------------------------- */
 
-void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
+void pf_pair(const struct pf *pf, int (*dist)[GA_PLATFORM_MAX_DEVS], int *pick)
 {
-	int pick[GA_PLATFORM_MAX_DEVS], dist[GA_PLATFORM_MAX_DEVS][GA_PLATFORM_MAX_DEVS];
 	unsigned int taken[GA_PLATFORM_MAX_DEVS] = {0};
 	char via[160];
 
-	if (!pf->ncards || (!pf->ngpu && pf->gpus_unknown)) {
-		/* The card and gpu checks say what is missing. */
-		pf_unknown(r, "%s", !pf->ncards ? "no card" : "the GPUs could not be looked at");
-		return;
-	}
-	if (pf->ncards <= 1 && pf->ngpu <= 1) {
-		pf_found(r, "%u card, %u GPU: nothing to pair", pf->ncards, pf->ngpu);
-		if (!pf->ngpu)
-			r->verdict = GA_VERDICT_FAIL;
-		return;
-	}
-	if (!pf->ngpu) {
-		r->verdict = GA_VERDICT_FAIL;
-		pf_found(r, "%u cards, no GPU", pf->ncards);
-		return;
-	}
 	for (unsigned int c = 0; c < pf->ncards; c++) {
 		pick[c] = -1;
 		for (unsigned int g = 0; g < pf->ngpu; g++)
@@ -1031,6 +1017,30 @@ void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
 		pick[bc] = bg;
 		taken[bg]++;
 	}
+}
+
+void pf_check_pairing(struct pf *pf, struct ga_check_result *r)
+{
+	int pick[GA_PLATFORM_MAX_DEVS], dist[GA_PLATFORM_MAX_DEVS][GA_PLATFORM_MAX_DEVS];
+	char via[160];
+
+	if (!pf->ncards || (!pf->ngpu && pf->gpus_unknown)) {
+		/* The card and gpu checks say what is missing. */
+		pf_unknown(r, "%s", !pf->ncards ? "no card" : "the GPUs could not be looked at");
+		return;
+	}
+	if (pf->ncards <= 1 && pf->ngpu <= 1) {
+		pf_found(r, "%u card, %u GPU: nothing to pair", pf->ncards, pf->ngpu);
+		if (!pf->ngpu)
+			r->verdict = GA_VERDICT_FAIL;
+		return;
+	}
+	if (!pf->ngpu) {
+		r->verdict = GA_VERDICT_FAIL;
+		pf_found(r, "%u cards, no GPU", pf->ncards);
+		return;
+	}
+	pf_pair(pf, dist, pick);
 	for (unsigned int c = 0; c < pf->ncards; c++) {
 		bool unknown = false;
 

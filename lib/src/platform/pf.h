@@ -130,5 +130,11 @@ void pf_check_pairing(struct pf *pf, struct ga_check_result *r);
  * the meeting point ("switch 0000:02:00.0", "root port ...", "root complex pci0000:00"). */
 int pf_distance(const struct pf_dev *a, const struct pf_dev *b, char *via, size_t len,
 		char *meet_bdf, size_t mlen);
+/* The pairing check's choice: @pick[c] the GPU (index into gpu[]) for
+ * cards[c], -1 none; @dist the hops of every (card, GPU) as pf_distance. */
+void pf_pair(const struct pf *pf, int (*dist)[GA_PLATFORM_MAX_DEVS], int *pick);
+
+/* device/topology (topology.c): after the card and GPU checks ran. */
+void pf_topology(struct pf *pf, struct ga_topology *t);
 
 #endif

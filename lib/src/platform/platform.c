@@ -181,16 +181,14 @@ static int check_opts(const struct ga_platform_opts *o, const char *root)
 	return 0;
 }
 
-int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result *out)
+static struct pf pf; /* large (paths); one run at a time per process, under lock */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A fresh pf for @opts; with the lock held. */
+static int pf_begin(const struct ga_platform_opts *opts, struct ga_check_result *out)
 {
-	static struct pf pf; /* large (paths); one run at a time per process */
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	int worst = GA_VERDICT_OK, rc;
 	size_t n;
 
-	if (!opts || !out)
-		return ga_err(-EINVAL, "no options or no results");
-	pthread_mutex_lock(&lock);
 	memset(&pf, 0, sizeof(pf));
 	pf.o = opts;
 	pf.gi = -1;
@@ -199,7 +197,18 @@ int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result 
 	n = strlen(pf.root);
 	while (n && pf.root[n - 1] == '/')
 		pf.root[--n] = 0;
-	if ((rc = check_opts(opts, opts->root && opts->root[0] ? opts->root : ""))) {
+	return check_opts(opts, opts->root && opts->root[0] ? opts->root : "");
+}
+
+int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result *out)
+{
+	int worst = GA_VERDICT_OK, rc;
+	size_t n;
+
+	if (!opts || !out)
+		return ga_err(-EINVAL, "no options or no results");
+	pthread_mutex_lock(&lock);
+	if ((rc = pf_begin(opts, out))) {
 		pthread_mutex_unlock(&lock);
 		return rc;
 	}
@@ -219,6 +228,30 @@ int ga_platform_run(const struct ga_platform_opts *opts, struct ga_check_result 
 	}
 	pthread_mutex_unlock(&lock);
 	return worst;
+}
+
+int ga_platform_topology(const struct ga_platform_opts *opts, struct ga_topology *t)
+{
+	static struct ga_check_result res[GA_CHECK_COUNT]; /* under lock */
+	int rc;
+
+	if (!opts || !t)
+		return ga_err(-EINVAL, "no options or no result");
+	if (t->paired && t->paired[0] && !pf_is_bdf(t->paired))
+		return ga_err(-EINVAL, "paired GPU '%s': not a PCI address (like 0000:04:00.0)",
+			      t->paired);
+	pthread_mutex_lock(&lock);
+	if (!(rc = pf_begin(opts, res))) {
+		/* Only what finds the devices: the pairing needs no other check. */
+		for (int i = GA_CHECK_CARD; i <= GA_CHECK_GPU; i++) {
+			memset(&res[i], 0, sizeof(res[i]));
+			res[i].id = (enum ga_check_id)i;
+			rows[i].run(&pf, &res[i]);
+		}
+		pf_topology(&pf, t);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 int ga_check_format(const struct ga_check_result *r, char *buf, size_t len)
