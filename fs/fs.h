@@ -30,6 +30,7 @@
 
 #include <fuse_lowlevel.h>
 #include <gpuasync/gpuasync.h>
+#include <gpuasync/platform.h>
 
 #define FS_ROWS_MAX 256u  /* rows in the table; part of the inode scheme */
 #define FS_TEXT_MAX 4096u /* longest accepted text write (one page, like sysfs) */
@@ -129,7 +130,7 @@ struct strbuf {
 int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sb_put(struct strbuf *sb, const void *data, size_t len);
 int sb_puts(struct strbuf *sb, const char *s);
-int sb_put_uint(struct strbuf *sb, unsigned int v);
+int sb_put_uint(struct strbuf *sb, uint64_t v);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
@@ -286,6 +287,26 @@ extern const struct fs_node fs_health_rows[];
 extern const unsigned int fs_health_nrows;
 /* The health/ verdicts as metrics samples (health.c). */
 void fs_health_metrics(struct fs *fs, struct strbuf *sb, const char *id);
+/*
+ * The PCIe links of the card (e[0], end "card") and of the GPU holding the
+ * buffers (e[1], end "gpu", where its address is known), read from sysfs
+ * at most once per FS_PCIE_TTL_MS and shared by metrics and health/gpu
+ * (health.c).  bdf "" where there is no PCI function (the simulated card);
+ * ok: the link files were read; listed: the function is on the bus.
+ */
+#define FS_PCIE_TTL_MS 1000
+struct fs_pcie_end {
+	const char *end;
+	char bdf[16];
+	struct ga_pci_link l;
+	bool ok;
+	bool listed;
+};
+struct fs_pcie {
+	struct fs_pcie_end e[2];
+	unsigned int n;
+};
+void fs_pcie_read(struct fs *fs, struct fs_pcie *out);
 extern const struct fs_node fs_settings_rows[];
 extern const unsigned int fs_settings_nrows;
 /* Apply an ini settings text whole (the store of `settings`). */

@@ -75,21 +75,68 @@ static int frames_flowing(struct fs *fs)
 	return flowing;
 }
 
-/* 1 present, 0 gone, -1 no GPU to tell about. */
-static int gpu_present(struct fs *fs)
+/*
+ * The links are cached: in a virtual machine each sysfs link file costs
+ * 20-65 us (its config space reads trap to the hypervisor), and metrics
+ * read eight of them at every render, three times its own cost on the GPU
+ * machine.  A link or a GPU that changes is seen within FS_PCIE_TTL_MS.
+ */
+static pthread_mutex_t pcie_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fs_pcie pcie_last;
+static double pcie_at = -1e9;
+
+static void pcie_end(struct fs_pcie_end *e)
 {
-	struct ga_pci_link l = {.width = -1, .max_width = -1};
 	char path[PATH_MAX];
 	struct stat st;
 
+	e->l = (struct ga_pci_link){.width = -1, .max_width = -1};
+	e->listed = false;
+	e->ok = false;
+	if (!e->bdf[0])
+		return;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", e->bdf);
+	e->listed = stat(path, &st) == 0;
+	e->ok = e->listed && ga_platform_link(NULL, e->bdf, &e->l) == 0;
+}
+
+void fs_pcie_read(struct fs *fs, struct fs_pcie *out)
+{
+	double now = now_s();
+
+	pthread_mutex_lock(&pcie_lock);
+	if (now - pcie_at >= FS_PCIE_TTL_MS / 1e3) {
+		struct fs_pcie p = {.e = {{.end = "card"}, {.end = "gpu"}}, .n = 1};
+
+		/* The simulated card has no bus; a device node is mapped to its
+		 * PCI function at each read (the driver may have been rebound). */
+		if (fs->sim ||
+		    ga_platform_card_pci(NULL, fs->device_spec, p.e[0].bdf, sizeof(p.e[0].bdf)) < 0)
+			p.e[0].bdf[0] = '\0';
+		if (fs->info.gpu_pci[0])
+			snprintf(p.e[p.n++].bdf, sizeof(p.e[1].bdf), "%s", fs->info.gpu_pci);
+		for (unsigned int i = 0; i < p.n; i++)
+			pcie_end(&p.e[i]);
+		pcie_last = p;
+		pcie_at = now;
+	}
+	*out = pcie_last;
+	pthread_mutex_unlock(&pcie_lock);
+}
+
+/* 1 present, 0 gone, -1 no GPU to tell about. */
+static int gpu_present(struct fs *fs)
+{
+	struct fs_pcie p;
+
 	if (!fs->info.gpu_pci[0])
 		return -1;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", fs->info.gpu_pci);
-	if (stat(path, &st) != 0)
+	fs_pcie_read(fs, &p);
+	if (p.n < 2 || !p.e[1].listed)
 		return 0;
 	/* A function still listed but without a trained link is off the bus
 	 * too; where the link files cannot be read, its presence is all we know. */
-	if (ga_platform_link(NULL, fs->info.gpu_pci, &l) == 0 && l.width == 0)
+	if (p.e[1].ok && p.e[1].l.width == 0)
 		return 0;
 	return 1;
 }

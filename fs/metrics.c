@@ -261,37 +261,23 @@ static void sim_stats(struct fs *fs, struct strbuf *sb, const char *id)
 }
 
 /*
- * The PCIe links, read at every render (links retrain at run time: a
- * marginal slot drops to Gen1, an idle GPU slows down): the card's, and
- * the GPU's where the memory provider knows its PCI address.  Names as
- * node_exporter's pcidevice collector; labels end="card"|"gpu" and
- * pci=<its address>.  What could not be read has no sample, and
- * gpuasync_pcie_link_readable says which end could not be told (0: no PCI
- * function, as on the simulated card, or no link files): never a made-up
- * number.
+ * The PCIe links (links retrain at run time: a marginal slot drops to
+ * Gen1, an idle GPU slows down), read from sysfs at most once a second
+ * (fs_pcie_read): the card's, and the GPU's where the memory provider
+ * knows its PCI address.  Names as node_exporter's pcidevice collector;
+ * labels end="card"|"gpu" and pci=<its address>.  What could not be read
+ * has no sample, and gpuasync_pcie_link_readable says which end could not
+ * be told (0: no PCI function, as on the simulated card, or no link
+ * files): never a made-up number.
  */
-struct link_end {
-	const char *end;
-	char bdf[16];
-	struct ga_pci_link l;
-	bool ok;
-};
-
 static void pcie_links(struct fs *fs, struct strbuf *sb, const char *id)
 {
-	struct link_end e[2] = {{.end = "card"}, {.end = "gpu"}};
-	unsigned int n = 1;
+	struct fs_pcie p;
+	const struct fs_pcie_end *e = p.e;
+	unsigned int n;
 
-	/* The simulated card has no bus; a device node is mapped to its PCI
-	 * function at each render (the driver may have been rebound). */
-	if (fs->sim || ga_platform_card_pci(NULL, fs->device_spec, e[0].bdf, sizeof(e[0].bdf)) < 0)
-		e[0].bdf[0] = '\0';
-	if (fs->info.gpu_pci[0])
-		snprintf(e[n++].bdf, sizeof(e[1].bdf), "%s", fs->info.gpu_pci);
-	for (unsigned int i = 0; i < n; i++) {
-		e[i].l = (struct ga_pci_link){.width = -1, .max_width = -1};
-		e[i].ok = e[i].bdf[0] && ga_platform_link(NULL, e[i].bdf, &e[i].l) == 0;
-	}
+	fs_pcie_read(fs, &p);
+	n = p.n;
 	family(sb, "gpuasync_pcie_link_readable", "gauge",
 	       "1 when this end's (card, gpu) PCIe link was read from sysfs, 0 when it could not "
 	       "be told (no PCI function, as on the simulated card, or no link files)",

@@ -47,9 +47,9 @@ int sb_puts(struct strbuf *sb, const char *s)
 }
 
 /* @v in decimal, without printf (for lines written by the thousand). */
-int sb_put_uint(struct strbuf *sb, unsigned int v)
+int sb_put_uint(struct strbuf *sb, uint64_t v)
 {
-	char d[16];
+	char d[24];
 	int i = sizeof(d);
 
 	do
