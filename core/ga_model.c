@@ -463,6 +463,7 @@ static void control_apply(struct ga_model *m, uint32_t word)
 		m->write_index = 0;
 	if (m->read_index > rc || m->read_index >= m->p.max_buffers)
 		m->read_index = 0;
+	m->write_rises += we && !m->write_enabled;
 	m->write_enabled = we;
 	m->read_enabled = re;
 	/* V5: the engines are idle between calls, so "active" = enabled. */

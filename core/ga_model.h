@@ -177,6 +177,9 @@ struct ga_model {
 	unsigned int read_index;
 	uint32_t write_count, read_count; /* last seen count fields */
 	bool write_enabled, read_enabled; /* last seen enable bits */
+	/* The write engine's 0->1 transitions as the card saw them (each one
+	 * resets the ring index): a DRP's start-up makes exactly one. */
+	uint32_t write_rises;
 	/* per-buffer bookkeeping; sized for the largest firmware */
 	uint8_t armed[GA_MODEL_MAX_BUFFERS]; /* free-list bit */
 	uint8_t read_pending[GA_MODEL_MAX_BUFFERS];

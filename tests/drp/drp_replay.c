@@ -16,9 +16,20 @@
  *   the index reset (enable 0, 1 through the mapping) from a ring index
  *   that is not 0, spaced and back to back (index_reset_check()).
  *
- *   drp_replay [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...] [-r FILE] [-g FILE]
- *              [-s STUB] [-w] DEVICE
+ * That is the summer DRP (lcls2 4e09af765, "-m summer", the default).  The
+ * late-2026 DRP ("-m late") differs: its buffers are 64 KiB aligned inside
+ * a larger allocation; its start-up, at each Configure, clears the size
+ * words, returns every free-list index, resets the ring index (enable 0
+ * then 1 through the mapping) and then calls gpuEnableTx(fd, 1) (ioctl
+ * 0x8008, 7.5's API); it re-arms with a 32-bit store; and a frame is in
+ * error when its descriptor word has a bit outside 0xfdffffff (the
+ * first beat's TUSER bit 1, start of frame, is no error).  Its second
+ * Configure, from ring index 2, must put the next frame in buffer 0.
  *
+ *   drp_replay [-m summer|late] [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...]
+ *              [-r FILE] [-g FILE] [-s STUB] [-w] [-e ERRNO] [-x SYSFS] DEVICE
+ *
+ *   -m MODE    summer (default) or late: which DRP (above)
  *   -n FRAMES  frames to receive (default 1000)
  *   -t TAG     step names drp_TAG_<step> (several runs in one guest)
  *   -u UID     drop to this user (and group UID) before opening anything
@@ -34,6 +45,13 @@
  *   -w         arms the card wipes are re-made (upstream's emulator clears
  *              a buffer's free-list word after writing its frame, so an
  *              immediate re-arm can be lost: counted in step rearm_kept)
+ *   -e ERRNO   late: gpuEnableTx must fail with this errno (a driver
+ *              without 0x8008); the client then stops, as the DRP cannot go on
+ *   -x SYSFS   late, gpuasync.ko's emulated card (root): after the frames,
+ *              the card's generator (SYSFS/gen_*) sends one frame whose first
+ *              TUSER is 0x03 (start of frame and bit 0): it must count as
+ *              an error under the mask
+ *   -r FILE    (late) waits again after the second Configure
  *
  * With no GPU, the "GPU memory" comes from the p2p stub the driver was
  * built against: upstream's nvidia_p2p_stub (/dev/nvidia_p2p_stub_mem, as
@@ -75,6 +93,16 @@ struct up_stub_reserve {
 
 #define NBUF	 4	  /* the DRP's default dmaBufCount */
 #define BUF_SIZE 0x10000u /* and dmaBufSize */
+#define ALIGN	 0x10000u /* the late DRP aligns each buffer to 64 KiB */
+/* The late DRP: a frame is in error when its descriptor word has a bit
+ * outside this mask; bit 25 is the first beat's TUSER bit 1 (start of
+ * frame), which every frame has. */
+#define DRP_ERR_MASK 0xfdffffffu
+#define DESC_SOF     (0x02u << GA_HDR_FIRST_USER_SHIFT)
+/* What cudaMalloc may hand back: not 64 KiB aligned (a suballocation).
+ * The late DRP rounds up; the replay starts from such an address so the
+ * rounding is done, not assumed. */
+#define RAW_OFFSET 0x100u
 /* The DRP allocates DmaDataBytes + dmaBufSize and registers dmaBufSize:
  * a frame of RemoteWriteMaxSize bytes ends DmaDataBytes past the
  * registered range, in memory the card was never given (the stub's pages
@@ -82,6 +110,7 @@ struct up_stub_reserve {
 #define ALLOC_SIZE (2 * BUF_SIZE)
 
 static int failures;
+static bool late; /* -m late: the late-2026 DRP */
 static const char *tag = "";
 static const char *known_gaps = "";
 static const char *dev_path;
@@ -93,7 +122,8 @@ static unsigned int version, max_buffers;
 static enum ga_layout layout;
 
 struct gbuf {
-	uint64_t va; /* what GPU_Add_Nvidia_Memory gets */
+	uint64_t va;  /* what GPU_Add_Nvidia_Memory gets */
+	uint64_t raw; /* late: what the allocation returned (dmaRawPtrs) */
 	volatile uint8_t *cpu;
 };
 static struct gbuf bufs[NBUF];
@@ -204,42 +234,59 @@ static void set_write_count_75(uint32_t v)
 static int stub_alloc(struct gbuf *b)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	uint32_t size = ALLOC_SIZE;
 	void *m;
 	int fd;
 
 	if (strcmp(stub_path, UP_STUB_PATH) == 0) {
-		struct up_stub_reserve r = {.size = ALLOC_SIZE};
+		struct up_stub_reserve r = {.size = size};
 		uint8_t *area, *at;
 
 		/* One file per buffer (closing it frees the pages); the mapping
-		 * 64 KiB aligned, as upstream's driver pins whole GPU pages. */
+		 * 64 KiB aligned, as upstream's driver pins whole GPU pages.
+		 * Its stub pins from the start of the mapping an address falls
+		 * in, so for the late DRP the allocation's first 64 KiB (before
+		 * the rounded-up buffer) are address space only. */
 		fd = open(stub_path, O_RDWR | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, UP_STUB_RESERVE_BUF, &r) < 0)
 			return -errno;
-		area = mmap(NULL, ALLOC_SIZE + BUF_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			    0);
+		area = mmap(NULL, size + 2 * ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (area == MAP_FAILED)
 			return -errno;
-		at = (uint8_t *)(((uintptr_t)area + BUF_SIZE - 1) & ~(uintptr_t)(BUF_SIZE - 1));
-		m = mmap(at, ALLOC_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		at = (uint8_t *)(((uintptr_t)area + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+		if (late)
+			at += ALIGN;
+		m = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 			 (off_t)r.buf_id * page);
 		if (m == MAP_FAILED)
 			return -errno;
 		b->va = (uint64_t)(uintptr_t)m;
+		b->raw = b->va - ALIGN + RAW_OFFSET;
 	} else {
-		struct nvstub_alloc a = {.size = ALLOC_SIZE};
+		struct nvstub_alloc a = {.size = late ? size + ALIGN : size};
 
+		/* The late DRP's room to round up from an unaligned start. */
 		fd = open(stub_path, O_RDWR | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, NVSTUB_ALLOC, &a) < 0)
 			return -errno;
-		m = mmap(NULL, ALLOC_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		m = mmap(NULL, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			 (off_t)a.mmap_offset);
 		if (m == MAP_FAILED)
 			return -errno;
+		memset(m, 0, a.size);
 		b->va = a.gpu_va;
+		b->raw = b->va + RAW_OFFSET;
 	}
-	memset(m, 0, ALLOC_SIZE); /* the DRP's cudaMemset */
 	b->cpu = m;
+	if (late) {
+		/* dmaRawPtrs[i] = what the allocation returned; dmaBuffers[i] =
+		 * that rounded up to 64 KiB (the CPU view moves with it). */
+		uint64_t up = (b->raw + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+
+		b->cpu += up - b->va;
+		b->va = up;
+	}
+	memset((void *)b->cpu, 0, size); /* the DRP's cudaMemset */
 	return 0; /* fd stays open for the process's life: the memory with it */
 }
 
@@ -248,17 +295,30 @@ static volatile uint32_t *size_word(unsigned int i)
 	return (volatile uint32_t *)(bufs[i].cpu + GA_HDR_SIZE_OFFSET);
 }
 
-/* The DRP's re-arm: a one-byte store to the buffer's free-list word. */
+/* The DRP's re-arm: a one-byte store to the buffer's free-list word
+ * (summer), a 32-bit one (late). */
+static void free_list_store(unsigned int i, uint8_t v)
+{
+	if (late)
+		*(volatile uint32_t *)(regs + off(GA_REG_FREE_LIST, i)) = v;
+	else
+		*(volatile uint8_t *)(regs + off(GA_REG_FREE_LIST, i)) = v;
+	stores++;
+}
+
 static void arm(unsigned int i)
 {
-	*(volatile uint8_t *)(regs + off(GA_REG_FREE_LIST, i)) = 1;
-	stores++;
+	free_list_store(i, 1);
 }
 
 static void disarm(unsigned int i)
 {
-	*(volatile uint8_t *)(regs + off(GA_REG_FREE_LIST, i)) = 0;
-	stores++;
+	free_list_store(i, 0);
+}
+
+static uint32_t desc_word(unsigned int i)
+{
+	return *(volatile uint32_t *)(bufs[i].cpu + GA_HDR_FLAGS_OFFSET);
 }
 
 static unsigned int wiped;
@@ -390,6 +450,11 @@ static void add_buffers(int fd)
 			bad("gpu_memory", "p2p stub memory for buffer %u: %s", i, strerror(-r));
 			exit(1);
 		}
+		if (late && (bufs[i].va % ALIGN || bufs[i].va == bufs[i].raw)) {
+			bad("aligned", "buffer %u at 0x%llx (allocated at 0x%llx): not 64 KiB", i,
+			    (unsigned long long)bufs[i].va, (unsigned long long)bufs[i].raw);
+			exit(1);
+		}
 		d.address = bufs[i].va;
 		if (ioctl(fd, GPU_Add_Nvidia_Memory, &d) < 0) {
 			bad("add", "GPU_Add_Nvidia_Memory(buffer %u) = %s (the DRP aborts)", i,
@@ -398,6 +463,9 @@ static void add_buffers(int fd)
 		}
 	}
 	ok("add", "%u x %u KiB", NBUF, BUF_SIZE / 1024);
+	if (late)
+		ok("aligned", "each buffer rounded up to 64 KiB from an allocation at +0x%x",
+		   RAW_OFFSET);
 }
 
 /* The count trap: each release's helper given the other release's
@@ -437,6 +505,33 @@ static void arm_all(void)
 		*size_word(i) = 0;
 		arm(i);
 	}
+}
+
+/*
+ * The late DRP's start-up, at each Configure: size words cleared, every
+ * free-list index returned (32-bit stores), the ring index reset through
+ * the mapping, then gpuEnableTx(fd, 1).  Returns 0 or the ioctl's errno.
+ */
+static int configure(int fd)
+{
+	arm_all();
+	index_reset(0);
+	return ioctl(fd, GPU_Enable_Tx, 1) < 0 ? errno : 0;
+}
+
+/* -r: create @ready and wait (2 minutes at most) until it is removed. */
+static void pause_for(const char *ready)
+{
+	double t0 = now_s();
+	FILE *f;
+
+	if (!ready)
+		return;
+	f = fopen(ready, "w");
+	if (f)
+		fclose(f);
+	while (access(ready, F_OK) == 0 && now_s() - t0 < 120)
+		usleep(10000);
 }
 
 static void mask_and_counts(int fd)
@@ -493,8 +588,8 @@ static void dump_state(void)
 /* @rx0: rx_frame_count before the buffers were armed. */
 static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
 {
-	uint32_t seq = 0, first = 0, rx_prev = rx0;
-	unsigned int got = 0, idx = 0, bad_seq = 0;
+	uint32_t seq = 0, first = 0, rx_prev = rx0, maxsz = get(GA_REG_WRITE_MAX_SIZE);
+	unsigned int got = 0, idx = 0, bad_seq = 0, errs = 0, sof = 0;
 	double t0 = now_s();
 
 	for (; got < n; got++, idx = (idx + 1) % NBUF) {
@@ -518,6 +613,21 @@ static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
 			bad("payload", "frame %u in buffer %u: size %u, payload not PRBS", got, idx,
 			    sz);
 			break;
+		}
+		if (late && sz > maxsz) {
+			bad("size_word", "frame %u in buffer %u: %u bytes, RemoteWriteMaxSize %u",
+			    got, idx, sz, maxsz);
+			break;
+		}
+		if (late) {
+			uint32_t d = desc_word(idx);
+
+			sof += (d & DESC_SOF) != 0;
+			if (d & DRP_ERR_MASK) {
+				if (errs++ < 3)
+					printf("  frame %u in buffer %u: descriptor 0x%08x\n", got,
+					       idx, d);
+			}
 		}
 		if (got == 0)
 			first = s;
@@ -550,6 +660,15 @@ static unsigned int receive(unsigned int n, uint32_t ddb, uint32_t rx0)
 		rx_prev = get(GA_REG_RX_FRAME_COUNT);
 	rx_prev - rx0 >= got ? ok("rx_frame_count", "+%u", rx_prev - rx0)
 			     : bad("rx_frame_count", "+%u for %u frames", rx_prev - rx0, got);
+	if (late && got == n)
+		errs ? bad("error_mask", "%u of %u frames in error under 0x%08x", errs, got,
+			   DRP_ERR_MASK)
+		     : ok("error_mask",
+			  "%u frames, none in error under 0x%08x; %u with start of frame (0x%08x) "
+			  "set",
+			  got, DRP_ERR_MASK, sof, DESC_SOF);
+	if (late && got == n)
+		ok("size_word", "every frame within RemoteWriteMaxSize %u", maxsz);
 	if (repair_wiped)
 		wiped ? bad("rearm_kept",
 			    "the card wiped %u of the DRP's re-arms (it clears the free-list word "
@@ -587,6 +706,8 @@ static void index_reset_check(unsigned int n)
 		info("index_reset: %u frames leave the ring at index 0, not checked", n);
 		return;
 	}
+	if (late)
+		return;
 	index_reset(20000);
 	arm(0);
 	arm(1);
@@ -605,6 +726,90 @@ static void index_reset_check(unsigned int n)
 		disarm(i);
 }
 
+/*
+ * The late DRP's second Configure: the whole start-up again, from ring
+ * index n % NBUF with nothing armed; firmware puts the next frame in
+ * buffer 0.  The engine is switched off first (gpuEnableTx(0)): with it
+ * left on and a frame waiting, returning the free list before the index
+ * reset can let that frame into the buffer at the old ring index as soon
+ * as it is armed (gpuasync.ko V4 did: buffer 2; docs/drp.md).  Checked before
+ * the observer's pause (a frame in buffer 2 would be followed by one in
+ * buffer 0 while the client waits).  Returns whether the frame came
+ * there; its size word is left set.
+ */
+static bool reconfigure_check(int fd, unsigned int n, const char *ready)
+{
+	int r;
+	bool in0;
+
+	if (n % NBUF == 0) {
+		info("index_reset: %u frames leave the ring at index 0, not checked", n);
+		return false;
+	}
+	r = ioctl(fd, GPU_Enable_Tx, 0) < 0 ? errno : configure(fd);
+	if (r) {
+		bad("configure2", "gpuEnableTx(0), then the second Configure: %s", strerror(r));
+		return false;
+	}
+	in0 = frame_in(0, "index_reset", "a second Configure, enable 0 then 1 back to back");
+	if (in0)
+		ok("index_reset", "second Configure from ring index %u: next frame in buffer 0",
+		   n % NBUF);
+	pause_for(ready);
+	return in0;
+}
+
+/* Write @val to @dir/@name (the emulated card's sysfs). */
+static bool sysfs_put(const char *dir, const char *name, const char *val)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", val) < 0 || fclose(f)) {
+		bad("error_mask_bit", "%s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * -x: one frame from gpuasync.ko's generator with first TUSER 0x03 (start
+ * of frame and bit 0) into buffer 1.  Buffer 0 holds the last frame with
+ * its size word set, so the card's own source waits (its deadtime ends
+ * only when the consumer clears it) and the generator's frame is the one
+ * that comes.  It must be an error under the mask.
+ */
+static void error_bit_check(const char *sys)
+{
+	double t0 = now_s();
+	uint32_t d;
+
+	for (unsigned int i = 1; i < NBUF; i++) {
+		disarm(i);
+		*size_word(i) = 0;
+	}
+	if (!sysfs_put(sys, "gen_size", "64") || !sysfs_put(sys, "gen_user", "0x03") ||
+	    !sysfs_put(sys, "gen_frames", "1"))
+		return;
+	arm(1);
+	while (!*size_word(1) && now_s() - t0 < 20)
+		usleep(20);
+	d = desc_word(1);
+	if (!*size_word(1))
+		bad("error_mask_bit", "the generator's frame did not arrive in buffer 1");
+	else if (d >> GA_HDR_FIRST_USER_SHIFT != 0x03 || !(d & DRP_ERR_MASK))
+		bad("error_mask_bit", "descriptor 0x%08x: want TUSER 0x03, an error under 0x%08x",
+		    d, DRP_ERR_MASK);
+	else
+		ok("error_mask_bit", "descriptor 0x%08x (TUSER 0x03): an error under 0x%08x", d,
+		   DRP_ERR_MASK);
+	sysfs_put(sys, "gen_user", "0x02");
+	sysfs_put(sys, "gen_size", "4096");
+	disarm(1);
+}
+
 static void drop_privileges(const char *arg)
 {
 	uid_t uid = (uid_t)strtoul(arg, NULL, 0);
@@ -618,15 +823,29 @@ static void drop_privileges(const char *arg)
 
 int main(int argc, char *argv[])
 {
-	const char *ready = NULL, *gen = NULL;
+	const char *ready = NULL, *gen = NULL, *sys = NULL;
 	char *tagbuf = NULL;
 	unsigned int n = 1000;
+	int expect_errno = 0, r;
 	uint32_t ddb, rx0, snap0[SNAP_WORDS], snap1[SNAP_WORDS];
 	int opt, fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "n:t:u:k:r:g:s:w")) != -1) {
+	while ((opt = getopt(argc, argv, "m:n:t:u:k:r:g:s:we:x:")) != -1) {
 		switch (opt) {
+		case 'm':
+			if (strcmp(optarg, "late") && strcmp(optarg, "summer")) {
+				fprintf(stderr, "%s: -m %s: summer or late\n", argv[0], optarg);
+				return 2;
+			}
+			late = strcmp(optarg, "late") == 0;
+			break;
+		case 'e':
+			expect_errno = atoi(optarg);
+			break;
+		case 'x':
+			sys = optarg;
+			break;
 		case 'n':
 			n = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
@@ -654,8 +873,9 @@ int main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-n FRAMES] [-t TAG] [-u UID] [-k STEP,...] [-r FILE] "
-				"[-g FILE] [-s STUB] [-w] DEVICE\n",
+				"usage: %s [-m summer|late] [-n FRAMES] [-t TAG] [-u UID] "
+				"[-k STEP,...] [-r FILE] [-g FILE] [-s STUB] [-w] [-e ERRNO] "
+				"[-x SYSFS] DEVICE\n",
 				argv[0]);
 			return 2;
 		}
@@ -667,7 +887,12 @@ int main(int argc, char *argv[])
 	dev_path = argv[optind];
 	if (!stub_path)
 		stub_path = access(UP_STUB_PATH, F_OK) == 0 ? UP_STUB_PATH : GA_STUB_PATH;
-	info("as uid %u on %s", (unsigned int)getuid(), dev_path);
+	if ((expect_errno || sys) && !late) {
+		fprintf(stderr, "%s: -e and -x go with -m late\n", argv[0]);
+		return 2;
+	}
+	info("as uid %u on %s, the %s DRP", (unsigned int)getuid(), dev_path,
+	     late ? "late-2026" : "summer-2026");
 
 	fd = open_and_check();
 	/* The DRP maps before it owns anything; where that is refused, go on
@@ -690,9 +915,32 @@ int main(int argc, char *argv[])
 	set(GA_REG_DEMUX_SELECT, 1);
 	get(GA_REG_DEMUX_SELECT) == 1 ? ok("demux", NULL) : bad("demux", "reads 0");
 	rx0 = get(GA_REG_RX_FRAME_COUNT);
-	arm_all();
-	index_reset(0);
-	ok("armed", "%u buffers by byte stores, index reset through the mapping", NBUF);
+	if (!late) {
+		arm_all();
+		index_reset(0);
+		ok("armed", "%u buffers by byte stores, index reset through the mapping", NBUF);
+	} else if ((r = configure(fd)) && expect_errno) {
+		/* The DRP needs 7.5's API now: on a driver without it, stop. */
+		r == expect_errno
+			? ok("enable_tx", "gpuEnableTx(1) (0x8008) refused: %s, as expected here",
+			     strerror(r))
+			: bad("enable_tx", "gpuEnableTx(1) (0x8008): %s, expected %s", strerror(r),
+			      strerror(expect_errno));
+		goto out;
+	} else if (expect_errno) {
+		bad("enable_tx", "gpuEnableTx(1) (0x8008) succeeded, expected %s",
+		    strerror(expect_errno));
+		goto out;
+	} else if (r) {
+		bad("enable_tx", "gpuEnableTx(1) (0x8008): %s (the late DRP needs 7.5's API)",
+		    strerror(r));
+		goto out;
+	} else {
+		get(GA_REG_WRITE_ENABLE) == 1
+			? ok("enable_tx", "gpuEnableTx(1): write engine on")
+			: bad("enable_tx", "gpuEnableTx(1) returned 0, write_enable reads 0");
+		ok("armed", "%u buffers by 32-bit stores, index reset, gpuEnableTx(1)", NBUF);
+	}
 	mask_and_counts(fd);
 	if (gen) {
 		FILE *f = fopen(gen, "w");
@@ -700,15 +948,7 @@ int main(int argc, char *argv[])
 		if (!f || fprintf(f, "%u\n", n + 16) < 0 || fclose(f))
 			bad("source", "%s: %s", gen, strerror(errno));
 	}
-	if (ready) {
-		double t0 = now_s();
-		FILE *f = fopen(ready, "w");
-
-		if (f)
-			fclose(f);
-		while (access(ready, F_OK) == 0 && now_s() - t0 < 120)
-			usleep(10000);
-	}
+	pause_for(ready);
 	snapshot(snap0);
 	if (receive(n, ddb, rx0) == n) {
 		snapshot(snap1);
@@ -716,7 +956,10 @@ int main(int argc, char *argv[])
 			? ok("registers_unchanged", "%u words", SNAP_WORDS)
 			: bad("registers_unchanged", "the DRP's set-up changed while it received");
 		index_reset_check(n);
+		if (late && reconfigure_check(fd, n, ready) && sys)
+			error_bit_check(sys);
 	}
+out:
 	set(GA_REG_WRITE_ENABLE, 0);
 	ioctl(fd, GPU_Rem_Nvidia_Memory, 0); /* the DRP's MemPool destructor */
 	close(fd);

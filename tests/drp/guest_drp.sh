@@ -11,7 +11,11 @@
 # (docs/drp.md says why); DRP_STRICT=1 in /t/env makes them failures.
 # CLIENT_OPTIONS go to every drp_replay run (-w on upstream's emulator).
 # DRP_TAG (optional) goes into every step name, for a guest that runs the
-# suite more than once.
+# suite more than once.  DRP_MODE: summer (default: lcls2 4e09af765) or
+# late (the late-2026 DRP: gpuEnableTx at each Configure, 32-bit re-arms,
+# 64 KiB aligned buffers, the descriptor error mask); late runs as root and
+# beside the observer, which then also checks each Configure (below).
+# DRP_ROOT_OPTS go to the root run only (-x: gpuasync.ko's generator).
 
 DRP_UID=1000
 # Not a multiple of the ring's 4 buffers: the index-reset check starts from
@@ -19,18 +23,20 @@ DRP_UID=1000
 DRP_FRAMES=${DRP_FRAMES:-1002}
 
 drp_suite() {
-	dev=$1 stub=$2 gaps=$3 copts=${4:-}
+	dev=$1 stub=$2 gaps=$3 copts="-m ${DRP_MODE:-summer} ${4:-}"
 	[ "${DRP_STRICT:-0}" = 1 ] && gaps=
 	# shellcheck disable=SC2086 # copts: options, split on purpose
-	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" -s "$stub" $copts "$dev"
+	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}root" -k "$gaps" -s "$stub" $copts \
+		${DRP_ROOT_OPTS:-} "$dev"
 
 	# An unprivileged DAQ user: the nodes opened to it as an admin would
 	# (group or mode); nothing else changes.  Their modes are restored after.
 	modes="$(stat -c %a "$dev") $(stat -c %a "$stub")"
 	chmod 0666 "$dev" "$stub"
 	# shellcheck disable=SC2086
-	run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" -s "$stub" \
-		$copts "$dev"
+	[ "${DRP_MODE:-summer}" = late ] ||
+		run /t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}user" -u $DRP_UID -k "$gaps" \
+			-s "$stub" $copts "$dev"
 
 	[ -x /t/gpuasyncfs ] && drp_observed "$dev" "$stub" "$gaps" "$copts"
 	# shellcheck disable=SC2086 # two words
@@ -47,6 +53,29 @@ drp_writes() {
 	[ -r "$s/user_reg_writes" ] || return 0
 	wait_ge "$s/ticks" $(($(cat "$s/ticks") + 2)) || echo "KTEST info the card's ticks stopped" >&2
 	echo "$(cat "$s/user_reg_writes") $(cat "$s/mapped_reg_writes")"
+}
+
+# The card's count of the write engine's 0->1 transitions (gpuasync.ko's
+# emulated cards; empty elsewhere).
+drp_rises() {
+	s=/sys/class/gpuasync/$(basename "$1")/write_rises
+	[ -r "$s" ] && cat "$s"
+}
+
+# The late DRP paused after Configure K (1, 2): the observer reads the
+# write engine on, and the card (where it counts) saw exactly one 0->1
+# since PREV (the count before; empty where there is none).  Sets rises.
+drp_configured() {
+	we=$(obs "cat $mnt/registers/write_enable")
+	[ "$we" = 1 ] && ok "${T}_write_enable_$1 (observer reads 1 after Configure $1's gpuEnableTx)" ||
+		bad "${T}_write_enable_$1 (observer reads '$we' after Configure $1)"
+	rises=$(drp_rises "$dev")
+	if [ -n "$2" ]; then
+		[ $((rises - $2)) = 1 ] && ok "${T}_one_rise_$1 (the card saw one 0->1 at Configure $1)" ||
+			bad "${T}_one_rise_$1 (the card saw $((rises - $2)) 0->1 at Configure $1)"
+	else
+		echo "KTEST info ${T}_one_rise_$1: this card does not count enable transitions"
+	fi
 }
 
 # The observer: another unprivileged user (not the DAQ user, not the owner).
@@ -73,6 +102,7 @@ drp_observed() {
 	mkdir -p $mnt && chown $OBS_UID:$OBS_UID $mnt
 	chmod 0666 /dev/fuse # as udev leaves it on a distribution
 	rm -f $ready /tmp/drp.out /tmp/obs.stop /tmp/obs.n
+	r_before=$(drp_rises "$dev")
 	# shellcheck disable=SC2086
 	/t/drp_replay -n "$DRP_FRAMES" -t "${DRP_TAG:-}observed" -u $DRP_UID -k "$gaps" -s "$stub" \
 		$copts -r $ready "$dev" >/tmp/drp.out 2>&1 &
@@ -105,6 +135,7 @@ drp_observed() {
 			{ [ "$owners" = 0 ] || [ "$owners" = $cp ]; } &&
 			ok "${T}_pinned (owner ${owners})" ||
 			bad "${T}_pinned (owners '$owners', client $cp)"
+		[ "${DRP_MODE:-summer}" = late ] && drp_configured 1 "$r_before"
 		if [ -n "$w0" ]; then
 			# The client waits: every write the card sees now is the observer's.
 			obs "for i in 1 2 3 4 5 6 7 8 9 10; do $(drp_scrape $mnt) done"
@@ -116,6 +147,19 @@ drp_observed() {
 			grep -q rx_frame_count $mnt/metrics && echo \$n" >/tmp/obs.n &
 		sp=$!
 		rm -f $ready
+		if [ "${DRP_MODE:-summer}" = late ]; then
+			# the second Configure, after the frames (5 minutes at most)
+			i=0
+			while [ ! -e $ready ] && kill -0 $cp 2>/dev/null && [ $i -lt 6000 ]; do
+				i=$((i+1)); sleep 0.05
+			done
+			if [ -e $ready ]; then
+				drp_configured 2 "$rises"
+				rm -f $ready
+			else
+				bad "${T}_configure2 (the client did not pause after its second Configure)"
+			fi
+		fi
 		wait $cp && ok "drp_${DRP_TAG:-}observed_client" || bad "drp_${DRP_TAG:-}observed_client"
 		touch /tmp/obs.stop
 		wait $sp
@@ -143,4 +187,32 @@ drp_observed() {
 	fi
 	kill $op 2>/dev/null
 	wait $op
+}
+
+# The late DRP on a driver without gpuEnableTx (upstream 7.4): the ioctl
+# fails with ERRNO (7.4 answers -1 to a code it does not know: EPERM) and
+# the driver logs the code, 0x8008 = 32776.
+drp_late_refused() {
+	dev=$1 stub=$2 errno=$3
+	run /t/drp_replay -m late -n 8 -t "${DRP_TAG:-}late_refused" -e "$errno" -s "$stub" "$dev"
+	dmesg | grep -q "Invalid command=32776" &&
+		ok "drp_${DRP_TAG:-}late_refused_logged (the driver logged 0x8008 as unknown)" ||
+		bad "drp_${DRP_TAG:-}late_refused_logged (no 'Invalid command=32776' in the kernel log)"
+}
+
+# Upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E) on a release
+# without them (7.4, 7.5): each answers -1 (EPERM) and the driver logs it
+# as unknown (32778..32782); nothing else happens.
+drp_dmabuf_codes_absent() {
+	/t/code_probe "$1" 0x800A 0x800B 0x800C 0x800D 0x800E >/tmp/codes.out
+	cat /tmp/codes.out
+	[ "$(awk '$2 == -1 && $3 == "EPERM"' /tmp/codes.out | wc -l)" = 5 ] &&
+		ok "drp_dmabuf_codes_absent (0x800A-0x800E: -1, EPERM)" ||
+		bad "drp_dmabuf_codes_absent (want -1 EPERM for each)"
+	n=0
+	for c in 32778 32779 32780 32781 32782; do
+		dmesg | grep -q "Invalid command=$c" && n=$((n+1))
+	done
+	[ $n = 5 ] && ok "drp_dmabuf_codes_logged (each logged as an unknown command)" ||
+		bad "drp_dmabuf_codes_logged ($n of 5 in the kernel log)"
 }

@@ -4,7 +4,7 @@
 # Host side of the DRP-replay steps (sourced by tests/upstream/run.sh and
 # tests/kmod/run.sh after tests/kmod/qemu.sh, with ROOT set).
 #
-# drp_build DIR: drp_replay and as_user, static, plus guest_drp.sh, in DIR.
+# drp_build DIR: drp_replay, as_user and code_probe, static, plus guest_drp.sh, in DIR.
 # drp_root ROOTDIR: the host's setuid fusermount3 and the libraries it
 # loads, so an unprivileged user in the guest can mount gpuasyncfs.
 drp_build() {
@@ -12,6 +12,7 @@ drp_build() {
 		-I"$ROOT/kmod/nv_p2p_stub" -o "$1/drp_replay" "$ROOT/tests/drp/drp_replay.c" \
 		"$ROOT/core/regs.c" "$ROOT/core/prbs.c" &&
 		gcc -static -O2 -Wall -Wextra -Werror -o "$1/as_user" "$ROOT/tests/drp/as_user.c" &&
+		gcc -static -O2 -Wall -Wextra -Werror -o "$1/code_probe" "$ROOT/tests/drp/code_probe.c" &&
 		cp "$ROOT/tests/drp/guest_drp.sh" "$1/"
 }
 

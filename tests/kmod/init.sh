@@ -164,6 +164,12 @@ for v in 4 5; do
 	if insmod /t/gpuasync.ko emulate=1 emulate_upstream=1 emulate_version=$v; then
 		DRP_TAG=v${v}_ drp_suite /dev/gpuasync_emu0 /dev/nv_p2p_stub map_before_add
 		drp_setpriv /dev/gpuasync_emu0 /dev/nv_p2p_stub "v${v}_"
+		# The late-2026 DRP: gpuEnableTx at each Configure, 32-bit re-arms;
+		# as root the card's generator also sends a frame whose TUSER
+		# makes it an error under the DRP's mask.
+		DRP_MODE=late DRP_TAG=v${v}_late_ DRP_ROOT_OPTS="-x /sys/class/gpuasync/gpuasync_emu0" \
+			drp_suite /dev/gpuasync_emu0 /dev/nv_p2p_stub map_before_add
+		DRP_MODE=summer DRP_TAG= DRP_ROOT_OPTS=
 		rmmod gpuasync || bad "unload_drp_v$v"
 	else
 		bad "load_drp_v$v"
