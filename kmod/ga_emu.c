@@ -56,6 +56,7 @@
 #include "ga_model.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/prbs.h"
+#include "gpuasync/sysmon.h"
 #ifdef GA_P2P_STUB
 #include "nv_p2p_stub.h"
 #endif
@@ -104,6 +105,16 @@ MODULE_PARM_DESC(emulate_dma_barrier,
 		 "emulated cards tell the driver their DMA is synchronous (0: the driver "
 		 "uses the fixed wait real cards before V5 get)");
 
+static int emulate_map_version = GA_MEMMAP_NEWEST;
+module_param(emulate_map_version, int, 0444);
+MODULE_PARM_DESC(emulate_map_version,
+		 "BAR0 memory-map version emulated cards report, 0 to 255 (default "
+		 __stringify(GA_MEMMAP_NEWEST) ": SysMon at 0x24000; above it the driver refuses the card)");
+
+static bool emulate_sysmon = true;
+module_param(emulate_sysmon, bool, 0444);
+MODULE_PARM_DESC(emulate_sysmon, "AxiVersion's GEN_SYSMON_G bit of emulated cards (0: no SysMon)");
+
 struct ga_emu {
 	struct ga_card *card;
 	/* What the card DMAs as: a device with a 64-bit mask and no IOMMU,
@@ -148,6 +159,10 @@ struct ga_emu {
 	unsigned long *watched;
 	u32 *shadow;
 	u64 mapped_reg_writes;
+	/* The SysMon block at BAR0 + GA_SYSMON_BASE, under model_lock;
+	 * has_sysmon false: the image has none (the words stay 0). */
+	struct ga_sysmon sysmon;
+	bool has_sysmon;
 	struct ga_emu_trap trap; /* user mappings (ga_emu_trap.c) */
 	u64 trapped_stores;	 /* stores to the control page, seen one by one */
 };
@@ -190,7 +205,17 @@ static void ga_emu_fw_init(struct ga_emu *e, int i)
 	ga_emu_fw_field(e, GA_FW_GPU_ENABLE, emulate_gpu_en);
 	ga_emu_fw_field(e, GA_FW_DMA_CLOCK_HZ, GA_EMU_CLOCK_HZ);
 	ga_emu_fw_field(e, GA_FW_PCIE_AXI_DATA_BYTES, emulate_dma_data_bytes);
+	ga_emu_fw_field(e, GA_FW_MEMORY_MAP_VERSION, emulate_map_version);
+	ga_emu_fw_field(e, GA_FW_GEN_SYSMON, emulate_sysmon);
 	e->born = jiffies;
+	/* The block exists where the map places it and the image built it;
+	 * its family is the board type's (KCU1500: UltraScale). */
+	e->has_sysmon = emulate_sysmon && ga_memmap_has_sysmon(emulate_map_version) &&
+			ga_sysmon_family_of(ga_fw_image_word(ga_fw_fields[GA_FW_HARDWARE_TYPE].offset)) >= 0;
+	if (e->has_sysmon)
+		ga_sysmon_init(&e->sysmon, e->bar + GA_SYSMON_BASE,
+			       ga_sysmon_family_of(ga_fw_image_word(
+				       ga_fw_fields[GA_FW_HARDWARE_TYPE].offset)));
 }
 
 /* ---- model environment --------------------------------------------------- */
@@ -485,8 +510,14 @@ static void ga_emu_write32(struct ga_card *card, u32 off, u32 val)
 		u32 *w = (u32 *)(e->bar + off), mask;
 
 		/* AxiVersion keeps a write only in its read-write words
-		 * (ScratchPad), as the card; the rest is plain memory. */
-		if (off < GA_FW_BASE || off >= GA_FW_BASE + GA_FW_SIZE) {
+		 * (ScratchPad), as the card; SysMon only in its limits;
+		 * the rest is plain memory. */
+		if (off >= GA_SYSMON_BASE && off < GA_SYSMON_BASE + GA_SYSMON_SIZE) {
+			mutex_lock(&e->model_lock);
+			if (e->has_sysmon)
+				ga_sysmon_write(&e->sysmon, off - GA_SYSMON_BASE, val);
+			mutex_unlock(&e->model_lock);
+		} else if (off < GA_FW_BASE || off >= GA_FW_BASE + GA_FW_SIZE) {
 			WRITE_ONCE(*w, val);
 		} else {
 			mask = ga_fw_write_mask(off - GA_FW_BASE);
@@ -832,6 +863,40 @@ static DEVICE_ATTR_RW(gen_frames);
 	}                                                                                          \
 	static DEVICE_ATTR_RW(name)
 
+/*
+ * The FPGA's temperature in millidegrees C, as its SysMon measures it
+ * (the test's way to overheat a card): writing sets the temperature
+ * register, and highest/lowest and the alarm follow (core/sysmon.c);
+ * -ERANGE beyond what the 16-bit code holds, -ENODEV on a card without
+ * SysMon.  Reading gives the value the register now holds.
+ */
+static ssize_t fpga_temperature_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	int v = 0;
+
+	mutex_lock(&e->model_lock);
+	if (e->has_sysmon)
+		v = ga_sysmon_get_milli(&e->sysmon, GA_SYSMON_TEMP);
+	mutex_unlock(&e->model_lock);
+	return e->has_sysmon ? sysfs_emit(buf, "%d\n", v) : -ENODEV;
+}
+
+static ssize_t fpga_temperature_store(struct device *dev, struct device_attribute *attr,
+				      const char *buf, size_t count)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	int mc, ret = kstrtoint(buf, 0, &mc);
+
+	if (ret)
+		return ret;
+	mutex_lock(&e->model_lock);
+	ret = e->has_sysmon ? ga_sysmon_set_temperature_mC(&e->sysmon, mc) : -ENODEV;
+	mutex_unlock(&e->model_lock);
+	return ret ? ret : count;
+}
+static DEVICE_ATTR_RW(fpga_temperature);
+
 GA_EMU_SETTING(gen_size, "%u", 1, GA_EMU_SCRATCH);
 GA_EMU_SETTING(gen_user, "0x%02x", 0, U8_MAX);
 
@@ -853,6 +918,7 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_mapped_reg_writes.attr,
 	&dev_attr_trapped_stores.attr,
 	&dev_attr_write_rises.attr,
+	&dev_attr_fpga_temperature.attr,
 	NULL,
 };
 
@@ -981,7 +1047,8 @@ int ga_emu_create_all(int n)
 	if (n && (!ga_version_find(emulate_version) || emulate_buffers < 1 ||
 		  emulate_buffers >
 			  ga_layout_max_buffers(ga_layout_for_version(emulate_version, false)) ||
-		  emulate_dma_data_bytes < 8 || emulate_dma_data_bytes > 255)) {
+		  emulate_dma_data_bytes < 8 || emulate_dma_data_bytes > 255 ||
+		  emulate_map_version < 0 || emulate_map_version > 255)) {
 		pr_err("gpuasync: emulate_* parameters out of range\n");
 		return -EINVAL;
 	}
