@@ -17,6 +17,10 @@ ok mount
 [ "$(cat $M/device/backend)" = datadev ] && ok backend || bad backend
 [ "$(cat $M/device/memory)" = stub ] && ok memory_stub || bad "memory_stub ($(cat $M/device/memory))"
 grep -q nvidia_p2p_stub_mem $M/device/memory_note && ok memory_note || bad "memory_note ($(cat $M/device/memory_note))"
+# 7.4 and 7.5 have no dma-buf commands (never asked: they would log it) and
+# pin by address.
+[ "$(cat $M/device/dma_buf) $(cat $M/device/gpudirect)" = "no yes" ] && ok device_gpu_apis ||
+	bad "device_gpu_apis ($(cat $M/device/dma_buf) $(cat $M/device/gpudirect))"
 
 mkdir $M/buffers/0 && mkdir $M/buffers/1 && ok mkdir || bad mkdir
 echo 1 > $M/buffers/0/write_enable && echo 1 > $M/buffers/1/write_enable && ok arm || bad arm

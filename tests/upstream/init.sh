@@ -17,6 +17,8 @@ sed -n '/DataGPU State/,/^$/p' /proc/datadev_0
 
 run /t/t_up /dev/datadev_0
 if [ -x /t/gpuasyncfs ]; then run /t/fs_up.sh; else echo "KTEST skip fs: ${FS_SKIP:-no daemon}"; fi
+# Two lanes, two owners: a GPU owner, a mount and a lanes-only client at once.
+if [ -x /t/gpuasyncfs ]; then run /t/lanes_up.sh; else echo "KTEST skip lanes: ${FS_SKIP:-no daemon}"; fi
 
 # The LCLS-II DRP's sequence (tests/drp), as root, unprivileged and beside an
 # observer mount.  The emulator sees mapped stores only when it polls, so

@@ -37,7 +37,7 @@ guest_lib_program "$OUT/t/t_up" "$HERE/t_up.c" >"$OUT/t_up.log" 2>&1 ||
 FS_SKIP=
 guest_gpuasyncfs "$OUT/t/gpuasyncfs" >"$OUT/fs.log" 2>&1 ||
 	{ log "FAIL: gpuasyncfs does not build statically"; tail -20 "$OUT/fs.log"; exit 1; }
-cp "$HERE/fs_up.sh" "$OUT/t/"
+cp "$HERE/fs_up.sh" "$HERE/lanes_up.sh" "$OUT/t/"
 # shellcheck source=tests/drp/host.sh
 . "$ROOT/tests/drp/host.sh"
 drp_build "$OUT/t" >"$OUT/drp.log" 2>&1 ||

@@ -7,6 +7,13 @@
  *   t_up wipe DEVICE       what another program (upstream's dmaGpuIoctlTest)
  *                          does to the card: remove every buffer; prints the
  *                          result, exit 0 if the driver accepted it
+ *   t_up owner DEVICE      the GPU DRP of "two lanes, two owners"
+ *                          (lanes_up.sh): holds a write buffer and lanes 4-7,
+ *                          says "owner ready", and after a line on stdin
+ *                          checks that it still owns both and frames still land
+ *   t_up lanes DEVICE      the CPU DRP beside it: only non-GPU calls (registers,
+ *                          DMA_Set_MaskBytes for lanes 0-3); says "lanes ready",
+ *                          and after a line on stdin reads registers again
  *
  * With no GPU the library must pick upstream's p2p stub memory, and then
  * frames the emulator generates land in our buffers (header, READY, a
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -215,6 +223,10 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && strcmp(argv[1], "wipe") == 0)
 		return wipe(argv[2]);
+	if (argc > 2 && strcmp(argv[1], "owner") == 0)
+		return gpu_owner(argv[2]);
+	if (argc > 2 && strcmp(argv[1], "lanes") == 0)
+		return cpu_lanes(argv[2]);
 	if (argc != 2 || !payload)
 		return 2;
 	/* Upstream programs buffer addresses at 0x28000: a core elsewhere is
@@ -246,6 +258,7 @@ int main(int argc, char **argv)
 	CHECK(strcmp(di.memory, "stub") == 0, "memory %s", di.memory);
 	CHECK(di.version == 4 || di.version == 5, "version %u", di.version);
 	ok("open");
+	dmabuf_refused(argv[1]);
 
 	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, SIZE, &w0) == 0);
 	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 1, SIZE, &w1) == 0);
