@@ -210,6 +210,190 @@ static void other_program(const char *path, bool owned)
 	       owned ? "7.5: refused, ours kept" : "7.4: ours wiped, detected, recovered");
 }
 
+/* The kernel log as it is now (malloc'd, NUL-terminated; "" if unreadable). */
+static char *klog(void)
+{
+	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+
+	if (!buf)
+		return NULL;
+	n = n > 0 ? klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n) : 0;
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Kernel-log lines added since @before (the log has not wrapped this early). */
+static int klog_new_lines(const char *before, const char *now, bool *unknown)
+{
+	const char *p = now + (strncmp(before, now, strlen(before)) == 0 ? strlen(before) : 0);
+	int n = 0;
+
+	*unknown = *unknown || strstr(p, "Invalid command") != NULL;
+	for (; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/*
+ * 7.4 and 7.5 have no dma-buf commands, and log every code they do not
+ * know: the library must find that out without asking, report dma_buf no
+ * and gpudirect yes, and refuse pin=dmabuf saying which commands are
+ * missing.  An open logs what upstream logs for it anyway (its mmap of the
+ * registers); the refused open may log nothing more than that.
+ */
+static void dmabuf_refused(const char *path)
+{
+	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev = NULL;
+	char *before = klog(), *mid, *after;
+	bool unknown = false;
+	int rc, plain, refused, f0 = failures;
+
+	rc = ga_dev_open_opts(path, &opts, &dev);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		CHECK(!ga_dev_has(dev, GA_CAP_DMABUF) && !ga_dev_has(dev, GA_CAP_DMABUF_WHOLE));
+		CHECK(ga_dev_has(dev, GA_CAP_GPUDIRECT));
+		ga_dev_close(dev);
+	}
+	mid = klog();
+	opts.pin = GA_PIN_DMABUF;
+	rc = ga_dev_open_opts(path, &opts, &dev);
+	CHECK(rc == -ENOTSUP && strstr(ga_last_error(), "pin=dmabuf") &&
+		      strstr(ga_last_error(), "GA_Add_Dmabuf") &&
+		      strstr(ga_last_error(), "GPU_DmaBuf_Add_Wr/Rd_Buffer"),
+	      "pin=dmabuf: %d", rc);
+	if (rc == 0)
+		ga_dev_close(dev);
+	after = klog();
+	CHECK(before && mid && after);
+	if (before && mid && after) {
+		plain = klog_new_lines(before, mid, &unknown);
+		refused = klog_new_lines(mid, after, &unknown);
+		CHECK(!unknown && refused <= plain,
+		      "the refused open logged %d lines, a plain open %d: %s", refused, plain,
+		      after + strlen(mid));
+	}
+	free(before);
+	free(mid);
+	free(after);
+	printf("KTEST %s up_dmabuf_refused_quietly\n", failures == f0 ? "ok" : "FAIL");
+}
+
+/* Destinations @lanes (-1 ends) of a DMA_Set_MaskBytes bitmap. */
+static int set_mask(int fd, const int *lanes)
+{
+	uint8_t m[DMA_MASK_SIZE] = {0};
+
+	for (; *lanes >= 0; lanes++)
+		m[*lanes / 8] |= (uint8_t)(1u << (*lanes % 8));
+	return ioctl(fd, DMA_Set_MaskBytes, m);
+}
+
+/* The thread that owns the GPU state on 7.5, if it is ours. */
+static bool owner_is_us(void)
+{
+	char line[256], path[64];
+	long tid = 0, tgid = 0;
+	FILE *f = fopen("/proc/datadev_0", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, " Owning Process : %ld", &tid);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%ld/status", tid);
+	f = tid > 0 ? fopen(path, "r") : NULL;
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "Tgid: %ld", &tgid);
+	if (f)
+		fclose(f);
+	return tgid == getpid();
+}
+
+/* t_up owner: see the head of this file.  Exit status = failures. */
+static int gpu_owner(const char *path)
+{
+	const int lanes[] = {4, 5, 6, 7, -1};
+	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
+	struct ga_dev *dev = NULL;
+	struct ga_buf *w = NULL;
+	uint32_t f0 = 0, f1 = 0;
+	char line[16];
+	int mfd = open(path, O_RDWR);
+
+	CHECK(mfd >= 0 && set_mask(mfd, lanes) == 0, "lanes 4-7: %s", strerror(errno));
+	CHECK(ga_dev_open_opts(path, &opts, &dev) == 0);
+	if (dev)
+		CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, SIZE, &w) == 0);
+	if (!w)
+		return 1;
+	CHECK(ga_buf_arm(w) == 0 && ga_dev_enable(dev, GA_DIR_WRITE, true) == 0);
+	CHECK(wait_state(w, GA_BUF_READY) == GA_BUF_READY, "no first frame");
+	CHECK(!owned_driver() || owner_is_us(), "not the owner after the add");
+	printf("owner ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		CHECK(0, "no go line");
+	/* Still ours: buffer, owner, lanes (another file cannot take lane 5). */
+	CHECK(ga_dev_registrations_lost(dev) == 0);
+	CHECK(!owned_driver() || owner_is_us(), "the GPU state changed hands");
+	CHECK(ga_reg_read(dev, GA_REG_RX_FRAME_COUNT, 0, &f0) == 0);
+	CHECK(ga_buf_arm(w) == 0, "re-arm");
+	CHECK(wait_state(w, GA_BUF_READY) == GA_BUF_READY, "no frame after the others");
+	CHECK(ga_reg_read(dev, GA_REG_RX_FRAME_COUNT, 0, &f1) == 0 && f1 > f0,
+	      "rx_frame_count %u -> %u", f0, f1);
+	CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
+	CHECK(ga_buf_destroy_all(dev) == 0);
+	ga_dev_close(dev);
+	close(mfd);
+	printf("KTEST %s up_lanes_gpu_owner (%d failures)\n", failures ? "FAIL" : "ok", failures);
+	return failures;
+}
+
+/* The GpuAsyncCore version through the register ioctl (the field is at
+ * the same place in every layout). */
+static uint32_t read_version(int fd)
+{
+	struct DmaRegisterData r = {0};
+	uint32_t off = 0;
+
+	if (ga_reg_offset(GA_REG_VERSION, ga_layout_for_version(4, false), 4, 0, 1, &off))
+		return 0;
+	r.address = GA_CORE_OFFSET + off;
+	if (ioctl(fd, DMA_Read_Register, &r))
+		return 0;
+	return ga_reg_field_get(GA_REG_VERSION, ga_layout_for_version(4, false), r.data);
+}
+
+/* t_up lanes: see the head of this file.  Exit status = failures. */
+static int cpu_lanes(const char *path)
+{
+	const int mine[] = {0, 1, 2, 3, -1}, taken[] = {5, -1};
+	int fd = open(path, O_RDWR), fd2 = open(path, O_RDWR);
+	uint32_t v;
+	char line[16];
+
+	CHECK(fd >= 0 && fd2 >= 0);
+	if (fd < 0 || fd2 < 0)
+		return 1;
+	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION);
+	v = read_version(fd);
+	CHECK(v == 4 || v == 5, "version register %u", v);
+	CHECK(set_mask(fd, mine) == 0, "lanes 0-3: %s", strerror(errno));
+	CHECK(set_mask(fd2, taken) == -1 && errno == EPERM, "lane 5 (the GPU owner's) not refused");
+	close(fd2);
+	printf("lanes ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		CHECK(0, "no go line");
+	CHECK(read_version(fd) == v, "version register later");
+	CHECK(ioctl(fd, DMA_Get_RxBuffinHW_Count, 0) >= 0);
+	close(fd);
+	printf("KTEST %s up_lanes_cpu_client (%d failures)\n", failures ? "FAIL" : "ok", failures);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
