@@ -3,7 +3,8 @@
  * gpuasync.ko, the module: which cards to drive (emulate=N emulated cards,
  * bind_pci=1 for real ones) and init/exit in gdrdrv.c's order.  The driver
  * (ga_drv.c) knows cards only through struct ga_card_ops, so the emulated
- * cards (ga_emu.c) are its clients, set up here after it.
+ * cards (ga_emu.c) are its clients, set up here after it.  Without GA_EMU
+ * (the packages' build) there are no emulated cards and no emulate=.
  */
 #include <linux/module.h>
 
@@ -11,8 +12,10 @@
 #include "ga_emu.h"
 
 static int emulate;
+#ifdef GA_EMU
 module_param(emulate, int, 0444);
 MODULE_PARM_DESC(emulate, "number of emulated cards to create (0-8, default 0)");
+#endif
 
 static bool bind_pci;
 module_param(bind_pci, bool, 0444);
@@ -60,4 +63,8 @@ module_init(ga_init);
 module_exit(ga_exit);
 MODULE_LICENSE("GPL");
 MODULE_VERSION(GA_DRV_VERSION);
+#ifdef GA_EMU
 MODULE_DESCRIPTION("GpuAsyncCore FPGA<->GPU RDMA driver (datadev GPU ABI) with emulated cards");
+#else
+MODULE_DESCRIPTION("GpuAsyncCore FPGA<->GPU RDMA driver (datadev GPU ABI)");
+#endif

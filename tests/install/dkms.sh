@@ -19,9 +19,9 @@
 # own hook (/etc/kernel/postinst.d/dkms, run on every kernel install
 # or update) must build and install it again (AUTOINSTALL); dpkg -r (prerm: dkms
 # remove --all) must leave no module, no DKMS state, no source and nothing in modules.dep.
-# In the guest (tests/install/dkms_init.sh): modprobe gpuasync emulate=1 (nv_p2p_stub comes
-# as its dependency), the device node, the module's version, kt's identity and frames steps,
-# rmmod.  Exit 77 when a tool is missing or not root (CI=true: failure).
+# In the guest (tests/install/dkms_init.sh): modprobe gpuasync (nv_p2p_stub comes as its
+# dependency), the module's version, no emulator in it (no emulate parameters, none of its
+# symbols in /proc/kallsyms, no emulated card), the stub's node, rmmod.  Exit 77 when a tool is missing or not root (CI=true: failure).
 set -uo pipefail # boot() (tests/kmod/qemu.sh) judges the kernel log with a pipeline
 BUILD=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -123,13 +123,11 @@ grep '^--- ' "$T/log" | sed 's/^--- /dkms: ok: /'
 	fail "this machine's /usr/src, /var/lib/dkms or /lib/modules changed"
 
 # ---- the guest: the Debian kernel with the modules DKMS built, loaded by name --------------
-guest_kt "$T/kt" || fail "kt does not build"
 R=$T/root
 guest_root "$R"
 mkdir -p "$R/lib/modules/$KVER/updates/dkms"
 cp "$T"/guest/*.ko* "$R/lib/modules/$KVER/updates/dkms/"
 cp "$T/guest/modules.dep" "$R/lib/modules/$KVER/"
-cp "$T/kt" "$R/t/"
 printf 'VERSION=%q\n' "$VERSION" >"$R/t/env"
 cp "$ROOT/tests/install/dkms_init.sh" "$R/init"
 guest_initramfs "$R" "" "$T/dkms.cpio.gz"

@@ -11,6 +11,22 @@ stubstat() { /t/kt stubstat; }
 echo "KTEST guest up: $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpu"
 
 insmod /t/nv_p2p_stub.ko || bad insmod_stub
+# The packages' gpuasync.ko (kmod/Kbuild without GA_EMU): the driver alone.  emulate=
+# is no parameter of it (the kernel ignores it), no card appears, and none of its
+# symbols is the emulator's (cards, store trap and its die notifier, firmware model).
+if insmod /t/gpuasync_prod.ko emulate=1; then
+	P=/sys/module/gpuasync/parameters
+	[ -e $P/bind_pci ] && [ -z "$(ls $P | grep '^emulate')" ] && ok production_parameters ||
+		bad "production_parameters ($(ls $P | tr '\n' ' '))"
+	[ ! -e /dev/gpuasync_emu0 ] && ok production_no_card || bad production_no_card
+	n=$(grep -c '\[gpuasync\]' /proc/kallsyms)
+	e=$(grep '\[gpuasync\]' /proc/kallsyms | grep -c 'ga_emu\|ga_trap\|ga_model')
+	[ "$n" -gt 100 ] && [ "$e" = 0 ] && ok "production_symbols ($n, none of the emulator)" ||
+		bad "production_symbols ($n, $e of the emulator)"
+	rmmod gpuasync && ok production_unload || bad production_unload
+else
+	bad production_load
+fi
 insmod /t/gpuasync.ko emulate=2 || bad insmod_gpuasync
 [ -c /dev/gpuasync_emu0 ] && [ -c /dev/gpuasync_emu1 ] && [ -c /dev/nv_p2p_stub ] &&
 	ok device_nodes || bad device_nodes

@@ -46,8 +46,9 @@ guest_kver() {
 	[ -n "$kver" ] && echo "$kver"
 }
 
-# build_modules KDIR DIR: gpuasync.ko and nv_p2p_stub.ko for the kernel tree
-# KDIR, in DIR/kmod; a warning fails the build.
+# build_modules KDIR DIR [GA_EMU]: gpuasync.ko and nv_p2p_stub.ko for the kernel
+# tree KDIR, in DIR/kmod; a warning fails the build.  GA_EMU (kmod/Kbuild) is 1,
+# emulated cards built in, unless given: 0 builds the packages' module.
 # Sources are copied so kbuild's outputs never land in the checkout and the
 # stock and debug builds cannot mix.
 prepare_src() { # DIR
@@ -58,7 +59,8 @@ prepare_src() { # DIR
 
 build_modules() {
 	prepare_src "$2"
-	make -C "$2/kmod" KDIR="$1" >"$2/build.log" 2>&1 || { tail -40 "$2/build.log"; return 1; }
+	make -C "$2/kmod" KDIR="$1" GA_EMU="${3:-1}" >"$2/build.log" 2>&1 ||
+		{ tail -40 "$2/build.log"; return 1; }
 	if grep -E 'warning:|error:' "$2/build.log"; then
 		log "FAIL: the modules build with warnings"
 		return 1

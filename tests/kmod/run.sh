@@ -80,6 +80,7 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 	guest_root "$R"
 	cp "$OUT"/t/* "$R/t/"
 	cp "$1/kmod/gpuasync.ko" "$1/kmod/nv_p2p_stub/nv_p2p_stub.ko" "$R/t/"
+	cp "$1/prod/kmod/gpuasync.ko" "$R/t/gpuasync_prod.ko"
 	printf 'FS_SKIP=%q\nDRP_STRICT=%q\n' "$FS_SKIP" "${GA_DRP_STRICT:-0}" >"$R/t/env"
 	drp_root "$R"
 	# util-linux's setpriv (busybox's lacks options the DRP's launch line
@@ -113,9 +114,24 @@ make_initramfs() { # KOBJ_DIR KMODS_LIST(debian modules, deps first) OUT_CPIO
 
 status=0
 
+# build_both KDIR DIR: the test module in DIR/kmod and the packages' one (no
+# emulated cards, kmod/Kbuild) in DIR/prod/kmod, whose symbols must hold nothing
+# of the emulator: no ga_emu_*, no store trap, no firmware model, no die notifier.
+build_both() {
+	build_modules "$1" "$2" && build_modules "$1" "$2/prod" 0 || return 1
+	local syms
+	syms=$(nm "$2/prod/kmod/gpuasync.ko" | grep -E 'ga_emu|ga_trap|ga_model|die_notifier' || true)
+	if [ -n "$syms" ]; then
+		log "FAIL: the production gpuasync.ko holds emulator symbols:"
+		echo "$syms"
+		return 1
+	fi
+	log "production gpuasync.ko: $(nm "$2/prod/kmod/gpuasync.ko" | wc -l) symbols, none of the emulator"
+}
+
 # ---- stock kernel -----------------------------------------------------------------
 log "kernel $KVER, output in $OUT"
-build_modules "/lib/modules/$KVER/build" "$OUT/stock" || exit 1
+build_both "/lib/modules/$KVER/build" "$OUT/stock" || exit 1
 build_tests || exit 1
 if [ -n "$FS_SKIP" ] && [ "${CI:-}" = true ]; then
 	log "FAIL: $FS_SKIP (under CI=true nothing may be skipped for want of a package)"
@@ -137,7 +153,7 @@ if [ "$DEBUG" != 0 ]; then
 		[ -n "$B" ] || log "debug kernel not cached: skipped (GA_KMOD_DEBUG_KERNEL=1, the default, builds it)"
 	fi
 	if [ -n "$B" ]; then
-		build_modules "$B" "$OUT/debug" || exit 1
+		build_both "$B" "$OUT/debug" || exit 1
 		make_initramfs "$OUT/debug" "" "$OUT/debug.cpio.gz" # FUSE is built in
 		boot debug "$B/arch/x86/boot/bzImage" "$OUT/debug.cpio.gz" 1536 || status=1
 	fi
