@@ -315,8 +315,10 @@ struct clk {
 	cudaStream_t st;
 	unsigned int n;
 	uint64_t step;
+	double timeout_s; /* how long the host waits for one answer (-t) */
 	std::vector<clk_sample> v;
 	volatile bool stop;
+	bool lost; /* a run-time sample got no answer: the GPU ran nothing beside the readers */
 	pthread_t thread;
 };
 
@@ -328,22 +330,26 @@ static void clk_init(struct clk *c, unsigned int n)
 	CU(cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking));
 }
 
-static clk_sample clk_one(struct clk *c)
+/* One sample into *@out: false when the GPU did not answer within
+ * c->timeout_s (its kernel still waits on c->st, and gives up by itself). */
+static bool clk_one(struct clk *c, clk_sample *out)
 {
 	std::vector<uint64_t> t0(c->n + 1), t1(c->n + 1);
 	clk_sample best = {0, 0, ~0ull};
 
+	/* A ping-pong that got no answer may still be queued: let it end first. */
+	CU(cudaStreamSynchronize(c->st));
 	c->flags[0] = c->flags[32] = 0;
 	clk_pingpong<<<1, 1, 0, c->st>>>(c->flags, c->flags + 32, c->gt, c->n);
 	CU(cudaGetLastError());
 	for (unsigned int i = 1; i <= c->n; i++) {
-		double give_up = now_s() + 2;
+		double give_up = now_s() + c->timeout_s;
 
 		t0[i] = realtime_ns();
 		c->flags[0] = i;
 		while (c->flags[32] != i)
 			if (now_s() > give_up)
-				die("clock ping-pong: no answer from the GPU to ping %u", i);
+				return false;
 		t1[i] = realtime_ns();
 	}
 	CU(cudaStreamSynchronize(c->st));
@@ -354,7 +360,25 @@ static clk_sample clk_one(struct clk *c)
 			best.host = (t0[i] + t1[i]) / 2;
 			best.off = (int64_t)(c->gt[i] - best.host);
 		}
-	return best;
+	*out = best;
+	return true;
+}
+
+/* A sample the run cannot do without; without an answer the program ends
+ * at once (_exit: the readers' kernels may never end, and the CUDA
+ * runtime's exit handlers would wait for them). */
+static clk_sample clk_must(struct clk *c, const char *when)
+{
+	clk_sample s;
+
+	if (!clk_one(c, &s)) {
+		printf("drp: FAIL: clock ping-pong %s: no answer from the GPU within %.0f s "
+		       "(-t SECONDS waits longer, as under compute-sanitizer)\n",
+		       when, c->timeout_s);
+		fflush(stdout);
+		_exit(2);
+	}
+	return s;
 }
 
 static void *clk_thread(void *arg)
@@ -362,7 +386,16 @@ static void *clk_thread(void *arg)
 	struct clk *c = (struct clk *)arg;
 
 	while (!c->stop) {
-		c->v.push_back(clk_one(c));
+		clk_sample s;
+
+		/* No answer while the readers run: this GPU runs one kernel at
+		 * a time (compute-sanitizer serializes them).  The run goes on
+		 * with the samples taken before and after it. */
+		if (!clk_one(c, &s)) {
+			c->lost = true;
+			break;
+		}
+		c->v.push_back(s);
 		usleep(10000);
 	}
 	return NULL;
@@ -398,6 +431,8 @@ static void usage(void)
 		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
 		"  -o FILE   write the latency histogram there (le_ns count, one bucket a line)\n"
 		"  -d GPU    CUDA device ordinal (default 0)\n"
+		"  -t SEC    wait this long for the GPU's answer to a clock ping (default 2;\n"
+		"            longer under compute-sanitizer)\n"
 		"  -m MODE   late (default): the late-2026 DRP (start-up with the index reset\n"
 		"            through the mapping, then gpuEnableTx; 32-bit re-arms; 64 KiB\n"
 		"            aligned buffers; descriptor error mask 0x%08x);\n"
@@ -415,9 +450,10 @@ int main(int argc, char **argv)
 	unsigned int nreaders = 2, blocks = 2, check = 1, host_rearm = 0;
 	bool late = true;
 	const char *hist_path = NULL;
+	double clock_timeout_s = 2;
 	int gpu = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:m:Hh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:m:t:Hh")) != -1) {
 		switch (opt) {
 		case 'n':
 			nframes = strtoull(optarg, NULL, 0);
@@ -447,6 +483,11 @@ int main(int argc, char **argv)
 			if (strcmp(optarg, "late") && strcmp(optarg, "summer"))
 				usage();
 			late = strcmp(optarg, "late") == 0;
+			break;
+		case 't':
+			clock_timeout_s = atof(optarg);
+			if (!(clock_timeout_s > 0))
+				usage();
 			break;
 		case 'H':
 			host_rearm = 1;
@@ -587,12 +628,21 @@ int main(int argc, char **argv)
 	static struct clk clk;
 
 	clk_init(&clk, 200);
-	clk.v.push_back(clk_one(&clk));
+	clk.timeout_s = clock_timeout_s;
+	clk.v.push_back(clk_must(&clk, "before the run"));
 	printf("drp: %%globaltimer - CLOCK_REALTIME = %" PRId64 " ns (+-%" PRIu64
 	       " ns), timer step %" PRIu64 " ns\n",
 	       clk.v[0].off, clk.v[0].err, clk.step);
 	if (pthread_create(&clk.thread, NULL, clk_thread, &clk))
 		die("cannot start the clock thread");
+
+	/* A consumer killed mid-run leaves the generator running and the
+	 * engine on at some place in the ring: stop both first, so that no
+	 * frame of that run lands in this one and the ring starts at buffer 0
+	 * (an engine switched off starts again there). */
+	if (gen_size)
+		fs_write("sim/running", "0");
+	fs_write("registers/write_enable", "0");
 
 	/* ---- arm: doorbells cleared, every buffer on the free list ---- */
 	for (unsigned int i = 0; i < nbuf; i++)
@@ -735,7 +785,10 @@ stop:
 		CU(cudaStreamSynchronize(st[r]));
 	clk.stop = true;
 	pthread_join(clk.thread, NULL);
-	clk.v.push_back(clk_one(&clk));
+	if (clk.lost)
+		printf("drp: note: the GPU answered no clock ping while the readers ran (one "
+		       "kernel at a time): latencies use the samples before and after the run\n");
+	clk.v.push_back(clk_must(&clk, "after the run"));
 
 	/* ---- what is left over, the card's side ---- */
 	std::vector<drp_reader> rd(nreaders);

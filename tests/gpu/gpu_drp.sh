@@ -20,7 +20,8 @@
 # frames of 4 KiB, 4 readers x 20000 frames of ~64 KiB, 1 reader x 20000
 # frames of 33 bytes (odd length, header and one word), 2 readers x 20000
 # frames of 4 KiB with the CPU re-arming (-H), 2 readers x 20000 frames of
-# 4 KiB as the summer DRP.  Exits 77 without
+# 4 KiB as the summer DRP; then 20 consumers killed with SIGKILL at random
+# points, each followed by a run that must be OK.  Exits 77 without
 # a GPU or FUSE, or where the GPU cannot launch graphs from the device.
 set -u
 # shellcheck source=tests/gpu/common.sh
@@ -69,6 +70,35 @@ run reader1_odd -n 20000 -r 1 -g 33
 run host_rearm -n 20000 -r 2 -g 4096 -H
 # The summer-2026 DRP, still in the field: one-byte re-arm stores.
 run summer -n 20000 -r 2 -g 4096 -m summer
+# A consumer killed with SIGKILL at a random point (CUDA start-up, the
+# start-up sequence, mid-run) leaves the generator running and the ring
+# wherever it was: the next consumer, late or summer (which has no index
+# reset of its own), must still get every frame in order.  20 kills: even
+# ones after a random delay of up to 1.5 s, odd ones once the card has
+# delivered a random number of frames.
+for i in $(seq 20); do
+	"$D" -n 100000000 -r 2 -g 4096 "$MNT" >/dev/null 2>&1 &
+	CP=$!
+	if [ $((i % 2)) = 0 ]; then
+		sleep "$((RANDOM % 2)).$((RANDOM % 10))"
+	else
+		want=$((1 + RANDOM % 50000))
+		for _ in $(seq 300); do
+			n=$(cat "$MNT/registers/rx_frame_count" 2>/dev/null || echo 0)
+			[ "$n" -ge "$want" ] 2>/dev/null && break
+			kill -0 $CP 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	kill -9 $CP 2>/dev/null
+	wait $CP 2>/dev/null
+	if [ $((i % 2)) = 0 ]; then
+		run "after_kill_$i" -n 5000 -r 2 -g 4096
+	else
+		run "after_kill_$i" -n 5000 -r 2 -g 4096 -m summer
+	fi
+done
+echo "gpu_drp: 20 consumers killed at random points, the next one OK each time"
 CASE=stride
 # 3 readers cannot share 8 buffers: refused before anything starts.
 OUT=$("$D" -n 10 -r 3 "$MNT" 2>&1) && fail "3 readers over 8 buffers accepted"
