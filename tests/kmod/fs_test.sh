@@ -27,6 +27,10 @@ ok mount
 [ "$(cat $M/device/version)" = "$(cat $CARD/version)" ] && ok device_version || bad device_version
 [ "$(cat $M/device/backend)" = datadev ] && ok device_backend || bad device_backend
 [ "$(cat $M/device/pin)" = "$PIN" ] && ok device_pin || bad "device_pin ($(cat $M/device/pin))"
+# gpuasync.ko takes dma-bufs and pins by address (GPU_Is_Dma_Buf_Supp and
+# GPU_Is_GpuDirect_Supp answer 1).
+[ "$(cat $M/device/dma_buf) $(cat $M/device/gpudirect)" = "yes yes" ] && ok device_gpu_apis ||
+	bad "device_gpu_apis ($(cat $M/device/dma_buf) $(cat $M/device/gpudirect))"
 grep -q rx_frame_count $M/README && ok readme || bad readme
 # AxiVersion through the driver's register ioctl: the emulated card's identity
 grep -qxE '[0-9a-f]{40}' $M/device/firmware/git_hash && ok firmware_git_hash ||

@@ -241,6 +241,9 @@ if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then
 	# udmabuf (a huge page per buffer), where the kernel has it.
 	if [ -c /dev/udmabuf ]; then
 		echo 8 > /proc/sys/vm/nr_hugepages
+		# The library hands each buffer over as a whole dma-buf: upstream's
+		# GPU_DmaBuf_Add_* and GPU_DmaBuf_Remove_Buffers, counted by kprobes.
+		if [ -x /t/t_lib ]; then run /t/t_lib dmabuf /dev/gpuasync_emu0; fi
 		run /t/fs_test.sh dmabuf
 		echo 0 > /proc/sys/vm/nr_hugepages
 	else

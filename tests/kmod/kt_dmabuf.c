@@ -529,8 +529,9 @@ static void t_dmabuf_udmabuf(void)
  * argument, the buffer the whole dma-buf.  Where gpuasync.ko differs from
  * upstream on purpose (kmod/README.md): only the owner adds or removes, an
  * add leaves the engine off, the payload limit is the buffer size minus
- * DmaDataBytes, and a refusal (bad fd, wrong size, scattered memory) says
- * so with an errno and registers nothing.
+ * DmaDataBytes, any bus address is taken, a refusal (bad fd, wrong size,
+ * scattered memory) says so with an errno and registers nothing, and
+ * remove-all releases every buffer.  docs/abi.md's table lists these.
  */
 static void t_dmabuf_upstream(void)
 {
@@ -560,6 +561,10 @@ static void t_dmabuf_upstream(void)
 		      e[i].owner_tgid == (uint32_t)getpid(),
 		      "buffer %d: flags %#x size %u offset %llu index %u", i, e[i].flags, e[i].size,
 		      (unsigned long long)e[i].gpu_address, e[i].index);
+	/* Upstream's alignment check takes no address at or above 64 KiB. */
+	for (i = 0; i < n && i < 5; i++)
+		CHECK(e[i].bus_address >= KB64, "buffer %d at bus address %#llx", i,
+		      (unsigned long long)e[i].bus_address);
 	check_table(fd, 5, 0);
 	/* Upstream switches the engine on at every add and sets the limit to
 	 * the buffer size; the payload starts at DmaDataBytes. */
@@ -581,6 +586,7 @@ static void t_dmabuf_upstream(void)
 		CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Wr_Buffer, y), EINVAL); /* one write size */
 	CHECK_OK(stub_param("scatter", "1"));
 	CHECK_ERR(ioctl(fd, GPU_DmaBuf_Add_Rd_Buffer, y), EINVAL); /* not one run */
+	CHECK(dmesg_has("are not contiguous on the bus"), "no log line for scattered memory");
 	CHECK_OK(stub_param("scatter", "0"));
 	CHECK(get_table(fd, NULL, 0) == 5, "a refused buffer was registered");
 
@@ -603,7 +609,8 @@ static void t_dmabuf_upstream(void)
 	close(y);
 
 	/* Remove all: every buffer, the engines off, the owner released. */
-	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1));
+	CHECK_OK(ioctl(fd, GPU_Enable_Tx, 1)); /* the enable call is what turns it on */
+	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 1, "GPU_Enable_Tx left the engine off");
 	CHECK(ioctl(fd, GPU_DmaBuf_Remove_Buffers, 0) == 0);
 	CHECK(field(fd, GA_REG_WRITE_ENABLE, 0) == 0, "remove left the engine on");
 	check_clean(fd, "after GPU_DmaBuf_Remove_Buffers");
