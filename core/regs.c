@@ -128,6 +128,14 @@ bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout, unsigned int versi
 	       version <= GA_VERSION_MAX;
 }
 
+bool ga_reg_is_setting(enum ga_reg_id id)
+{
+	const struct ga_reg *r = &ga_regs[id];
+
+	return r->array == GA_ARRAY_NONE && r->access == GA_RW &&
+	       !(r->flags & (GA_F_DRIVER | GA_F_TRIGGER | GA_F_ENGINE_WRITE | GA_F_ENGINE_READ));
+}
+
 int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version,
 		  unsigned int index, unsigned int max_buffers, uint32_t *offset)
 {
@@ -227,6 +235,11 @@ int ga_field_write(const struct ga_reg_io *io, enum ga_reg_id id, enum ga_layout
 	 * pointless, and for a strobe the read has no meaning. */
 	if (ga_regs[id].access == GA_WO || mask == 0xFFFFFFFFu)
 		return io->write(io->ctx, offset, word);
+	if (io->write_masked) {
+		rc = io->write_masked(io->ctx, offset, mask, word);
+		if (rc != -EOPNOTSUPP)
+			return rc;
+	}
 	rc = io->read(io->ctx, offset, &word);
 	if (rc)
 		return rc;

@@ -42,11 +42,7 @@
 
 bool fs_is_setting(const struct fs *fs, enum ga_reg_id id)
 {
-	const struct ga_reg *r = &ga_regs[id];
-
-	return ga_reg_present(id, fs->info.layout, fs->info.version) && r->array == GA_ARRAY_NONE &&
-	       r->access == GA_RW &&
-	       !(r->flags & (GA_F_DRIVER | GA_F_TRIGGER | GA_F_ENGINE_WRITE | GA_F_ENGINE_READ));
+	return ga_reg_present(id, fs->info.layout, fs->info.version) && ga_reg_is_setting(id);
 }
 
 /* A card whose link is down reads all ones: no settings to save, and none

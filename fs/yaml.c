@@ -225,17 +225,6 @@ int fs_show_state_yaml(struct fs_ctx *c, struct strbuf *sb)
 
 /* ---- import ------------------------------------------------------------- */
 
-/* A setting on the firmware versions that have it (fs_is_setting without
- * the presence test): its absence here is worth a line, a read-only
- * variable's is not. */
-static bool maybe_setting(enum ga_reg_id id)
-{
-	const struct ga_reg *r = &ga_regs[id];
-
-	return r->array == GA_ARRAY_NONE && r->access == GA_RW &&
-	       !(r->flags & (GA_F_DRIVER | GA_F_TRIGGER | GA_F_ENGINE_WRITE | GA_F_ENGINE_READ));
-}
-
 /* A parse in progress: the staged settings and the skipped nodes' notes. */
 struct load {
 	struct fs *fs;
@@ -586,7 +575,7 @@ static int parse(struct load *ld, const char *buf, size_t len)
 				     lineno, path[keydepth - 1]);
 			break;
 		}
-		if (id >= 0 && maybe_setting((enum ga_reg_id)id) &&
+		if (id >= 0 && ga_reg_is_setting((enum ga_reg_id)id) &&
 		    !ga_reg_present((enum ga_reg_id)id, ld->fs->info.layout,
 				    ld->fs->info.version)) {
 			note_skip(ld, lineno, path, keydepth, "not part of this firmware version");

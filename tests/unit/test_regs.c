@@ -824,6 +824,38 @@ START_TEST(test_facts_engines)
 }
 END_TEST
 
+/* The settings are exactly the single read-write fields that are neither
+ * the driver's plumbing, a strobe nor an engine switch (settings,
+ * settings.yaml and rogue's YAML all ask ga_reg_is_setting). */
+START_TEST(test_facts_settings)
+{
+	static const struct {
+		const char *name;
+		bool setting;
+	} want[] = {
+		{"ar_cache", true},	  {"aw_cache", true},	    {"write_enable", false},
+		{"read_enable", false},	  {"write_count", false},   {"count_reset", false},
+		{"rx_frame_count", false}, {"dma_data_bytes", false},
+	};
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int id = ga_reg_find(want[i].name);
+
+		ck_assert_msg(id >= 0, "%s", want[i].name);
+		ck_assert_msg(ga_reg_is_setting((enum ga_reg_id)id) == want[i].setting, "%s",
+			      want[i].name);
+	}
+	for (unsigned int i = 0; i < GA_REG_COUNT; i++) {
+		if (!ga_reg_is_setting((enum ga_reg_id)i))
+			continue;
+		n++;
+		ck_assert(ga_regs[i].access == GA_RW && ga_regs[i].array == GA_ARRAY_NONE);
+	}
+	ck_assert_uint_gt(n, 2);
+}
+END_TEST
+
 /* ---- the AxiVersion identity table ---------------------------------------- */
 
 /*
@@ -1246,7 +1278,7 @@ static Suite *regs_suite(void)
 			SUITE_TESTS({test_fw_facts}, {test_fw_image}, {test_fw_emulated},
 				    {test_pyrogue_names}, {test_fw_format}, {test_facts_v1},
 				    {test_facts_v4}, {test_facts_v4_legacy}, {test_facts_access},
-				    {test_facts_engines}));
+				    {test_facts_engines}, {test_facts_settings}));
 	return s;
 }
 

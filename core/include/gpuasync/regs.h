@@ -205,6 +205,14 @@ bool ga_reg_present(enum ga_reg_id id, enum ga_layout layout,
 		    unsigned int version);
 
 /*
+ * Is register @id a setting: a single read-write field that configures the
+ * card (what settings, settings.yaml and rogue's YAML save and restore),
+ * not the driver's plumbing, a strobe or an engine switch?  On any firmware
+ * that has it (ga_reg_present says which).
+ */
+bool ga_reg_is_setting(enum ga_reg_id id);
+
+/*
  * Byte offset of instance @index of @id.  Returns 0, or -ENOENT when the
  * register is absent from the layout/version, -ERANGE when @index is not an
  * instance that exists (index >= max_buffers, or != 0 for stride-0 rows).
@@ -220,12 +228,17 @@ int ga_reg_offset(enum ga_reg_id id, enum ga_layout layout, unsigned int version
  * under registers/ reports it; -EINVAL stays for input that is not a
  * number at all), and nothing is written.  Then the field goes into its
  * word: a strobe (GA_WO) or a whole-word field is one store, anything else
- * a read-modify-write.  Callers serialise writers of a shared word.
+ * a read-modify-write.  Callers serialise writers of a shared word.  Where
+ * the word has a writer the caller cannot serialise with (the driver, which
+ * updates the control word's counts), @write_masked, when set, changes only
+ * the field's bits in one step; -EOPNOTSUPP from it means "not here", and
+ * the read-modify-write follows.
  */
 struct ga_reg_io {
 	void *ctx;
 	int (*read)(void *ctx, uint32_t offset, uint32_t *word);
 	int (*write)(void *ctx, uint32_t offset, uint32_t word);
+	int (*write_masked)(void *ctx, uint32_t offset, uint32_t mask, uint32_t word);
 };
 
 /* @value into the bits @mask (lowest at @lsb) of *@word: 0, or -ERANGE
