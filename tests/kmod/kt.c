@@ -1894,7 +1894,10 @@ static const struct kcase *case_at(unsigned int c)
 	c -= n_drp_cases;
 	if (c < n_proc_cases)
 		return &proc_cases[c];
-	return &hwmon_cases[c - n_proc_cases];
+	c -= n_proc_cases;
+	if (c < n_trap_cases)
+		return &trap_cases[c];
+	return &hwmon_cases[c - n_trap_cases];
 }
 
 static void identify(void)
@@ -1960,7 +1963,8 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
-		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases + n_hwmon_cases;
+		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases + n_trap_cases +
+				    n_hwmon_cases;
 		     c++) {
 			const struct kcase *k = case_at(c);
 

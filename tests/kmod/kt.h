@@ -116,6 +116,10 @@ extern const unsigned int n_drp_cases;
 extern const struct kcase proc_cases[];
 extern const unsigned int n_proc_cases;
 
+/* kt_trap.c */
+extern const struct kcase trap_cases[];
+extern const unsigned int n_trap_cases;
+
 /* kt_hwmon.c */
 extern const struct kcase hwmon_cases[];
 extern const unsigned int n_hwmon_cases;
