@@ -21,7 +21,7 @@
  * parameter called "name" would also replace ".name".
  */
 #define GA_REG_ROW(id_, name_, access_, format_, flags_, array_, v1_, v4_, v4l_, minv_, unit_,     \
-		   doc_, pyrogue_)                                                                 \
+		   doc_, pyrogue_, py_disp_, ...)                                                  \
 	[GA_REG_##id_] = {                                                                         \
 		.name = name_,                                                                     \
 		.access = access_,                                                                 \
@@ -33,6 +33,8 @@
 		.unit = unit_,                                                                     \
 		.doc = doc_,                                                                       \
 		.pyrogue = pyrogue_,                                                               \
+		.py_disp = py_disp_,                                                               \
+		.py_names = {__VA_ARGS__},                                                         \
 	},
 
 const struct ga_reg ga_regs[GA_REG_COUNT] = {

@@ -62,58 +62,27 @@
 #define YAML_CORE  "AxiPcieCore"
 #define YAML_DEPTH 8 /* deepest key path followed */
 
-enum py_disp {
-	PD_FORMAT, /* from the row's format: hex, True/False, decimal */
-	PD_DEC,
-	PD_HEX,
-	PD_ENUM,
-	PD_MBPS, /* hex, then surf's LinkVariable: the name less "Raw", in Mbps */
-};
+static const char *const bool_names[2] = {"False", "True"};
 
-/*
- * Where pyrogue displays a variable otherwise than the row's own format
- * (axi-pcie-core's _AxiGpuAsyncCore.py: disp '{}' is decimal, no disp on
- * a UInt is hex, enum names; surf's AxiStreamMonAxiL: FrameCnt a UInt,
- * each RawBandwidth* beside a Bandwidth* in Mbps shown '{:1.1f}').
- * tests/rogue checks every line against pyrogue's own.
- */
-static const struct {
-	enum ga_reg_id id;
-	enum py_disp disp;
-	const char *names[2]; /* PD_ENUM: the names of 0 and 1 */
-} pyrogue_disp[] = {
-	{GA_REG_DEMUX_SELECT, PD_ENUM, {"CPU_path", "GPU_path"}},
-	{GA_REG_AXI_WRITE_ERROR_VALUE, PD_DEC, {0}},
-	{GA_REG_AXI_READ_ERROR_VALUE, PD_DEC, {0}},
-	{GA_REG_WRITE_MAX_SIZE, PD_HEX, {0}},
-	{GA_REG_IB_MON_FRAME_COUNT, PD_HEX, {0}},
-	{GA_REG_OB_MON_FRAME_COUNT, PD_HEX, {0}},
-	{GA_REG_IB_MON_BANDWIDTH, PD_MBPS, {0}},
-	{GA_REG_IB_MON_BANDWIDTH_MAX, PD_MBPS, {0}},
-	{GA_REG_IB_MON_BANDWIDTH_MIN, PD_MBPS, {0}},
-	{GA_REG_OB_MON_BANDWIDTH, PD_MBPS, {0}},
-	{GA_REG_OB_MON_BANDWIDTH_MAX, PD_MBPS, {0}},
-	{GA_REG_OB_MON_BANDWIDTH_MIN, PD_MBPS, {0}},
-};
-
-static enum py_disp disp_of(enum ga_reg_id id, const char *const **names)
+/* How pyrogue shows row @id (the table's py_disp; GA_PY_FORMAT resolved
+ * from the row's format, pr.Bool's False/True for a bool), and for
+ * GA_PY_ENUM the names of 0 and 1 in *@names. */
+static enum ga_py_disp disp_of(enum ga_reg_id id, const char *const **names)
 {
-	for (size_t i = 0; i < sizeof(pyrogue_disp) / sizeof(pyrogue_disp[0]); i++)
-		if (pyrogue_disp[i].id == id) {
-			*names = pyrogue_disp[i].names;
-			return pyrogue_disp[i].disp;
-		}
+	*names = ga_regs[id].py_names;
+	if (ga_regs[id].py_disp != GA_PY_FORMAT)
+		return ga_regs[id].py_disp;
 	switch (ga_regs[id].format) {
 	case GA_FMT_HEX:
-		return PD_HEX;
+		return GA_PY_HEX;
 	case GA_FMT_BOOL:
-		return PD_ENUM; /* pr.Bool: False, True */
+		*names = bool_names; /* pr.Bool: False, True */
+		return GA_PY_ENUM;
 	default:
-		return PD_DEC;
+		return GA_PY_DEC;
 	}
 }
 
-static const char *const bool_names[2] = {"False", "True"};
 
 /* The row's pyrogue name below AxiGpuAsyncCore ("RxFrameCnt",
  * "GpuIbAxisMon.Ch[0].FrameCnt"), or NULL. */
@@ -142,26 +111,26 @@ static bool in_yaml(const struct fs *fs, enum ga_reg_id id, bool state)
 
 /* ---- export ------------------------------------------------------------- */
 
-/* @name's value, then for PD_MBPS the LinkVariable pyrogue derives from
+/* @name's value, then for GA_PY_MBPS the LinkVariable pyrogue derives from
  * it, on its own line at @indent. */
 static int put_value(struct fs *fs, struct strbuf *sb, enum ga_reg_id id, int indent,
 		     const char *name)
 {
 	const char *const *names = bool_names;
-	enum py_disp d = disp_of(id, &names);
+	enum ga_py_disp d = disp_of(id, &names);
 	uint64_t v;
 	int ret = ga_reg_read64(fs->dev, id, 0, &v);
 
 	if (ret < 0)
 		return ret;
-	if (d == PD_ENUM && v < 2)
+	if (d == GA_PY_ENUM && v < 2)
 		return sb_printf(sb, "%s\n", names[v]) ? -ENOMEM : 0;
-	if (d == PD_MBPS)
+	if (d == GA_PY_MBPS)
 		return sb_printf(sb, "0x%llx\n%*s%s: %.1f\n", (unsigned long long)v, indent, "",
 				 name + strlen("Raw"), (double)v * 8e-6) ?
 			       -ENOMEM :
 			       0;
-	if (d == PD_HEX)
+	if (d == GA_PY_HEX)
 		return sb_printf(sb, "0x%llx\n", (unsigned long long)v) ? -ENOMEM : 0;
 	return sb_printf(sb, "%llu\n", (unsigned long long)v) ? -ENOMEM : 0;
 }
@@ -274,7 +243,7 @@ static void generic_index(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
-/* Is @gen the generic name of a PD_MBPS row's LinkVariable (the last
+/* Is @gen the generic name of a GA_PY_MBPS row's LinkVariable (the last
  * component less "Raw") equal to @want? */
 static bool link_name_is(enum ga_reg_id id, const char *gen, const char *want)
 {
@@ -282,7 +251,7 @@ static bool link_name_is(enum ga_reg_id id, const char *gen, const char *want)
 	const char *last = strrchr(gen, '.');
 	size_t head;
 
-	if (disp_of(id, &names) != PD_MBPS || !last || strncmp(last + 1, "Raw", 3))
+	if (disp_of(id, &names) != GA_PY_MBPS || !last || strncmp(last + 1, "Raw", 3))
 		return false;
 	head = (size_t)(last + 1 - gen);
 	return !strncmp(gen, want, head) && !strcmp(want + head, last + 4);
@@ -368,12 +337,12 @@ static int stage(struct load *ld, int id, const char *val, unsigned int line)
 {
 	struct fs *fs = ld->fs;
 	const char *const *names = bool_names;
-	enum py_disp d = disp_of((enum ga_reg_id)id, &names);
+	enum ga_py_disp d = disp_of((enum ga_reg_id)id, &names);
 	uint32_t max = ga_reg_field_max((enum ga_reg_id)id, fs->info.layout);
 	uint64_t v = 0;
 	int ret;
 
-	if (d == PD_ENUM) {
+	if (d == GA_PY_ENUM) {
 		if (!strcmp(val, names[0]) || (names == bool_names && !strcmp(val, "false"))) {
 			v = 0;
 		} else if (!strcmp(val, names[1]) ||

@@ -22,7 +22,9 @@
  * Row columns:
  *   id, "name", access, format, flags, array,
  *   loc(V1), loc(V4), loc(V4_LEGACY), min_version, "unit", "one-line doc",
- *   "pyrogue variable" (docs/registers.md lists what pyrogue has that we lack)
+ *   "pyrogue variable" (docs/registers.md lists what pyrogue has that we lack),
+ *   how pyrogue displays it (enum ga_py_disp; GA_PY_ENUM rows then name
+ *   the values 0 and 1)
  * loc is GA_LOC(offset, lsb, msb, stride) or GA_NA.  For per-buffer rows (array !=
  * GA_ARRAY_NONE) the instance i lives at offset + i * stride; stride 0 means
  * only buffer 0 is measured in that layout (V4 latencies).
@@ -170,6 +172,18 @@ enum ga_reg_id {
 	GA_REG_COUNT
 };
 
+/* How pyrogue shows a variable (rogue's YAML and state.yaml say it the same
+ * way): axi-pcie-core's _AxiGpuAsyncCore.py gives disp '{}' (decimal), no
+ * disp on a UInt (hex) or enum names; surf's AxiStreamMonAxiL a UInt
+ * FrameCnt and, beside each RawBandwidth*, a Bandwidth* in Mbps. */
+enum ga_py_disp {
+	GA_PY_FORMAT, /* as the row's format: hex, True/False, decimal */
+	GA_PY_DEC,
+	GA_PY_HEX,
+	GA_PY_ENUM, /* py_names[0] for 0, py_names[1] for 1 */
+	GA_PY_MBPS, /* hex, then the LinkVariable: the name less "Raw", in Mbps */
+};
+
 struct ga_reg {
 	const char *name;
 	enum ga_access access;
@@ -184,6 +198,8 @@ struct ga_reg {
 	 * names this field, relative to AxiPcieCore ("AxiGpuAsyncCore.
 	 * RxFrameCnt"; "[i]" for per-buffer rows); "" when pyrogue has none. */
 	const char *pyrogue;
+	enum ga_py_disp py_disp;
+	const char *py_names[2];
 };
 
 /* The table, indexed by enum ga_reg_id (defined in core/regs.c). */
