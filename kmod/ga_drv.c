@@ -1033,6 +1033,38 @@ static long ga_ioctl_GPU_DmaBuf_Remove_Buffers(struct ga_file *gf, unsigned int 
 	return ga_ioctl_rem_all(gf);
 }
 
+/* One step under reg_lock: the driver's own updates of the word stay. */
+static long ga_ioctl_GA_Write_Register_Masked(struct ga_file *gf, unsigned int cmd,
+					      unsigned long arg)
+{
+	struct ga_card *card = gf->card;
+	struct ga_reg_masked r;
+	u32 v;
+	int ret;
+
+	ret = ga_arg_in(&r, sizeof(r), arg, cmd);
+	if (ret)
+		return ret;
+	ret = ga_reg_window_ok(card, r.address);
+	if (ret)
+		return ret;
+	ret = ga_may_write_regs(card);
+	if (ret) {
+		ga_log_write_refused(card, "masked register write", r.address);
+		return ret;
+	}
+	mutex_lock(&card->reg_lock);
+	if (card->dead) {
+		ret = -ENODEV;
+	} else {
+		v = card->ops->read32(card, r.address);
+		card->ops->write32(card, r.address, (v & ~r.mask) | (r.data & r.mask));
+		atomic64_inc(&card->user_reg_writes);
+	}
+	mutex_unlock(&card->reg_lock);
+	return ret;
+}
+
 static long ga_ioctl_GA_Get_Abi_Version(struct ga_file *gf, unsigned int cmd, unsigned long arg)
 {
 	return (GA_ABI_VERSION << 16) | GA_FEAT_ALL;

@@ -275,11 +275,20 @@ static int be_word_write(void *ctx, uint32_t off, uint32_t word)
 	return dev->be->reg_write(dev, off, word);
 }
 
+static int be_word_write_masked(void *ctx, uint32_t off, uint32_t mask, uint32_t word)
+{
+	struct ga_dev *dev = ctx;
+
+	return dev->be->reg_write_masked(dev, off, mask, word);
+}
+
 /* core's field accessor (ga_field_write) on the backend; dev->lock makes
- * its read-modify-write of a shared word safe. */
+ * its read-modify-write safe against this process's other writers, the
+ * backend's masked write (where the driver has one) against the driver's. */
 int ga_field_write_locked(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint32_t val)
 {
-	const struct ga_reg_io io = {dev, be_word_read, be_word_write};
+	const struct ga_reg_io io = {dev, be_word_read, be_word_write,
+				     dev->be->reg_write_masked ? be_word_write_masked : NULL};
 	enum ga_layout l = dev->info.layout;
 	uint32_t off;
 	int rc;
@@ -351,7 +360,15 @@ int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index, uint
 		rc = ga_err(-EACCES, "register %s is read-only", ga_regs[id].name);
 	if (rc == 0)
 		rc = ga_link_check_locked(dev);
-	if (rc == 0)
+	/* regs.h: an engine enable is switched as ga_dev_enable switches it
+	 * (the driver's enable call where it has one), never as a field. */
+	if (rc == 0 && (ga_regs[id].flags & (GA_F_ENGINE_WRITE | GA_F_ENGINE_READ)) && val > 1)
+		rc = ga_err(-ERANGE, "%s: value %u does not fit (max 1)", ga_regs[id].name, val);
+	else if (rc == 0 && (ga_regs[id].flags & (GA_F_ENGINE_WRITE | GA_F_ENGINE_READ)))
+		rc = ga_enable_locked(dev,
+				      (ga_regs[id].flags & GA_F_ENGINE_WRITE) ? GA_DIR_WRITE : GA_DIR_READ,
+				      val != 0);
+	else if (rc == 0)
 		rc = ga_field_write_locked(dev, id, index, val);
 	if (rc == 0 && id == GA_REG_COUNT_RESET)
 		rc = count_reset_extra_locked(dev);

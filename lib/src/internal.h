@@ -227,6 +227,10 @@ struct ga_backend_ops {
 	/* 32-bit word at @off inside the core block (already range-checked). */
 	int (*reg_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);
 	int (*reg_write)(struct ga_dev *dev, uint32_t off, uint32_t val);
+	/* The bits @mask of that word take those of @val, in one step beside
+	 * the driver's own updates (gpuasync.ko's GA_Write_Register_Masked);
+	 * -EOPNOTSUPP where the driver has no such call; NULL: never. */
+	int (*reg_write_masked)(struct ga_dev *dev, uint32_t off, uint32_t mask, uint32_t val);
 	/* 32-bit word at @off inside the AxiVersion block (BAR0 + GA_FW_BASE,
 	 * @off < GA_FW_SIZE, aligned); NULL where it cannot be reached. */
 	int (*fw_read)(struct ga_dev *dev, uint32_t off, uint32_t *val);

@@ -262,7 +262,7 @@ uint32_t reg_off(enum ga_reg_id id, unsigned int index)
 	return off;
 }
 
-static uint32_t rd_word(int fd, uint32_t core_off)
+uint32_t rd_word(int fd, uint32_t core_off)
 {
 	struct DmaRegisterData r = { .address = core_base + core_off };
 
@@ -1897,7 +1897,10 @@ static const struct kcase *case_at(unsigned int c)
 	c -= n_proc_cases;
 	if (c < n_trap_cases)
 		return &trap_cases[c];
-	return &hwmon_cases[c - n_trap_cases];
+	c -= n_trap_cases;
+	if (c < n_regs_cases)
+		return &regs_cases[c];
+	return &hwmon_cases[c - n_regs_cases];
 }
 
 static void identify(void)
@@ -1964,7 +1967,7 @@ int main(int argc, char **argv)
 		bool all = strcmp(argv[i], "all") == 0, found = false;
 
 		for (c = 0; c < n_cases + n_dmabuf_cases + n_drp_cases + n_proc_cases + n_trap_cases +
-				    n_hwmon_cases;
+				    n_regs_cases + n_hwmon_cases;
 		     c++) {
 			const struct kcase *k = case_at(c);
 

@@ -88,6 +88,8 @@ void gfree(int s, struct gmem *g);
 /* GPU_Add_Nvidia_Memory. */
 int add_buf(int fd, int write, uint64_t va, uint32_t size);
 uint32_t reg_off(enum ga_reg_id id, unsigned int index);
+/* The word at @core_off in GpuAsyncCore (DMA_Read_Register). */
+uint32_t rd_word(int fd, uint32_t core_off);
 void wr_word(int fd, uint32_t core_off, uint32_t val);
 /* The GpuAsyncCore block mapped read-write, or NULL. */
 volatile uint32_t *map_core(int fd);
@@ -119,6 +121,10 @@ extern const unsigned int n_proc_cases;
 /* kt_trap.c */
 extern const struct kcase trap_cases[];
 extern const unsigned int n_trap_cases;
+
+/* kt_regs.c */
+extern const struct kcase regs_cases[];
+extern const unsigned int n_regs_cases;
 
 /* kt_hwmon.c */
 extern const struct kcase hwmon_cases[];

@@ -147,14 +147,18 @@ GA_ABI_ASSERT(offsetof(struct GpuNvidiaData, size) == 16, "size");
  * new numbers with ENOTTY, which reads the same.  Version 3 answers
  * upstream's DMA_Set_MaskBytes and DMA_Get_RxBuffin*_Count (the DRP calls
  * them); an older gpuasync.ko answers them with ENOTTY.  Version 4 answers
- * upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E).
+ * upstream's dma-buf commands of after 7.5.1 (0x800A-0x800E).  Version 5
+ * answers GA_Write_Register_Masked.
  */
-#define GA_ABI_VERSION 4
+#define GA_ABI_VERSION 5
 #define GA_FEAT_REM_BUFFER (1u << 0)
 #define GA_FEAT_ARM_MANY (1u << 1)
 #define GA_FEAT_BUFFER_TABLE (1u << 2)
 #define GA_FEAT_DMABUF (1u << 3)
-#define GA_FEAT_ALL (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF)
+#define GA_FEAT_MASKED_WRITE (1u << 4)
+#define GA_FEAT_ALL                                                                                \
+	(GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF |           \
+	 GA_FEAT_MASKED_WRITE)
 
 /*
  * Our _IOC type.  Its numbers' low 16 bits are 0x81nn: never one of the
@@ -236,6 +240,20 @@ struct ga_dmabuf_add {
 GA_ABI_ASSERT(sizeof(struct ga_dmabuf_add) == 24, "ga_dmabuf_add size");
 GA_ABI_ASSERT(offsetof(struct ga_dmabuf_add, offset) == 8, "ga_dmabuf_add.offset");
 
+/*
+ * GA_Write_Register_Masked: the bits of @mask in the register word at
+ * @address take those of @data, the others stay, in one step under the
+ * driver's register lock, so a field written beside the driver's own
+ * updates of the same word (the control word's counts) loses neither.
+ * Address and permission rules are DMA_Write_Register's.
+ */
+struct ga_reg_masked {
+	ga_u64 address; /* in: BAR offset, as DMA_Write_Register's */
+	ga_u32 mask;    /* in: the bits to change */
+	ga_u32 data;    /* in: their new values (bits outside @mask ignored) */
+};
+GA_ABI_ASSERT(sizeof(struct ga_reg_masked) == 16, "ga_reg_masked size");
+
 /* ---- the table ------------------------------------------------------------ */
 
 /* Our commands: the number carries direction and argument size. */
@@ -244,6 +262,7 @@ GA_ABI_ASSERT(offsetof(struct ga_dmabuf_add, offset) == 8, "ga_dmabuf_add.offset
 #define GA_Arm_Buffers _IOW(GA_IOC_TYPE, 0x02, struct ga_arm_many)
 #define GA_Get_Buffer_Table _IOWR(GA_IOC_TYPE, 0x03, struct ga_buffer_table)
 #define GA_Add_Dmabuf _IOWR(GA_IOC_TYPE, 0x04, struct ga_dmabuf_add)
+#define GA_Write_Register_Masked _IOW(GA_IOC_TYPE, 0x05, struct ga_reg_masked)
 
 /* How a row's number is matched (see GA_IOC_TYPE for why). */
 enum ga_abi_kind {

@@ -120,7 +120,8 @@ enum ga_format {
 #define GA_F_TRIGGER 0x10  /* RW, but every write also triggers an action */
 #define GA_F_WIDE_ID 0x20  /* identity/config, not live state */
 /* An engine enable: switched through ga_dev_enable(), which uses the
- * driver's enable ioctl where it has one, not a raw field write. */
+ * driver's enable ioctl where it has one, not a raw field write;
+ * ga_reg_write() of such a row does the same. */
 #define GA_F_ENGINE_WRITE 0x40 /* FPGA->GPU (firmware write engine) */
 #define GA_F_ENGINE_READ 0x80  /* GPU->FPGA (firmware read engine) */
 /* A 64-bit value: the row's word holds the low half, the next word (offset

@@ -4,7 +4,7 @@
  *
  *   struct ga_dev *dev;
  *   int rc = ga_dev_open("sim:version=4,max_buffers=8", &dev);
- *   ga_reg_write(dev, GA_REG_WRITE_ENABLE, 0, 1);
+ *   ga_dev_enable(dev, GA_DIR_WRITE, true);
  *   ga_dev_close(dev);
  *
  * Device strings:
@@ -207,7 +207,10 @@ int ga_fw_write(struct ga_dev *dev, enum ga_fw_id id, uint32_t value);
 
 /* Read/write a field by id; @index selects the buffer for per-buffer rows.
  * Writes validate the value against the field width (-ERANGE), the access
- * mode (-EACCES for RO) and do read-modify-write under the device lock. */
+ * mode (-EACCES for RO) and do read-modify-write under the device lock, or,
+ * where gpuasync.ko has it, one masked write under the driver's lock (so a
+ * count the driver keeps in the same word is never lost).  An engine
+ * enable (write_enable, read_enable) is switched as ga_dev_enable does. */
 int ga_reg_read(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,
 		uint32_t *val);
 int ga_reg_write(struct ga_dev *dev, enum ga_reg_id id, unsigned int index,

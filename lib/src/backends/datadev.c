@@ -195,6 +195,8 @@ static const struct dd_errno_row {
 	 "offset outside the driver's register window (BAR0 0x10000..0xfffffc)"},
 	{DMA_Write_Register, EPERM, -ERANGE,
 	 "offset outside the driver's register window (BAR0 0x10000..0xfffffc)"},
+	{GA_Write_Register_Masked, EINVAL, -ERANGE,
+	 "offset outside the driver's register window (BAR0 0x10000..0xfffffc)"},
 
 	{GPU_Is_Gpu_Async_Supp, EPERM, -ENODEV, NO_GPU_STATE},
 	{GPU_Get_Gpu_Async_Ver, EPERM, -ENODEV, NO_GPU_STATE},
@@ -296,7 +298,8 @@ static int dd_ioctl(struct dd_priv *p, unsigned int cmd, unsigned long arg)
 	if (r >= 0)
 		return r;
 	/* gpuasync.ko's EPERM is a permission, not upstream's bare -1. */
-	if (err == EPERM && p->driver == DD_GPUASYNC && cmd == DMA_Write_Register)
+	if (err == EPERM && p->driver == DD_GPUASYNC &&
+	    (cmd == DMA_Write_Register || cmd == GA_Write_Register_Masked))
 		return ga_err(-EPERM,
 			      "%s: register writes are for the owner of the card's GPU state (the "
 			      "process holding its buffers) or CAP_SYS_RAWIO (gpuasync.ko)",
@@ -355,6 +358,20 @@ static int dd_reg_write(struct ga_dev *dev, uint32_t off, uint32_t val)
 		return 0;
 	}
 	rc = dd_ioctl(p, DMA_Write_Register, (unsigned long)&r);
+	return rc < 0 ? rc : 0;
+}
+
+/* gpuasync.ko from ABI 5: the field changes under the driver's register
+ * lock, so the counts it keeps in the same word are never lost. */
+static int dd_reg_write_masked(struct ga_dev *dev, uint32_t off, uint32_t mask, uint32_t val)
+{
+	struct dd_priv *p = dd(dev);
+	struct ga_reg_masked r = {.address = p->core + off, .mask = mask, .data = val};
+	int rc;
+
+	if (!(p->features & GA_FEAT_MASKED_WRITE))
+		return -EOPNOTSUPP;
+	rc = dd_ioctl(p, GA_Write_Register_Masked, (unsigned long)&r);
 	return rc < 0 ? rc : 0;
 }
 
@@ -1220,6 +1237,7 @@ const struct ga_backend_ops ga_backend_datadev = {
 	.close = dd_close,
 	.reg_read = dd_reg_read,
 	.reg_write = dd_reg_write,
+	.reg_write_masked = dd_reg_write_masked,
 	.fw_read = dd_fw_read,
 	.fw_write = dd_fw_write,
 	.sysmon_read = dd_sysmon_read,
