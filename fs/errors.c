@@ -94,6 +94,8 @@ const char *fs_errno_name(int err)
 		{ENOLINK, "ENOLINK"},
 		{EPFNOSUPPORT, "EPFNOSUPPORT"},
 		{EOVERFLOW, "EOVERFLOW"},
+		{EBADMSG, "EBADMSG"}, {ENODATA, "ENODATA"}, {ENAMETOOLONG, "ENAMETOOLONG"},
+		{EPROTONOSUPPORT, "EPROTONOSUPPORT"},
 		{0, "OK"}, /* 0: a recovery note (link up again) */
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

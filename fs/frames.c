@@ -316,7 +316,8 @@ static int read_payload(void *ctx, uint32_t off, void *dst, uint32_t len)
  */
 static bool find_timing(struct fs *fs, struct ga_buf *buf, const struct ga_header *h,
 			const uint8_t *p, uint32_t len, size_t payload_max,
-			struct ga_timing_header *th, int *err)
+			struct ga_timing_header *th, int *err, struct ga_batch_sub *rec_sub,
+			unsigned int *rec_nsub)
 {
 	struct ga_batch_sub sub[GA_BATCH_MAX_SUB];
 	struct tail_reader tr = {buf, fs->info.dma_data_bytes};
@@ -325,6 +326,7 @@ static bool find_timing(struct fs *fs, struct ga_buf *buf, const struct ga_heade
 	int r;
 
 	*err = GA_BATCH_OK;
+	*rec_nsub = 0; /* the batch's sub-frames, for frames/record */
 	/* An error frame, or one cut at the max size (its tails are gone). */
 	if (h->result || h->overflow || h->size > payload_max || len < 2)
 		return false;
@@ -338,6 +340,8 @@ static bool find_timing(struct fs *fs, struct ga_buf *buf, const struct ga_heade
 			*err = r;
 			return false;
 		}
+		memcpy(rec_sub, sub, nsub * sizeof(*sub)); /* frames/record keeps them */
+		*rec_nsub = nsub;
 		if (sub[0].off + GA_TIMING_HDR_BYTES <= len) {
 			ga_timing_decode(p + sub[0].off, th);
 		} else {
@@ -354,6 +358,8 @@ static bool find_timing(struct fs *fs, struct ga_buf *buf, const struct ga_heade
 static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, struct ga_buf *buf,
 		    const struct ga_header *h, const uint8_t *p, uint32_t len)
 {
+	struct ga_batch_sub rec_sub[GA_BATCH_MAX_SUB]; /* for frames/record */
+	unsigned int rec_nsub;
 	struct ga_timing_header th;
 	struct timespec now;
 	double age;
@@ -364,9 +370,12 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, struct 
 	if (b == 0)
 		fr->count[C_LAPS]++;
 	sample_latencies(fs, fr, b);
-	ok = find_timing(fs, buf, h, p, len, fr->seen[b].payload_max, &th, &err);
+	ok = find_timing(fs, buf, h, p, len, fr->seen[b].payload_max, &th, &err, rec_sub,
+			 &rec_nsub);
 	if (err != GA_BATCH_OK)
 		fr->count[C_BATCH + err - 1]++;
+	fs_record_frame(fs, b, buf, p - fs->info.dma_data_bytes, fr->seen[b].payload_max,
+			fr->count[C_SEEN], ok ? &th : NULL, err, rec_sub, rec_nsub);
 	if (!ok) {
 		fr->count[C_UNCHECKED]++;
 		pend_add(fr, false, 0);

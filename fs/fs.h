@@ -283,6 +283,8 @@ extern const struct fs_node fs_sim_rows[];
 extern const unsigned int fs_sim_nrows;
 extern const struct fs_node fs_frame_rows[];
 extern const unsigned int fs_frame_nrows;
+extern const struct fs_node fs_record_rows[];
+extern const unsigned int fs_record_nrows;
 extern const struct fs_node fs_health_rows[];
 extern const unsigned int fs_health_nrows;
 /* The health/ verdicts as metrics samples (health.c). */
@@ -369,6 +371,19 @@ void fs_frames_exclude(struct fs *fs);
 void fs_frames_unexclude(struct fs *fs);
 /* The frame counters and histograms, for metrics (bufs_lock held for reading). */
 void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
+
+/* ---- record.c: frames/record ------------------------------------------------ */
+struct ga_timing_header;
+struct ga_batch_sub;
+/* The watcher saw a new frame in write buffer @b (descriptor and payload
+ * at @raw's +0 and +dma_data_bytes in its buffer @buf): queue its record
+ * when recording (@th NULL: no TimingHeader; @sub/@nsub: the batch walked;
+ * @seen: frames seen, this one included).  Cheap when not recording. */
+void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const uint8_t *raw,
+		     size_t payload_max, uint64_t seen, const struct ga_timing_header *th,
+		     int batch_err, const struct ga_batch_sub *sub, unsigned int nsub);
+/* Write what is queued and close the file (at unmount). */
+void fs_record_stop(struct fs *fs);
 
 /* ---- http.c: metrics over HTTP, the file_sd target file ---------------- */
 /* Serve metrics on [prometheus] http and write the target file into

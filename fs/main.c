@@ -830,6 +830,7 @@ static int fs_state_init(struct fs *fs)
 			{.rows = fs_buffer_rows, .nrows = fs_buffer_nrows},
 			{.rows = fs_sim_rows, .nrows = fs_sim_nrows},
 			{.rows = fs_frame_rows, .nrows = fs_frame_nrows},
+			{.rows = fs_record_rows, .nrows = fs_record_nrows},
 			{.rows = fs_health_rows, .nrows = fs_health_nrows},
 			{.generate = fs_sysmon_rows},
 		};
@@ -1087,6 +1088,7 @@ int main(int argc, char *argv[])
 out_stop_http:
 	fs_http_stop(&fs); /* the target file goes first: a clean stop */
 out_stop_frames:
+	fs_record_stop(&fs); /* its queue written out while the watcher still stands */
 	fs_frames_stop(&fs);
 out_stop_sampler:
 	fs_sampler_stop(&fs);

@@ -171,6 +171,45 @@ int ga_sim_stats(struct ga_dev *dev, struct ga_sim_stats *st);
  * *got is the frame's whole length (how much a copy would need). */
 int ga_sim_last_read(struct ga_dev *dev, void *dst, uint32_t len, uint32_t *got);
 
+/*
+ * Replay: the card plays a recorded run (gpuasync/record.h) into its write
+ * buffers instead of generating frames, through the generator's path (the
+ * model, its backpressure, the memory layer), each frame with the payload,
+ * size and TUSER bytes of its record.  The whole file is checked before
+ * the first frame goes (-EBADMSG naming the bad frame: nothing reaches the
+ * card); it is then read again as it plays, a bounded read-ahead at a time,
+ * so a file of any size plays in bounded memory.  The generator is off
+ * while a replay plays (ga_sim_gen_set: -EBUSY), and a replay does not
+ * start while the generator runs (-EBUSY).
+ */
+#define GA_SIM_REPLAY_RECORDED 0ull	  /* rate_hz: the recorded timing */
+#define GA_SIM_REPLAY_MAX      UINT64_MAX /* rate_hz: as fast as buffers allow */
+struct ga_sim_replay {
+	const char *path;
+	uint64_t rate_hz;     /* frames per second, or one of the two above */
+	uint64_t repeat;      /* plays of the file; 0 = until stopped */
+	uint64_t count;	      /* frames in all; 0 = every frame of every play */
+	bool live;	      /* rewrite each TimingHeader: pulse IDs go on
+			       * across plays, time stamps are the host's now */
+	uint64_t queue_bytes; /* read-ahead bound; 0 = 16 MiB */
+};
+struct ga_sim_replay_status {
+	bool running, failed;
+	uint64_t frames;      /* frames the card took (delivered or dropped) */
+	uint64_t plays;	      /* plays of the file begun */
+	uint64_t file_frames; /* frames in the file */
+	uint64_t queued_bytes, queue_max, queued_most;
+	char path[256];
+	char error[400];
+};
+int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *r);
+/* What start checks before it plays, without playing: the card free, the
+ * file whole (read once through). */
+int ga_sim_replay_check(struct ga_dev *dev, const struct ga_sim_replay *r);
+/* Stop (the frames read ahead are dropped, not sent); 0 when none plays. */
+int ga_sim_replay_stop(struct ga_dev *dev);
+int ga_sim_replay_status(struct ga_dev *dev, struct ga_sim_replay_status *st);
+
 /* Remove register files that simulated cards of killed processes left in
  * /dev/shm (default names only; lib/src/backends/fs_support_sim.c).  Returns how
  * many were removed, or a negative errno. */

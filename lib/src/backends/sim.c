@@ -492,6 +492,7 @@ static void sim_close(struct ga_dev *dev)
 
 	if (!s)
 		return;
+	sim_replay_close(s); /* its reader wakes the card thread */
 	sim_lock(s);
 	s->stop = true;
 	pthread_cond_broadcast(&s->wake);

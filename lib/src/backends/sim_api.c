@@ -51,6 +51,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 {
 	struct sim *s = NULL;
 	int rc = get_sim_arg(dev, gen, "generator settings", &s);
+	struct sim_replay *replay_ended;
 	uint64_t t;
 
 	if (rc)
@@ -68,6 +69,11 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 		return rc;
 
 	sim_lock(s);
+	rc = sim_replay_gen_set(s, &replay_ended);
+	if (rc) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
 	t = ga_mono_ns();
 	if (gen->running && !s->gen.running) {
 		/* A new run: frame numbers (the pattern seed) restart at 0. */
@@ -84,6 +90,7 @@ int ga_sim_gen_set(struct ga_dev *dev, const struct ga_sim_gen *gen)
 	s->gen = *gen;
 	ga_simdev_kick(s);
 	pthread_mutex_unlock(&s->lock);
+	sim_replay_release(replay_ended);
 	return 0;
 }
 

@@ -109,6 +109,8 @@ struct sim {
 	struct sim_block blocks[2][GA_MAX_BUFFERS];
 	unsigned int nbuf[2];
 	uint8_t next_gen;
+	/* A replay playing (sim_replay.c), or NULL: the generator's source */
+	struct sim_replay *replay;
 	/* frame generator */
 	struct ga_sim_gen gen;
 	uint32_t gen_seq;	/* frame number of the frame waiting to go */
@@ -287,5 +289,27 @@ void ga_simdev_env(struct sim *s, struct ga_model_env *env);
 void *ga_simdev_thread(void *arg);
 /* At close, after the thread stopped and before the memory layer closes. */
 void ga_simdev_zero_frame_free(struct sim *s);
+
+/* ---- sim_replay.c ---------------------------------------------------------- */
+
+/* The replay's next frame, if due at @t: 1 with its length and TUSER
+ * bytes, 0 when none is due or read yet, -1 when the replay has ended (the
+ * generator then stops).  s->lock held. */
+int sim_replay_next(struct sim *s, uint64_t t, uint32_t *len, uint8_t *first_user,
+		    uint8_t *last_user);
+/* ga_model_push_fill's fill for that frame (ctx: the struct sim). */
+void sim_replay_fill(void *ctx, void *dst, uint32_t len);
+/* The card took that frame (delivered or dropped): the next one.  s->lock held. */
+void sim_replay_sent(struct sim *s);
+/* When the next frame is due (ns, CLOCK_MONOTONIC), 0 for as soon as
+ * possible.  s->lock held. */
+uint64_t sim_replay_due(struct sim *s);
+/* Generator settings change: -EBUSY while a replay plays; a replay that
+ * has ended is taken off the card into *@ended, for sim_replay_release
+ * once s->lock is let go.  s->lock held. */
+int sim_replay_gen_set(struct sim *s, struct sim_replay **ended);
+void sim_replay_release(struct sim_replay *rp);
+/* At close, before the card thread stops: end a replay, join its reader. */
+void sim_replay_close(struct sim *s);
 
 #endif /* GA_SIM_INTERNAL_H */

@@ -461,27 +461,43 @@ static void gen_run(struct sim *s)
 	     burst++) {
 		enum ga_model_push r;
 		uint32_t size;
-		bool dup;
+		uint8_t replay_fu = 0, replay_lu = 0;
+		bool dup = false;
+		int replay_rc = 0;
 
 		if (s->gen.rate_hz && gen_due(s) > t)
 			break;
-		/* Injected pulse-ID faults (ga_sim_inject) number this frame;
-		 * a frame that waits for a buffer keeps the number. */
-		dup = s->seq_dup && s->gen_sent;
-		if (dup) {
-			s->gen_seq = s->gen_last;
-		} else if (s->seq_gap) {
-			s->gen_seq += s->seq_gap;
-			s->seq_gap = 0;
+		if (s->replay) {
+			/* A recorded frame, as it was (sim_replay.c), when due. */
+			replay_rc = sim_replay_next(s, t, &size, &replay_fu, &replay_lu);
+			if (replay_rc < 0)
+				s->gen.running = false; /* the replay has ended */
+			if (replay_rc <= 0)
+				break;
+			frame = NULL;
+			s->gen_fault = GA_BATCH_OK;
+		} else {
+			/* Injected pulse-ID faults (ga_sim_inject) number this frame;
+			 * a frame that waits for a buffer keeps the number. */
+			dup = s->seq_dup && s->gen_sent;
+			if (dup) {
+				s->gen_seq = s->gen_last;
+			} else if (s->seq_gap) {
+				s->gen_seq += s->seq_gap;
+				s->seq_gap = 0;
+			}
+			frame = gen_const_frame(s);
+			size = gen_batch_fault(s);
 		}
-		frame = gen_const_frame(s);
-		size = gen_batch_fault(s);
 		if (s->model.write_enabled && ga_model_write_ready(&s->model) &&
 		    !gen_room(s, frame && s->zero_pinned ? 0 : size, false))
 			break;
 		uint64_t tf = s->log_waits ? ga_mono_ns() : 0;
 
-		if (frame)
+		if (s->replay)
+			r = ga_model_push_fill(&s->model, size, replay_fu, replay_lu,
+					       sim_replay_fill, s);
+		else if (frame)
 			r = ga_model_push(&s->model, frame, size, s->gen.first_user,
 					  s->gen.last_user);
 		else
@@ -497,6 +513,8 @@ static void gen_run(struct sim *s)
 		ga_simdev_stall_end(s, ga_mono_ns());
 		ga_simdev_account(s, r, true);
 		bytes += size;
+		if (s->replay)
+			sim_replay_sent(s);
 		if (s->gen_fault)
 			s->batch_fault[s->gen_fault - GA_BATCH_TOO_SHORT]--;
 		s->gen_last = s->gen_seq;
@@ -551,6 +569,11 @@ static uint64_t next_wake(struct sim *s)
 			  : s->quiet >= SIM_QUIET_POLLS ? SIM_POLL_QUIET_NS
 							: SIM_POLL_BUSY_NS);
 
+	if (s->gen.running && !s->stalled && s->replay && !s->gen.rate_hz) {
+		uint64_t due = sim_replay_due(s); /* the recorded timing, or data to come */
+
+		return due < w ? due : w;
+	}
 	if (s->gen.running && !s->stalled) {
 		if (!s->gen.rate_hz)
 			return t; /* as fast as possible */

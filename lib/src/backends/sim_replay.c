@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The simulated card plays a recorded run (gpuasync/record.h) into its
+ * write buffers: a source for the generator (sim_thread.c gen_run) in
+ * place of the patterns.
+ *
+ * ga_sim_replay_start reads the whole file once, checking every record,
+ * before anything reaches the card.  A reader thread then reads it again,
+ * play after play, into a queue bounded in bytes (the read-ahead); the
+ * card thread takes frames from its head as they are due and pushes each
+ * through ga_model_push_fill, as the generator's batched patterns go.  So
+ * memory is the read-ahead and one record, whatever the file's size.
+ *
+ * Locking: rp->mx guards the queue and the counts; it is a leaf, taken by
+ * the card thread under s->lock and by the reader with nothing else held.
+ * The reader takes s->lock only to wake the card thread (sim_lock), with
+ * rp->mx released.  s->replay is set and cleared under s->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpuasync/record.h"
+#include "gpuasync/timing.h"
+#include "sim_internal.h"
+
+#define REPLAY_QUEUE_DEFAULT (16u << 20)
+
+struct rp_item {
+	struct rp_item *next;
+	uint32_t len, th_off;
+	uint8_t desc[8];
+	bool timing;
+	uint64_t play; /* which play of the file */
+	uint64_t rel;  /* recorded time from the first frame of the first play, ns */
+	uint8_t payload[];
+};
+
+struct sim_replay {
+	struct sim *s;
+	struct ga_sim_replay cfg;
+	char path[256];
+	pthread_t thread;
+	/* what the check found */
+	uint64_t file_frames, span_ns, pulse_span;
+	/* guarded by mx */
+	pthread_mutex_t mx;
+	pthread_cond_t cv; /* the reader: room in the queue, or stop */
+	bool stop, read_done, ended, failed;
+	char error[400];
+	struct rp_item *head, *tail;
+	uint64_t queued, queued_most, plays, frames;
+	/* the card thread's, under s->lock: the recorded-timing schedule */
+	bool started;
+	uint64_t start;
+};
+
+/* ---- the card thread (s->lock held) ---------------------------------------- */
+
+int sim_replay_next(struct sim *s, uint64_t t, uint32_t *len, uint8_t *first_user,
+		    uint8_t *last_user)
+{
+	struct sim_replay *rp = s->replay;
+	struct rp_item *it;
+	struct ga_header h;
+	int ret = 0;
+
+	pthread_mutex_lock(&rp->mx);
+	it = rp->head;
+	if (!it) {
+		if (rp->read_done) {
+			rp->ended = true;
+			ret = -1;
+		}
+		goto out;
+	}
+	if (rp->cfg.rate_hz == GA_SIM_REPLAY_RECORDED) {
+		uint64_t due;
+
+		if (!rp->started) {
+			rp->start = t - it->rel;
+			rp->started = true;
+		}
+		due = rp->start + it->rel;
+		if (due > t)
+			goto out;
+		/* Far behind (a long stall): go on from now, no burst. */
+		if (t > due + NSEC_PER_SEC_U64)
+			rp->start += t - due;
+	}
+	ga_header_decode(it->desc, &h);
+	*len = it->len;
+	*first_user = h.first_user;
+	*last_user = h.last_user;
+	ret = 1;
+out:
+	pthread_mutex_unlock(&rp->mx);
+	return ret;
+}
+
+uint64_t sim_replay_due(struct sim *s)
+{
+	struct sim_replay *rp = s->replay;
+	uint64_t due = 0;
+
+	pthread_mutex_lock(&rp->mx);
+	if (rp->head && rp->started && rp->cfg.rate_hz == GA_SIM_REPLAY_RECORDED)
+		due = rp->start + rp->head->rel;
+	else if (!rp->head && !rp->read_done)
+		due = ga_mono_ns() + SIM_POLL_BUSY_NS; /* the reader wakes us sooner */
+	pthread_mutex_unlock(&rp->mx);
+	return due;
+}
+
+void sim_replay_fill(void *ctx, void *dst, uint32_t len)
+{
+	struct sim *s = ctx;
+	struct sim_replay *rp = s->replay;
+	struct rp_item *it = rp->head; /* only the card thread takes items */
+
+	if (len > it->len)
+		len = it->len;
+	memcpy(dst, it->payload, len);
+	/* Live: the TimingHeader says now, and pulse IDs go on across plays. */
+	if (rp->cfg.live && it->timing && it->th_off + GA_TIMING_HDR_BYTES <= len) {
+		uint8_t *p = (uint8_t *)dst + it->th_off;
+		struct ga_timing_header th;
+		struct timespec now;
+		uint64_t w;
+
+		ga_timing_decode(p, &th);
+		w = (th.pulse_ctl & ~GA_TIMING_PULSE_MASK) |
+		    ((th.pulse_ctl + it->play * rp->pulse_span) & GA_TIMING_PULSE_MASK);
+		clock_gettime(CLOCK_REALTIME, &now);
+		for (int i = 0; i < 8; i++)
+			p[i] = (uint8_t)(w >> (8 * i));
+		for (int i = 0; i < 4; i++) {
+			p[GA_TIMING_TIME_OFF + i] = (uint8_t)((uint32_t)now.tv_nsec >> (8 * i));
+			p[GA_TIMING_TIME_OFF + 4 + i] = (uint8_t)((uint32_t)now.tv_sec >> (8 * i));
+		}
+	}
+}
+
+void sim_replay_sent(struct sim *s)
+{
+	struct sim_replay *rp = s->replay;
+	struct rp_item *it;
+
+	pthread_mutex_lock(&rp->mx);
+	it = rp->head;
+	rp->head = it->next;
+	if (!rp->head)
+		rp->tail = NULL;
+	rp->queued -= sizeof(*it) + it->len;
+	rp->frames++;
+	pthread_cond_signal(&rp->cv);
+	pthread_mutex_unlock(&rp->mx);
+	free(it);
+}
+
+/* ---- the reader ------------------------------------------------------------- */
+
+static void reader_fail(struct sim_replay *rp, int err)
+{
+	pthread_mutex_lock(&rp->mx);
+	rp->failed = true;
+	snprintf(rp->error, sizeof(rp->error), "%s", ga_last_error());
+	pthread_mutex_unlock(&rp->mx);
+	ga_log("sim replay: stopped: %s (%s)", ga_last_error(), strerror(-err));
+}
+
+/* Wake the card thread: frames to send where there were none. */
+static void kick(struct sim *s)
+{
+	sim_lock(s);
+	ga_simdev_kick(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *reader_main(void *arg)
+{
+	struct sim_replay *rp = arg;
+	struct ga_rec_reader *r = NULL;
+	struct ga_rec_frame f;
+	uint64_t sent = 0, first_mono = 0;
+	int ret;
+
+	ret = ga_rec_open(rp->path, &r, NULL);
+	if (ret < 0) {
+		reader_fail(rp, ret);
+		goto out;
+	}
+	for (uint64_t play = 0; !rp->cfg.repeat || play < rp->cfg.repeat; play++) {
+		if (play && ga_rec_rewind(r) < 0)
+			break;
+		pthread_mutex_lock(&rp->mx);
+		rp->plays++;
+		pthread_mutex_unlock(&rp->mx);
+		while ((ret = ga_rec_next(r, &f)) > 0) {
+			struct rp_item *it;
+			bool was_empty;
+
+			if (rp->cfg.count && sent == rp->cfg.count)
+				goto out;
+			if (!play && !f.number)
+				first_mono = f.monotonic_ns;
+			it = malloc(sizeof(*it) + f.payload_bytes);
+			if (!it) {
+				reader_fail(rp, ga_err(-ENOMEM, "no memory for frame %llu",
+						       (unsigned long long)f.number));
+				goto out;
+			}
+			it->next = NULL;
+			it->len = f.payload_bytes;
+			it->th_off = f.th_off;
+			it->timing = f.flags & GA_REC_F_TIMING;
+			memcpy(it->desc, f.desc, 8);
+			it->play = play;
+			it->rel = play * rp->span_ns + (f.monotonic_ns - first_mono);
+			memcpy(it->payload, f.payload, f.payload_bytes);
+			pthread_mutex_lock(&rp->mx);
+			/* Room for it (one frame is let in whatever its size). */
+			while (!rp->stop && rp->head &&
+			       rp->queued + sizeof(*it) + it->len > rp->cfg.queue_bytes)
+				pthread_cond_wait(&rp->cv, &rp->mx);
+			if (rp->stop) {
+				pthread_mutex_unlock(&rp->mx);
+				free(it);
+				goto out;
+			}
+			was_empty = !rp->head;
+			if (rp->tail)
+				rp->tail->next = it;
+			else
+				rp->head = it;
+			rp->tail = it;
+			rp->queued += sizeof(*it) + it->len;
+			if (rp->queued > rp->queued_most)
+				rp->queued_most = rp->queued;
+			pthread_mutex_unlock(&rp->mx);
+			sent++;
+			if (was_empty)
+				kick(rp->s);
+		}
+		if (ret < 0) {
+			reader_fail(rp, ret); /* changed since it was checked */
+			break;
+		}
+	}
+out:
+	ga_rec_close(r);
+	pthread_mutex_lock(&rp->mx);
+	rp->read_done = true;
+	pthread_mutex_unlock(&rp->mx);
+	kick(rp->s);
+	return NULL;
+}
+
+/* ---- the controls ------------------------------------------------------------ */
+
+static void replay_free(struct sim_replay *rp)
+{
+	struct rp_item *it, *next;
+
+	if (!rp)
+		return;
+	pthread_mutex_lock(&rp->mx);
+	rp->stop = true;
+	pthread_cond_broadcast(&rp->cv);
+	pthread_mutex_unlock(&rp->mx);
+	pthread_join(rp->thread, NULL);
+	for (it = rp->head; it; it = next) {
+		next = it->next;
+		free(it);
+	}
+	pthread_cond_destroy(&rp->cv);
+	pthread_mutex_destroy(&rp->mx);
+	free(rp);
+}
+
+/* Read the whole file once: every record whole and in order, and what the
+ * schedule and the live rewrite need. */
+static int replay_check(struct sim_replay *rp)
+{
+	struct ga_rec_reader *r;
+	struct ga_rec_frame f;
+	uint64_t first = 0, last = 0, pmin = UINT64_MAX, pmax = 0;
+	int ret = ga_rec_open(rp->path, &r, NULL);
+
+	if (ret < 0)
+		return ret;
+	while ((ret = ga_rec_next(r, &f)) > 0) {
+		if (f.payload_bytes > SIM_MAX_FRAME) {
+			ret = ga_err(-EFBIG, "%s: frame %llu: %u bytes, more than the card's %u",
+				     rp->path, (unsigned long long)f.number, f.payload_bytes,
+				     SIM_MAX_FRAME);
+			break;
+		}
+		if (f.payload_bytes == 0) {
+			ret = ga_err(-EBADMSG, "%s: frame %llu: no payload (the card sends none)",
+				     rp->path, (unsigned long long)f.number);
+			break;
+		}
+		if (!f.number)
+			first = f.monotonic_ns;
+		if (f.monotonic_ns < last) {
+			ret = ga_err(-EBADMSG,
+				     "%s: frame %llu: its CLOCK_MONOTONIC time is before the "
+				     "frame's before it",
+				     rp->path, (unsigned long long)f.number);
+			break;
+		}
+		last = f.monotonic_ns;
+		if (f.flags & GA_REC_F_TIMING) {
+			uint64_t p = f.pulse_ctl & GA_TIMING_PULSE_MASK;
+
+			pmin = p < pmin ? p : pmin;
+			pmax = p > pmax ? p : pmax;
+		}
+		rp->file_frames++;
+	}
+	ga_rec_close(r);
+	if (ret < 0)
+		return ret;
+	if (!rp->file_frames)
+		return ga_err(-ENODATA, "%s: no frames recorded", rp->path);
+	/* A play lasts its span and one mean frame interval more. */
+	rp->span_ns = last - first;
+	if (rp->file_frames > 1)
+		rp->span_ns += (last - first) / (rp->file_frames - 1);
+	rp->pulse_span = pmin <= pmax ? pmax - pmin + 1 : 0;
+	return 0;
+}
+
+static int get_sim_dev(struct ga_dev *dev, struct sim **s)
+{
+	if (!dev || dev->kind != &ga_backend_sim || !dev->priv)
+		return ga_err(-ENOTSUP, "not a simulated device: replay does not apply");
+	*s = dev->priv;
+	return 0;
+}
+
+int ga_sim_replay_check(struct ga_dev *dev, const struct ga_sim_replay *cfg)
+{
+	struct sim_replay rp = {0};
+	struct sim *s = NULL;
+	int ret = get_sim_dev(dev, &s);
+	bool busy;
+
+	if (ret)
+		return ret;
+	if (!cfg || !cfg->path || !cfg->path[0])
+		return ga_err(-EINVAL, "sim replay: no file");
+	if (strlen(cfg->path) >= sizeof(rp.path))
+		return ga_err(-ENAMETOOLONG, "sim replay: the path is too long");
+	sim_lock(s);
+	busy = s->gen.running && !(s->replay && s->replay->ended);
+	pthread_mutex_unlock(&s->lock);
+	if (busy)
+		return ga_err(-EBUSY, "sim replay: the card's input is busy (a replay plays, or "
+				      "the generator runs: sim running 0 first)");
+	snprintf(rp.path, sizeof(rp.path), "%s", cfg->path);
+	return replay_check(&rp);
+}
+
+int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *cfg)
+{
+	struct sim_replay *rp, *old = NULL;
+	struct sim *s = NULL;
+	int ret = get_sim_dev(dev, &s);
+	bool busy;
+
+	if (ret)
+		return ret;
+	if (!cfg || !cfg->path || !cfg->path[0])
+		return ga_err(-EINVAL, "sim replay: no file");
+	if (strlen(cfg->path) >= sizeof(rp->path))
+		return ga_err(-ENAMETOOLONG, "sim replay: the path is too long");
+	if (cfg->rate_hz != GA_SIM_REPLAY_MAX && cfg->rate_hz > NSEC_PER_SEC_U64)
+		return ga_err(-ERANGE, "sim replay: rate %llu above 1e9 frames per second",
+			      (unsigned long long)cfg->rate_hz);
+	/* Busy is said before the file is read (and checked again below). */
+	sim_lock(s);
+	busy = s->gen.running && !(s->replay && s->replay->ended);
+	pthread_mutex_unlock(&s->lock);
+	if (busy)
+		return ga_err(-EBUSY, "sim replay: the card's input is busy (a replay plays, or "
+				      "the generator runs: sim running 0 first)");
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return -ENOMEM;
+	rp->s = s;
+	rp->cfg = *cfg;
+	snprintf(rp->path, sizeof(rp->path), "%s", cfg->path);
+	rp->cfg.path = rp->path;
+	if (!rp->cfg.queue_bytes)
+		rp->cfg.queue_bytes = REPLAY_QUEUE_DEFAULT;
+	/* Before anything reaches the card: a bad file plays not one frame. */
+	ret = replay_check(rp);
+	if (ret < 0) {
+		free(rp);
+		return ret;
+	}
+	pthread_mutex_init(&rp->mx, NULL);
+	pthread_cond_init(&rp->cv, NULL);
+	sim_lock(s);
+	if (s->gen.running && !(s->replay && s->replay->ended)) {
+		pthread_mutex_unlock(&s->lock);
+		pthread_cond_destroy(&rp->cv);
+		pthread_mutex_destroy(&rp->mx);
+		free(rp);
+		return ga_err(-EBUSY, s->replay ? "sim replay: a replay is playing (stop it first)"
+						: "sim replay: the generator is running (sim "
+						  "running 0 first)");
+	}
+	ret = -pthread_create(&rp->thread, NULL, reader_main, rp);
+	if (ret < 0) {
+		pthread_mutex_unlock(&s->lock);
+		pthread_cond_destroy(&rp->cv);
+		pthread_mutex_destroy(&rp->mx);
+		free(rp);
+		return ga_err(ret, "sim replay: no reader thread");
+	}
+	old = s->replay;
+	s->replay = rp;
+	s->gen.running = true;
+	s->gen.remaining = 0;
+	s->gen.rate_hz = cfg->rate_hz == GA_SIM_REPLAY_MAX ? 0 : cfg->rate_hz;
+	s->gen_t0 = ga_mono_ns();
+	s->gen_n = 0;
+	ga_simdev_kick(s);
+	pthread_mutex_unlock(&s->lock);
+	replay_free(old); /* the one that had ended */
+	return 0;
+}
+
+int ga_sim_replay_stop(struct ga_dev *dev)
+{
+	struct sim_replay *rp;
+	struct sim *s = NULL;
+	int ret = get_sim_dev(dev, &s);
+
+	if (ret)
+		return ret;
+	sim_lock(s);
+	rp = s->replay;
+	s->replay = NULL;
+	if (rp) {
+		s->gen.running = false;
+		s->gen.rate_hz = 0;
+		ga_simdev_stall_end(s, ga_mono_ns());
+	}
+	pthread_mutex_unlock(&s->lock);
+	replay_free(rp);
+	return 0;
+}
+
+int ga_sim_replay_status(struct ga_dev *dev, struct ga_sim_replay_status *st)
+{
+	struct sim_replay *rp;
+	struct sim *s = NULL;
+	int ret = get_sim_dev(dev, &s);
+
+	if (ret)
+		return ret;
+	memset(st, 0, sizeof(*st));
+	sim_lock(s);
+	rp = s->replay;
+	if (rp) {
+		pthread_mutex_lock(&rp->mx);
+		st->running = !rp->ended;
+		st->failed = rp->failed;
+		st->frames = rp->frames;
+		st->plays = rp->plays;
+		st->file_frames = rp->file_frames;
+		st->queued_bytes = rp->queued;
+		st->queued_most = rp->queued_most;
+		st->queue_max = rp->cfg.queue_bytes;
+		snprintf(st->path, sizeof(st->path), "%s", rp->path);
+		snprintf(st->error, sizeof(st->error), "%s", rp->error);
+		pthread_mutex_unlock(&rp->mx);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int sim_replay_gen_set(struct sim *s, struct sim_replay **ended)
+{
+	*ended = NULL;
+	if (!s->replay)
+		return 0;
+	if (!s->replay->ended)
+		return ga_err(-EBUSY, "sim: a replay is playing (sim/replay: stop it first)");
+	*ended = s->replay; /* its status goes with it */
+	s->replay = NULL;
+	return 0;
+}
+
+void sim_replay_release(struct sim_replay *rp)
+{
+	replay_free(rp);
+}
+
+void sim_replay_close(struct sim *s)
+{
+	struct sim_replay *rp;
+
+	sim_lock(s);
+	rp = s->replay;
+	s->replay = NULL;
+	pthread_mutex_unlock(&s->lock);
+	replay_free(rp);
+}
