@@ -18,6 +18,14 @@
  *       printed (ga_sim_stats cpu_ns); on a real card frames must come from
  *       outside, and only the consumer side is timed.
  *
+ *       With -R FMT (the simulated card only) the source is a replay of
+ *       recorded runs instead of the generator: for each frame size the
+ *       file FMT names with that size (printf %zu, e.g. /tmp/run-%zu.gar,
+ *       made beforehand with gpuasync-synth -s SIZE), played with
+ *       sim/replay's path (ga_sim_replay_start) as fast as the consumer
+ *       takes it, or at -P HZ: then the rate reached over the run is
+ *       printed next to the one asked for (docs/record.md).
+ *
  *   gpuasync-bench paths [-D DEV] [-r REPS]
  *       One frame at a time, latency per transfer for each path:
  *         write-direct    card -> GPU memory (doorbell seen)
@@ -192,13 +200,20 @@ static double htod_async_time(CUdeviceptr d, void *pinned, size_t size, CUstream
 
 static int cmd_load(int argc, char **argv)
 {
-	const char *pattern_name = "zero";
+	const char *pattern_name = "zero", *replay_fmt = NULL;
 	unsigned int nbuf = 32, group = 8;
+	uint64_t replay_hz = 0;
 	double budget = 0.4;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "D:p:b:g:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "D:p:b:g:t:R:P:")) != -1) {
 		switch (opt) {
+		case 'R':
+			replay_fmt = optarg;
+			break;
+		case 'P':
+			replay_hz = strtoull(optarg, NULL, 0);
+			break;
 		case 'D':
 			spec = optarg;
 			break;
@@ -216,7 +231,7 @@ static int cmd_load(int argc, char **argv)
 			break;
 		default:
 			die("usage: gpuasync-bench load [-D DEV] [-p zero|counter|prbs] [-b "
-			    "BUFFERS] [-g GROUP] [-t SECONDS]");
+			    "BUFFERS] [-g GROUP] [-t SECONDS] [-R REPLAY_FMT [-P HZ]]");
 		}
 	}
 	if (nbuf < 1 || nbuf > MAXBUF)
@@ -234,6 +249,8 @@ static int cmd_load(int argc, char **argv)
 	CK(cuDeviceGetName(gpu_name, sizeof(gpu_name), cudev));
 	if (!ga_dev_has(dev, GA_CAP_GPU_MEMORY))
 		die("buffers are not in GPU memory: %s", info.memory_note);
+	if (replay_fmt && !sim)
+		die("-R: replay is the simulated card's");
 	if (nbuf > info.max_buffers)
 		nbuf = info.max_buffers;
 	if (group < 1 || group > MAXGROUP || nbuf % group)
@@ -325,6 +342,8 @@ static int cmd_load(int argc, char **argv)
 			frames = 2000;
 		if (frames > 400000)
 			frames = 400000;
+		if (replay_hz) /* paced: the run lasts -t seconds */
+			frames = (uint64_t)(replay_hz * budget) / group * group + group;
 
 		/* Arm from the GPU, enable, then consume on the stream. */
 		for (unsigned int i = 0; i < nbuf; i++) {
@@ -345,7 +364,20 @@ static int cmd_load(int argc, char **argv)
 
 			GA(ga_sim_stats(dev, &st0));
 			t0 = now_s();
-			GA(ga_sim_gen_set(dev, &g));
+			if (replay_fmt) {
+				/* The recorded run of this size, played again and again. */
+				char path[512];
+				struct ga_sim_replay r = {
+					.path = path,
+					.rate_hz = replay_hz ? replay_hz : GA_SIM_REPLAY_MAX,
+					.count = frames,
+				};
+
+				snprintf(path, sizeof(path), replay_fmt, size);
+				GA(ga_sim_replay_start(dev, &r));
+			} else {
+				GA(ga_sim_gen_set(dev, &g));
+			}
 		} else {
 			t0 = now_s();
 		}
@@ -370,6 +402,15 @@ static int cmd_load(int argc, char **argv)
 		}
 		CK(cuStreamSynchronize(st));
 		t1 = now_s();
+		if (replay_fmt) {
+			GA(ga_sim_replay_stop(dev));
+			if (replay_hz)
+				printf("# replay paced at %llu Hz: %.0f frames in %.3f s, %.4f%% "
+				       "off\n",
+				       (unsigned long long)replay_hz, (double)frames, t1 - t0,
+				       100 * ((double)frames / (t1 - t0) - (double)replay_hz) /
+					       (double)replay_hz);
+		}
 		GA(ga_dev_enable(dev, GA_DIR_WRITE, false));
 		if (sim) {
 			GA(ga_sim_stats(dev, &st1));
