@@ -17,6 +17,7 @@
  * rp->mx released.  s->replay is set and cleared under s->lock.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
