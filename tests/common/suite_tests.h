@@ -46,4 +46,16 @@ static inline Suite *suite_of(const char *name, const char *tcase, int timeout,
 	return s;
 }
 
+/* The whole main() of a suite of the one TCase @tcase, its rows after
+ * @timeout; run_suite is the includer's (common/run_suite.h, or the fs
+ * harness's, which also counts skipped parts):
+ *
+ *	SUITE_MAIN("prbs", "core", 0, {test_words_by_hand}, {test_rejects})
+ */
+#define SUITE_MAIN(name, tcase, timeout, ...)                                                      \
+	int main(void)                                                                             \
+	{                                                                                          \
+		return run_suite(suite_of(name, tcase, timeout, SUITE_TESTS(__VA_ARGS__)));        \
+	}
+
 #endif

@@ -168,11 +168,5 @@ START_TEST(root_reads_write_only_quietly)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_access", "access", TEST_TIMEOUT,
-			 SUITE_TESTS({default_root_only}, {allow_other_reads_only},
-				     {group_with_write_access}, {prometheus_user_scrape},
-				     {root_reads_write_only_quietly})));
-}
+SUITE_MAIN("fs_access", "access", TEST_TIMEOUT, {default_root_only}, {allow_other_reads_only},
+	   {group_with_write_access}, {prometheus_user_scrape}, {root_reads_write_only_quietly})

@@ -214,10 +214,6 @@ START_TEST(stale_inode_after_rmdir)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("fs_buffers", "buffers", TEST_TIMEOUT,
-				  SUITE_TESTS({write_buffer_lifecycle}, {index_order_and_removal},
-					      {busy_with_open_files}, {sizes}, {read_buffer_send},
-					      {stale_inode_after_rmdir})));
-}
+SUITE_MAIN("fs_buffers", "buffers", TEST_TIMEOUT, {write_buffer_lifecycle},
+	   {index_order_and_removal}, {busy_with_open_files}, {sizes}, {read_buffer_send},
+	   {stale_inode_after_rmdir})

@@ -154,8 +154,4 @@ START_TEST(two_cards_one_node_exporter)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("fs_cards", "cards", TEST_TIMEOUT,
-				  SUITE_TESTS({two_cards_one_node_exporter})));
-}
+SUITE_MAIN("fs_cards", "cards", TEST_TIMEOUT, {two_cards_one_node_exporter})

@@ -374,10 +374,5 @@ START_TEST(link_flap)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("firmware", "monitors", TEST_TIMEOUT,
-				  SUITE_TESTS({monitors}, {monitors_absent_v1}, {buffer_counts},
-					      {firmware_identity}, {firmware_user_values},
-					      {scratch_pad}, {link_down}, {link_flap})));
-}
+SUITE_MAIN("firmware", "monitors", TEST_TIMEOUT, {monitors}, {monitors_absent_v1}, {buffer_counts},
+	   {firmware_identity}, {firmware_user_values}, {scratch_pad}, {link_down}, {link_flap})

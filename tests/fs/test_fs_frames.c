@@ -678,14 +678,8 @@ START_TEST(observer_has_no_frames)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("frames", "frames", TEST_TIMEOUT,
-			 SUITE_TESTS({pulse_gap_and_duplicate, 3}, {prbs_is_unchecked},
-				     {batch_errors_counted, 2}, {new_run_new_sequence},
-				     {rearm_loop_no_false_gaps}, {fast_consumer_no_false_gaps},
-				     {batched_sizes_refused}, {pushed_out_of_order},
-				     {histograms_are_valid}, {latency_sampled_once_per_lap},
-				     {v1_sampled_every_frame}, {observer_has_no_frames})));
-}
+SUITE_MAIN("frames", "frames", TEST_TIMEOUT, {pulse_gap_and_duplicate, 3}, {prbs_is_unchecked},
+	   {batch_errors_counted, 2}, {new_run_new_sequence}, {rearm_loop_no_false_gaps},
+	   {fast_consumer_no_false_gaps}, {batched_sizes_refused}, {pushed_out_of_order},
+	   {histograms_are_valid}, {latency_sampled_once_per_lap}, {v1_sampled_every_frame},
+	   {observer_has_no_frames})

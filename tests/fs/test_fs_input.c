@@ -248,11 +248,6 @@ START_TEST(concurrent_writers)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_input", "input", TEST_TIMEOUT,
-			 SUITE_TESTS({garbage_and_ranges}, {one_value_one_newline}, {huge_writes},
-				     {read_only_and_write_only}, {mkdir_names_and_limits},
-				     {removed_buffer}, {concurrent_writers})));
-}
+SUITE_MAIN("fs_input", "input", TEST_TIMEOUT, {garbage_and_ranges}, {one_value_one_newline},
+	   {huge_writes}, {read_only_and_write_only}, {mkdir_names_and_limits}, {removed_buffer},
+	   {concurrent_writers})

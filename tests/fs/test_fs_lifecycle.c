@@ -494,14 +494,8 @@ START_TEST(lazy_unmount_then_abort)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of(
-		"fs_lifecycle", "lifecycle", TEST_TIMEOUT,
-		SUITE_TESTS({help_and_version}, {background_start_and_fusermount},
-			    {leading_source_argument}, {datadev_missing}, {bad_startup_options},
-			    {bad_startup_arguments},
-			    {killed_not_reaped}, {stop_on_sigint}, {stop_on_sigterm},
-			    {stop_on_fusermount}, {killed_mid_run}, {unmount_with_open_files},
-			    {lazy_unmount_then_sigterm}, {lazy_unmount_then_abort})));
-}
+SUITE_MAIN("fs_lifecycle", "lifecycle", TEST_TIMEOUT, {help_and_version},
+	   {background_start_and_fusermount}, {leading_source_argument}, {datadev_missing},
+	   {bad_startup_options}, {bad_startup_arguments}, {killed_not_reaped}, {stop_on_sigint},
+	   {stop_on_sigterm}, {stop_on_fusermount}, {killed_mid_run}, {unmount_with_open_files},
+	   {lazy_unmount_then_sigterm}, {lazy_unmount_then_abort})

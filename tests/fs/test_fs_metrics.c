@@ -365,11 +365,6 @@ START_TEST(node_exporter_scrapes)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_metrics", "metrics", TEST_TIMEOUT,
-			 SUITE_TESTS({promtool_accepts}, {eof_stays_eof}, {names_units_labels},
-				     {latency_min_no_sample}, {pcie_link_unknown_on_sim},
-				     {metrics_with_1024_buffers}, {node_exporter_scrapes})));
-}
+SUITE_MAIN("fs_metrics", "metrics", TEST_TIMEOUT, {promtool_accepts}, {eof_stays_eof},
+	   {names_units_labels}, {latency_min_no_sample}, {pcie_link_unknown_on_sim},
+	   {metrics_with_1024_buffers}, {node_exporter_scrapes})

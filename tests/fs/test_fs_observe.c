@@ -111,9 +111,5 @@ START_TEST(plain_mount_writes)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("observe", "observe", TEST_TIMEOUT,
-			 SUITE_TESTS({observe_refuses_and_changes_nothing}, {plain_mount_writes})));
-}
+SUITE_MAIN("observe", "observe", TEST_TIMEOUT, {observe_refuses_and_changes_nothing},
+	   {plain_mount_writes})

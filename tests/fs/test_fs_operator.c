@@ -178,10 +178,5 @@ START_TEST(many_open_metrics)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("operator", "operator", TEST_TIMEOUT * 2,
-			 SUITE_TESTS({fifo_refused}, {bad_options}, {controls_escaped},
-				     {names_refused}, {push_on_dead_link}, {many_open_metrics})));
-}
+SUITE_MAIN("operator", "operator", TEST_TIMEOUT * 2, {fifo_refused}, {bad_options},
+	   {controls_escaped}, {names_refused}, {push_on_dead_link}, {many_open_metrics})

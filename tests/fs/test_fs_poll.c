@@ -228,11 +228,6 @@ START_TEST(header_write_enable_and_sim_wake)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_poll", "poll", TEST_TIMEOUT,
-			 SUITE_TESTS({rx_frame_count_wakes_poll}, {rx_frame_count_wakes_select},
-				     {quiet_when_unchanged}, {buffer_status_and_errors_wake},
-				     {header_write_enable_and_sim_wake})));
-}
+SUITE_MAIN("fs_poll", "poll", TEST_TIMEOUT, {rx_frame_count_wakes_poll},
+	   {rx_frame_count_wakes_select}, {quiet_when_unchanged}, {buffer_status_and_errors_wake},
+	   {header_write_enable_and_sim_wake})

@@ -289,11 +289,6 @@ START_TEST(concurrent_writers)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("settings", "settings", TEST_TIMEOUT,
-			 SUITE_TESTS({save_change_restore, NFLAV}, {bad_text_refused_whole, NFLAV},
-				     {rolled_back, NFLAV}, {applied_at_mount}, {link_down},
-				     {concurrent_writers})));
-}
+SUITE_MAIN("settings", "settings", TEST_TIMEOUT, {save_change_restore, NFLAV},
+	   {bad_text_refused_whole, NFLAV}, {rolled_back, NFLAV}, {applied_at_mount}, {link_down},
+	   {concurrent_writers})

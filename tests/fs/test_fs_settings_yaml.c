@@ -333,10 +333,6 @@ START_TEST(rolled_back)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("settings_yaml", "settings_yaml", 120,
-				  SUITE_TESTS({export_parses, NFLAV}, {save_change_restore, NFLAV},
-					      {full_tree}, {overlay}, {applied_at_mount},
-					      {bad_input_refused_whole}, {rolled_back})));
-}
+SUITE_MAIN("settings_yaml", "settings_yaml", 120, {export_parses, NFLAV},
+	   {save_change_restore, NFLAV}, {full_tree}, {overlay}, {applied_at_mount},
+	   {bad_input_refused_whole}, {rolled_back})

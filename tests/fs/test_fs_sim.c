@@ -235,11 +235,5 @@ START_TEST(push_one_write_one_frame)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_sim", "sim", TEST_TIMEOUT,
-			 SUITE_TESTS({generator}, {dropped_while_disabled}, {fault_injection},
-				     {push_without_buffer}, {push_one_write_one_frame},
-				     {mkdir_while_flowing, 2})));
-}
+SUITE_MAIN("fs_sim", "sim", TEST_TIMEOUT, {generator}, {dropped_while_disabled}, {fault_injection},
+	   {push_without_buffer}, {push_one_write_one_frame}, {mkdir_while_flowing, 2})

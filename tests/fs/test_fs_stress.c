@@ -270,8 +270,4 @@ START_TEST(everything_at_once)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("fs_stress", "stress", TEST_TIMEOUT * 2,
-				  SUITE_TESTS({everything_at_once})));
-}
+SUITE_MAIN("fs_stress", "stress", TEST_TIMEOUT * 2, {everything_at_once})

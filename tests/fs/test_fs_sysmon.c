@@ -173,9 +173,5 @@ START_TEST(link_down)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("sysmon", "sysmon", TEST_TIMEOUT,
-				  SUITE_TESTS({files}, {heat_and_cool}, {bad_temperature},
-					      {no_sysmon}, {newer_map}, {link_down})));
-}
+SUITE_MAIN("sysmon", "sysmon", TEST_TIMEOUT, {files}, {heat_and_cool}, {bad_temperature},
+	   {no_sysmon}, {newer_map}, {link_down})

@@ -248,9 +248,5 @@ START_TEST(tail_follow)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("tools", "tools", TEST_TIMEOUT * 2,
-				  SUITE_TESTS({real_sizes}, {tail_follow}, {every_file_sized},
-					      {tail_less_wc_every_kind})));
-}
+SUITE_MAIN("tools", "tools", TEST_TIMEOUT * 2, {real_sizes}, {tail_follow}, {every_file_sized},
+	   {tail_less_wc_every_kind})

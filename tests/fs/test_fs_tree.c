@@ -573,16 +573,9 @@ START_TEST(pyrogue_index)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("fs_tree", "tree", TEST_TIMEOUT,
-			 SUITE_TESTS({device_files}, {device_pinned},
-				     {registers_path_maps, sizeof(PLACES) / sizeof(PLACES[0])},
-				     {core_offset_refused}, {registers_by_version_v1},
-				     {registers_by_version_v4}, {registers_by_version_v5},
-				     {register_read_write}, {register_raw_window},
-				     {config_file_and_options}, {readme_matches_tree_v4},
-				     {readme_matches_tree_v1}, {readme_matches_tree_v4_legacy},
-				     {absent_not_failing}, {repo_readme_tree}, {pyrogue_index})));
-}
+SUITE_MAIN("fs_tree", "tree", TEST_TIMEOUT, {device_files}, {device_pinned},
+	   {registers_path_maps, sizeof(PLACES) / sizeof(PLACES[0])}, {core_offset_refused},
+	   {registers_by_version_v1}, {registers_by_version_v4}, {registers_by_version_v5},
+	   {register_read_write}, {register_raw_window}, {config_file_and_options},
+	   {readme_matches_tree_v4}, {readme_matches_tree_v1}, {readme_matches_tree_v4_legacy},
+	   {absent_not_failing}, {repo_readme_tree}, {pyrogue_index})

@@ -180,10 +180,5 @@ START_TEST(others_not_batches)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("batch", "core", 0,
-			 SUITE_TESTS({walk_by_hand}, {patterns_walk}, {truncated_is_prefix},
-				     {faults_found}, {others_not_batches})));
-}
+SUITE_MAIN("batch", "core", 0, {walk_by_hand}, {patterns_walk}, {truncated_is_prefix},
+	   {faults_found}, {others_not_batches})

@@ -128,10 +128,5 @@ START_TEST(test_log_enabled)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of("log", "log", 0,
-				  SUITE_TESTS({test_err_basics}, {test_err_keeps_errno},
-					      {test_err_long}, {test_err_per_thread},
-					      {test_log_quiet_by_default}, {test_log_enabled})));
-}
+SUITE_MAIN("log", "log", 0, {test_err_basics}, {test_err_keeps_errno}, {test_err_long},
+	   {test_err_per_thread}, {test_log_quiet_by_default}, {test_log_enabled})

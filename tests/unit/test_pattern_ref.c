@@ -115,9 +115,4 @@ START_TEST(test_crc_matches_reference)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(suite_of(
-		"pattern_ref", "core", 0,
-		SUITE_TESTS({test_patterns_match_reference}, {test_crc_matches_reference})));
-}
+SUITE_MAIN("pattern_ref", "core", 0, {test_patterns_match_reference}, {test_crc_matches_reference})

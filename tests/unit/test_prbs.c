@@ -70,9 +70,4 @@ START_TEST(test_rejects)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("prbs", "core", 0,
-			 SUITE_TESTS({test_words_by_hand}, {test_round_trip}, {test_rejects})));
-}
+SUITE_MAIN("prbs", "core", 0, {test_words_by_hand}, {test_round_trip}, {test_rejects})

@@ -236,10 +236,5 @@ START_TEST(test_model)
 }
 END_TEST
 
-int main(void)
-{
-	return run_suite(
-		suite_of("sysmon", "core", 0,
-			 SUITE_TESTS({test_table_facts}, {test_conversions}, {test_inverse},
-				     {test_gate}, {test_memmap}, {test_model})));
-}
+SUITE_MAIN("sysmon", "core", 0, {test_table_facts}, {test_conversions}, {test_inverse}, {test_gate},
+	   {test_memmap}, {test_model})
