@@ -131,4 +131,17 @@ static inline int doc_file_print(int argc, char **argv, char *(*render)(void))
 	return ferror(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* The whole main() of a listing test: --print prints what @render gives,
+ * anything else runs the suite SUITE_MAIN would (common/suite_tests.h;
+ * run_suite is the includer's). */
+#define DOC_FILE_MAIN(render, name, tcase, timeout, ...)                                           \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		int printed = doc_file_print(argc, argv, render);                                  \
+                                                                                                   \
+		if (printed >= 0)                                                                  \
+			return printed;                                                            \
+		return run_suite(suite_of(name, tcase, timeout, SUITE_TESTS(__VA_ARGS__)));        \
+	}
+
 #endif

@@ -197,16 +197,6 @@ START_TEST(test_render)
 }
 END_TEST
 
-int main(int argc, char **argv)
-{
-	int printed = doc_file_print(argc, argv, render);
-
-	if (printed >= 0)
-		return printed;
-
-	return run_suite(suite_of("abi", "table", 0,
-				  SUITE_TESTS({test_each_number_selects_its_row},
-					      {test_masked_generic_never_takes_ours},
-					      {test_ours_size_and_direction}, {test_render},
-					      {test_doc_matches_table})));
-}
+DOC_FILE_MAIN(render, "abi", "table", 0, {test_each_number_selects_its_row},
+	      {test_masked_generic_never_takes_ours}, {test_ours_size_and_direction}, {test_render},
+	      {test_doc_matches_table})

@@ -115,13 +115,4 @@ START_TEST(test_render)
 }
 END_TEST
 
-int main(int argc, char **argv)
-{
-	int printed = doc_file_print(argc, argv, render);
-
-	if (printed >= 0)
-		return printed;
-
-	return run_suite(suite_of("readme", "registers", 0,
-				  SUITE_TESTS({test_render}, {test_readme_matches_table})));
-}
+DOC_FILE_MAIN(render, "readme", "registers", 0, {test_render}, {test_readme_matches_table})
