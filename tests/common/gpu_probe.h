@@ -98,4 +98,26 @@ static inline int gpu_probe(void)
 	return 0;
 }
 
+/* A --gpu run's first look, after gpu_probe: @rc and @dev are what opening
+ * the simulated card for GPU memory gave.  0 when it opened and holds its
+ * buffers in GPU memory; else the reason printed and EXIT_FAILURE.  Closes
+ * @dev. */
+static inline int gpu_card_in_gpu_memory(int rc, struct ga_dev *dev)
+{
+	struct ga_dev_info info;
+
+	if (rc != 0) {
+		printf("cannot open the simulated card: %s\n", ga_last_error());
+		return EXIT_FAILURE;
+	}
+	ga_dev_info(dev, &info);
+	ga_dev_close(dev);
+	if (strcmp(info.memory, "gpu") != 0) {
+		printf("FAILED: a GPU is there but the card uses host memory: %s\n",
+		       info.memory_note);
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
+
 #endif /* GA_TEST_GPU_PROBE_H */

@@ -54,21 +54,30 @@ static struct ga_pinned pinned_of(struct ga_dev *dev, unsigned int i)
 	return p[0];
 }
 
+/* Open with @pin, into @info, and make write buffer 0 of @size, into @bi. */
+static struct ga_dev *open_one_buffer(enum ga_pin pin, size_t size, struct ga_dev_info *info,
+				      struct ga_buf_info *bi)
+{
+	struct ga_dev *dev;
+	struct ga_buf *b;
+
+	ck_assert_int_eq(open_pin(pin, &dev), 0);
+	ck_assert_int_eq(ga_dev_info(dev, info), 0);
+	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, size, &b), 0);
+	ck_assert_int_eq(ga_buf_info(b, bi), 0);
+	return dev;
+}
+
 START_TEST(test_p2p)
 {
 	struct ga_dev_info info;
 	struct ga_buf_info bi;
 	struct ga_pinned p;
-	struct ga_buf *b;
-	struct ga_dev *dev;
+	struct ga_dev *dev = open_one_buffer(GA_PIN_P2P, 2 * GA_GPU_PAGE_SIZE, &info, &bi);
 
-	ck_assert_int_eq(open_pin(GA_PIN_P2P, &dev), 0);
-	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
 	ck_assert_str_eq(info.pin, "p2p");
 	ck_assert_ptr_nonnull(strstr(info.pin_note, "pin=p2p"));
 	ck_assert(ga_dev_has(dev, GA_CAP_DMABUF)); /* the sim takes dma-bufs */
-	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, 2 * GA_GPU_PAGE_SIZE, &b), 0);
-	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
 	ck_assert(!bi.dmabuf);
 	p = pinned_of(dev, 0);
 	ck_assert(!p.dmabuf);
@@ -82,14 +91,9 @@ START_TEST(test_auto)
 {
 	struct ga_dev_info info;
 	struct ga_buf_info bi;
-	struct ga_buf *b;
-	struct ga_dev *dev;
+	struct ga_dev *dev = open_one_buffer(GA_PIN_AUTO, GA_GPU_PAGE_SIZE, &info, &bi);
 
-	ck_assert_int_eq(open_pin(GA_PIN_AUTO, &dev), 0);
-	ck_assert_int_eq(ga_dev_info(dev, &info), 0);
 	ck_assert_ptr_nonnull(strstr(info.pin_note, "pin=auto"));
-	ck_assert_int_eq(ga_buf_create(dev, GA_DIR_WRITE, 0, GA_GPU_PAGE_SIZE, &b), 0);
-	ck_assert_int_eq(ga_buf_info(b, &bi), 0);
 	if (no_dmabuf[0]) {
 		ck_assert_str_eq(info.pin, "p2p");
 		/* the same reason pin=dmabuf gives */
@@ -192,29 +196,19 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	struct ga_dev_info info;
-	struct ga_dev *dev;
+	struct ga_dev *dev = NULL;
 	const char *ci = getenv("CI");
 	SRunner *sr;
 	int failed, rc;
 
 	gpu_mode = argc > 1 && strcmp(argv[1], "--gpu") == 0;
 	if (gpu_mode) {
-		int probe = gpu_probe();
-
-		if (probe)
-			return probe; /* 77 only where there is no GPU */
-		if (open_pin(GA_PIN_P2P, &dev) != 0) {
-			printf("cannot open the simulated card: %s\n", ga_last_error());
+		rc = gpu_probe();
+		if (rc)
+			return rc; /* 77 only where there is no GPU */
+		rc = open_pin(GA_PIN_P2P, &dev);
+		if (gpu_card_in_gpu_memory(rc, dev))
 			return EXIT_FAILURE;
-		}
-		ga_dev_info(dev, &info);
-		ga_dev_close(dev);
-		if (strcmp(info.memory, "gpu") != 0) {
-			printf("FAILED: a GPU is there but the card uses host memory: %s\n",
-			       info.memory_note);
-			return EXIT_FAILURE;
-		}
 	}
 	rc = open_pin(GA_PIN_DMABUF, &dev);
 	if (rc == 0)
