@@ -34,6 +34,14 @@ static void add_card(struct pf *pf, const char *bdf)
 		pf->ncards++;
 }
 
+/* The PCI address of class entry /sys/class/gpuasync/@name into @bdf:
+ * false for an entry with no device link (an emulated card) or a link that
+ * does not end in a BDF. */
+static bool class_bdf(const struct pf *pf, const char *name, char *bdf, size_t len)
+{
+	return !pf_link_name(pf, bdf, len, "/sys/class/gpuasync/%s/device", name) && pf_is_bdf(bdf);
+}
+
 /* Every card the kernel shows: gpuasync.ko's class, datadev's PCI driver,
  * and any function with the card's PCI id (GA_PCI_VENDOR_SLAC:GA_PCI_DEVICE_CARD,
  * bound to nothing, or to something else). */
@@ -46,10 +54,7 @@ static void scan_cards(struct pf *pf)
 	pf_path(pf, p, "/sys/class/gpuasync");
 	if ((d = opendir(p))) {
 		while ((e = readdir(d)))
-			if (e->d_name[0] != '.' &&
-			    !pf_link_name(pf, bdf, sizeof(bdf), "/sys/class/gpuasync/%s/device",
-					  e->d_name) &&
-			    pf_is_bdf(bdf))
+			if (e->d_name[0] != '.' && class_bdf(pf, e->d_name, bdf, sizeof(bdf)))
 				add_card(pf, bdf);
 		closedir(d);
 	}
@@ -85,9 +90,7 @@ static void find_names(struct pf *pf)
 	pf_path(pf, p, "/sys/class/gpuasync");
 	if ((d = opendir(p))) {
 		while ((e = readdir(d)))
-			if (e->d_name[0] != '.' &&
-			    !pf_link_name(pf, bdf, sizeof(bdf), "/sys/class/gpuasync/%s/device",
-					  e->d_name) &&
+			if (e->d_name[0] != '.' && class_bdf(pf, e->d_name, bdf, sizeof(bdf)) &&
 			    !strcmp(bdf, pf->card.bdf))
 				snprintf(pf->cls, sizeof(pf->cls), "%.63s", e->d_name);
 		closedir(d);
@@ -119,7 +122,7 @@ static int card_from_opt(struct pf *pf, const char *spec, char *bdf, size_t len,
 	}
 	base = base ? base + 1 : spec;
 	snprintf(pf->node, sizeof(pf->node), "%s", spec);
-	if (!pf_link_name(pf, bdf, len, "/sys/class/gpuasync/%s/device", base) && pf_is_bdf(bdf)) {
+	if (class_bdf(pf, base, bdf, len)) {
 		snprintf(pf->cls, sizeof(pf->cls), "%.*s", (int)sizeof(pf->cls) - 1, base);
 		return 0;
 	}
