@@ -166,13 +166,19 @@ static int range_check(struct ga_buf *b, size_t off, size_t len)
 	return 0;
 }
 
+/* The arguments of ga_buf_read/ga_buf_write (@fn): no NULL buffer, no NULL
+ * @p for a non-empty range, and the range inside the buffer. */
+static int io_check(struct ga_buf *b, size_t offset, const void *p, size_t len, const char *fn)
+{
+	if (!b || (len && !p))
+		return ga_err(-EINVAL, "%s: NULL argument", fn);
+	return range_check(b, offset, len);
+}
+
 int ga_buf_read(struct ga_buf *b, size_t offset, void *dst, size_t len)
 {
-	int rc;
+	int rc = io_check(b, offset, dst, len, "ga_buf_read");
 
-	if (!b || (len && !dst))
-		return ga_err(-EINVAL, "ga_buf_read: NULL argument");
-	rc = range_check(b, offset, len);
 	if (rc || len == 0)
 		return rc;
 	return buf_mem_read(b, offset, dst, len);
@@ -180,11 +186,8 @@ int ga_buf_read(struct ga_buf *b, size_t offset, void *dst, size_t len)
 
 int ga_buf_write(struct ga_buf *b, size_t offset, const void *src, size_t len)
 {
-	int rc;
+	int rc = io_check(b, offset, src, len, "ga_buf_write");
 
-	if (!b || (len && !src))
-		return ga_err(-EINVAL, "ga_buf_write: NULL argument");
-	rc = range_check(b, offset, len);
 	if (rc || len == 0)
 		return rc;
 	return buf_mem_write(b, offset, src, len);
