@@ -166,21 +166,24 @@ unsigned long long read_num(const char *dir, const char *rel)
 	return strtoull(buf, NULL, 0);
 }
 
-static void time_open_read_close(const char *path, double *t, int n)
+double open_read_close_us(const char *path)
 {
 	char buf[64];
+	double t0 = now_us();
+	int fd = open(path, O_RDONLY);
 
-	for (int i = 0; i < n; i++) {
-		double t0 = now_us();
-		int fd = open(path, O_RDONLY);
-
-		if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0) {
-			perror(path);
-			exit(1);
-		}
-		close(fd);
-		t[i] = now_us() - t0;
+	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0) {
+		perror(path);
+		exit(1);
 	}
+	close(fd);
+	return now_us() - t0;
+}
+
+static void time_open_read_close(const char *path, double *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		t[i] = open_read_close_us(path);
 }
 
 static void time_pread(const char *path, double *t, int n)

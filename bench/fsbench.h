@@ -8,6 +8,8 @@ struct stat_out {
 };
 
 double now_us(void);
+/* Microseconds to open, read and close @path (exits on an error). */
+double open_read_close_us(const char *path);
 /* Sorts @t. */
 struct stat_out summarize(double *t, int n);
 /* The number in file @rel of mount @dir (0 if unreadable). */

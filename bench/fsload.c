@@ -131,20 +131,14 @@ struct samples {
 
 static void measure(const char *dir, int n, struct samples *o)
 {
-	char reg[256], rb[256], buf[64];
+	char reg[256], rb[256];
 
 	snprintf(reg, sizeof(reg), "%s/registers/rx_frame_count", dir);
 	snprintf(rb, sizeof(rb), "%s/read_buffers/0", dir);
 	for (int i = 0; i < n; i++, o->n++) {
-		double t0 = now_us();
-		int fd = open(reg, O_RDONLY);
+		double t0;
 
-		if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0) {
-			perror(reg);
-			exit(1);
-		}
-		close(fd);
-		o->rd[o->n] = now_us() - t0;
+		o->rd[o->n] = open_read_close_us(reg);
 		t0 = now_us();
 		if (put(dir, "registers/ar_cache", i & 1 ? "1\n" : "2\n")) {
 			perror("echo > registers/ar_cache");
