@@ -54,6 +54,13 @@ int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, returning stdout (malloc'd, never NULL). */
 char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A fresh directory /tmp/gafs-@tag.XXXXXX for a case's own files, into
+ * @dir (@len bytes); rm_dir removes it and all in it. */
+void tmp_dir(char *dir, size_t len, const char *tag);
+void rm_dir(const char *dir);
+/* @text into the new file @dir/@name (fails the test if it cannot open it). */
+void put_file_in(const char *dir, const char *name, const char *text);
+
 /* Is tool @name (Debian package @package) on PATH?  When it is not: under
  * CI=true the case fails (CI installs every tool, tools/packages.txt);
  * otherwise it prints "SKIP: ..." and the whole executable then exits 77

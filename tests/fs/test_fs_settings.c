@@ -32,29 +32,11 @@ static const char *const SETTINGS[] = {"ar_cache", "aw_cache", "demux_select"};
 
 static char dir[64];
 
-static void tmpdir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/gafs-settings.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void rmtmp(void)
-{
-	sh("rm -rf '%s'", dir);
-}
-
 /* Write @text to a file of the temp dir, then `cat` it into settings. */
 static int cat_into_settings(const char *text)
 {
-	FILE *f;
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/in.ini", dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return sh("cat '%s' > $M/settings 2>/dev/null", path);
+	put_file_in(dir, "in.ini", text);
+	return sh("cat '%s/in.ini' > $M/settings 2>/dev/null", dir);
 }
 
 START_TEST(save_change_restore)
@@ -62,7 +44,7 @@ START_TEST(save_change_restore)
 	char *saved, *again, *s;
 	unsigned int n = 0;
 
-	tmpdir();
+	tmp_dir(dir, sizeof(dir), "settings");
 	mnt_start(FLAVOURS[_i]);
 	saved = readf("settings");
 	ck_assert_ptr_nonnull(saved);
@@ -112,7 +94,7 @@ START_TEST(save_change_restore)
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 9);
 	free(saved);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -142,7 +124,7 @@ END_TEST
  * fixed): everything applied is written back. */
 START_TEST(rolled_back)
 {
-	tmpdir();
+	tmp_dir(dir, sizeof(dir), "settings");
 	mnt_start(FLAVOURS[_i]);
 	ck_assert_int_eq(sh("echo 0x1 > $M/registers/ar_cache && echo 0x2 > $M/registers/aw_cache"),
 			 0);
@@ -156,7 +138,7 @@ START_TEST(rolled_back)
 	ck_assert_int_eq(cat_into_settings("ar_cache = 0x3\naw_cache = 0x5\n"), 0);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 5);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -191,7 +173,7 @@ START_TEST(applied_at_mount)
 {
 	char opts[256], *out;
 
-	tmpdir();
+	tmp_dir(dir, sizeof(dir), "settings");
 	ck_assert_int_eq(sh("printf 'ar_cache = 0x6\\ndemux_select = 0\\n' > %s/ok.ini && "
 			    "printf 'ar_cache = 0x6\\nnope = 1\\n' > %s/bad.ini && mkdir %s/m",
 			    dir, dir, dir),
@@ -221,7 +203,7 @@ START_TEST(applied_at_mount)
 	out = sh_out("$GAFS --sim %s/m -o settings=relative.ini 2>&1; echo rc=$?", dir);
 	ck_assert_msg(strstr(out, "not an absolute path") && !strstr(out, "rc=0"), "%s", out);
 	free(out);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 

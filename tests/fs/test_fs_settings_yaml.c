@@ -31,30 +31,6 @@ static const char *const FLAVOURS[] = {
 
 static char dir[64];
 
-static void tmpdir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/gafs-yaml.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void rmtmp(void)
-{
-	sh("rm -rf '%s'", dir);
-}
-
-/* @text into the temp dir's file @name. */
-static void put(const char *name, const char *text)
-{
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /*
  * A tree file as pyrogue's SaveConfig writes it for a KCU1500-like root:
  * other devices with their RW variables (AxiVersion's ScratchPad, a
@@ -129,8 +105,8 @@ START_TEST(export_parses)
 
 	if (!have_py("yaml", "python3-yaml"))
 		return;
-	tmpdir();
-	put("check.py", check);
+	tmp_dir(dir, sizeof(dir), "yaml");
+	put_file_in(dir, "check.py", check);
 	mnt_start(FLAVOURS[_i]);
 	ck_assert_int_eq(
 		sh("cd $M && echo 3 > registers/ar_cache && echo 5 > registers/aw_cache && "
@@ -145,7 +121,7 @@ START_TEST(export_parses)
 	/* state.yaml is read-only */
 	ck_assert_int_eq(sh("test \"$(stat -c %%a $M/state.yaml)\" = 444"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -154,7 +130,7 @@ START_TEST(save_change_restore)
 {
 	char *saved, *again;
 
-	tmpdir();
+	tmp_dir(dir, sizeof(dir), "yaml");
 	mnt_start(FLAVOURS[_i]);
 	ck_assert_int_eq(
 		sh("echo 0x6 > $M/registers/ar_cache && cp $M/settings.yaml %s/card.yaml", dir), 0);
@@ -171,7 +147,7 @@ START_TEST(save_change_restore)
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -190,8 +166,8 @@ START_TEST(full_tree)
 	unsigned int lines, n = sizeof(skipped) / sizeof(skipped[0]);
 	char *errs;
 
-	tmpdir();
-	put("tree.yaml", FULL_TREE);
+	tmp_dir(dir, sizeof(dir), "yaml");
+	put_file_in(dir, "tree.yaml", FULL_TREE);
 	mnt_start("-o version=4");
 	ck_assert_int_eq(sh("echo 0x7 > $M/registers/aw_cache"), 0);
 	lines = err_lines();
@@ -207,7 +183,8 @@ START_TEST(full_tree)
 	ck_assert_ptr_null(strstr(errs, "GpuIbAxisMon"));
 	free(errs);
 	/* the same as pyrogue's dotted top-level path */
-	put("dotted.yaml", "Root.AxiPcieCore.AxiGpuAsyncCore:\n  AxisDeMuxSelect: GPU_path\n");
+	put_file_in(dir, "dotted.yaml",
+		    "Root.AxiPcieCore.AxiGpuAsyncCore:\n  AxisDeMuxSelect: GPU_path\n");
 	ck_assert_int_eq(sh("cat %s/dotted.yaml > $M/settings.yaml", dir), 0);
 	ck_assert_uint_eq(readnum("registers/demux_select"), 1);
 	/* our own state dump loads back: its RO variables pass silently */
@@ -230,7 +207,7 @@ START_TEST(full_tree)
 	ck_assert_ptr_nonnull(strstr(errs, "AxisDeMuxSelect skipped: not part of this firmware"));
 	free(errs);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -240,14 +217,14 @@ START_TEST(applied_at_mount)
 {
 	char opt[160], *out;
 
-	tmpdir();
-	put("tree.yaml", FULL_TREE);
+	tmp_dir(dir, sizeof(dir), "yaml");
+	put_file_in(dir, "tree.yaml", FULL_TREE);
 	snprintf(opt, sizeof(opt), "-o version=4 -o settings=%s/tree.yaml", dir);
 	mnt_start(opt);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 2);
 	ck_assert_uint_eq(readnum("registers/demux_select"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
-	put("bad.yaml", CORE "      AxisDeMuxSelect: sideways\n");
+	put_file_in(dir, "bad.yaml", CORE "      AxisDeMuxSelect: sideways\n");
 	ck_assert_int_eq(sh("mkdir %s/m", dir), 0);
 	out = sh_out("$GAFS --sim %s/m -o settings=%s/bad.yaml 2>&1; echo rc=$?", dir, dir);
 	ck_assert_msg(strstr(out, "line 5: AxiGpuAsyncCore.AxisDeMuxSelect: 'sideways'") &&
@@ -255,7 +232,7 @@ START_TEST(applied_at_mount)
 		      "%s", out);
 	free(out);
 	ck_assert(!is_mounted(dir));
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
@@ -263,12 +240,14 @@ END_TEST
  * and what only the earlier sets stays applied. */
 START_TEST(overlay)
 {
-	tmpdir();
-	put("base.yaml", "Root:\n  AxiPcieCore:\n    AxiGpuAsyncCore:\n"
-			 "      AxiReadCache: 0x1\n      AxiWriteCache: 0x2\n"
-			 "      AxisDeMuxSelect: CPU_path\n");
-	put("site.yaml", "Root:\n  AxiPcieCore:\n    AxiGpuAsyncCore:\n"
-			 "      AxiWriteCache: 0xb\n      AxisDeMuxSelect: GPU_path\n");
+	tmp_dir(dir, sizeof(dir), "yaml");
+	put_file_in(dir, "base.yaml",
+		    "Root:\n  AxiPcieCore:\n    AxiGpuAsyncCore:\n"
+		    "      AxiReadCache: 0x1\n      AxiWriteCache: 0x2\n"
+		    "      AxisDeMuxSelect: CPU_path\n");
+	put_file_in(dir, "site.yaml",
+		    "Root:\n  AxiPcieCore:\n    AxiGpuAsyncCore:\n"
+		    "      AxiWriteCache: 0xb\n      AxisDeMuxSelect: GPU_path\n");
 	mnt_start("-o version=5");
 	ck_assert_int_eq(sh("cat %s/base.yaml %s/site.yaml > $M/settings.yaml", dir, dir), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
@@ -284,7 +263,7 @@ START_TEST(overlay)
 			 0);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 4);
 	ck_assert_int_eq(mnt_stop(), 0);
-	rmtmp();
+	rm_dir(dir);
 }
 END_TEST
 
