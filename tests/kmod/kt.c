@@ -341,8 +341,8 @@ static void t_identity(void)
 	CHECK(ioctl(fd, DMA_Get_Version, 0) == DMA_VERSION);
 	abi = ioctl(fd, GA_Get_Abi_Version, 0);
 	CHECK(abi >> 16 == GA_ABI_VERSION, "abi %#x", abi);
-	CHECK((abi & 0xffff) ==
-	      (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE | GA_FEAT_DMABUF));
+	CHECK((abi & 0xffff) == (GA_FEAT_REM_BUFFER | GA_FEAT_ARM_MANY | GA_FEAT_BUFFER_TABLE |
+				 GA_FEAT_DMABUF | GA_FEAT_MASKED_WRITE));
 	CHECK_ERR(ioctl(fd, 0x8000, 0), ENOTTY);
 	CHECK_ERR(ioctl(fd, 0x80ff, 0), ENOTTY);
 	CHECK_ERR(ioctl(fd, _IOR('x', 1, int), 0), ENOTTY);
