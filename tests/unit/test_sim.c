@@ -115,6 +115,20 @@ static void arm_all(unsigned int n)
 		ck_assert_int_eq(ga_buf_arm(wb[i]), 0);
 }
 
+/* Flavour @i (@more as for open_flavour) with @nw write buffers armed and
+ * @nr read buffers, the write engine on, and the read engine when @nr. */
+static void open_running(int i, const char *more, unsigned int nw, unsigned int nr)
+{
+	open_flavour(i, more);
+	create(GA_DIR_WRITE, nw);
+	if (nr)
+		create(GA_DIR_READ, nr);
+	arm_all(nw);
+	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	if (nr)
+		ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+}
+
 static struct ga_sim_stats stats(void)
 {
 	struct ga_sim_stats st;
@@ -377,12 +391,7 @@ START_TEST(test_faults)
 	struct ga_header h;
 	uint32_t got;
 
-	open_flavour(_i, NULL);
-	create(GA_DIR_WRITE, NBUF);
-	create(GA_DIR_READ, 1);
-	arm_all(NBUF);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	open_running(_i, NULL, NBUF, 1);
 	ck_assert_int_eq(ga_sim_inject(dev, GA_FAULT_WRITE_ERROR, 1, 3), 0);
 	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
 	ck_assert_int_eq(ga_buf_header(wb[0], &h), 0);
@@ -459,12 +468,7 @@ START_TEST(test_latency)
 	uint32_t gpu;
 
 	/* 1 GHz: one cycle per nanosecond. */
-	open_flavour(_i, ",clock_hz=1000000000");
-	create(GA_DIR_WRITE, 2);
-	create(GA_DIR_READ, 2);
-	arm_all(2);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	open_running(_i, ",clock_hz=1000000000", 2, 2);
 	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
 	ck_assert_int_eq(ga_sim_push(dev, frame, sizeof(frame), 1000), 0);
 	sleep_ms(3); /* the "GPU" holds buffer 0 for at least 3 ms */
@@ -732,12 +736,7 @@ START_TEST(test_close_alive)
 	struct stat sb;
 	uint64_t moff;
 
-	open_flavour(_i, NULL);
-	create(GA_DIR_WRITE, NBUF);
-	create(GA_DIR_READ, 1);
-	arm_all(NBUF);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_READ, true), 0);
+	open_running(_i, NULL, NBUF, 1);
 	ck_assert_int_eq(ga_buf_send(rb[0], 100), 0);
 	gen_start(2048, GA_PATTERN_PRBS, 0);
 	wait_for(stats().delivered >= NBUF);
@@ -780,10 +779,7 @@ START_TEST(test_concurrency)
 	uint32_t seen_gen = 0;
 	void *ret;
 
-	open_flavour(_i, NULL);
-	create(GA_DIR_WRITE, NBUF);
-	arm_all(NBUF);
-	ck_assert_int_eq(ga_dev_enable(dev, GA_DIR_WRITE, true), 0);
+	open_running(_i, NULL, NBUF, 0);
 	ck_assert_int_eq(pthread_create(&t[0], NULL, pusher, (void *)(uintptr_t)1000000), 0);
 	ck_assert_int_eq(pthread_create(&t[1], NULL, pusher, (void *)(uintptr_t)2000000), 0);
 	gen_start(777, GA_PATTERN_COUNTER, GEN_FRAMES);
