@@ -46,10 +46,14 @@ static const char *const counters[] = {
 
 static char dir[64];
 
+/* The suite's process: a failed assertion ends a test's process at once
+ * (no atexit), so main removes what the tests left. */
+static pid_t runner;
+
 /* A scratch directory for the run files ($D), removed at the end. */
 static void scratch(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/gafs-rec-XXXXXX");
+	snprintf(dir, sizeof(dir), "/tmp/gafs-rec-%d-XXXXXX", (int)runner);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	setenv("D", dir, 1);
 	setenv("SYNTH", GA_SYNTH_BIN, 1);
@@ -438,9 +442,15 @@ END_TEST
 
 int main(void)
 {
-	return run_suite(
+	int rc;
+
+	runner = getpid();
+	rc = run_suite(
 		suite_of("record", "record", TEST_TIMEOUT,
 			 SUITE_TESTS({record_then_replay_identical}, {killed_while_recording},
 				     {bad_files_refused}, {replay_streams_bounded},
 				     {repeat_live_and_recorded_pace})));
+	if (sh("rm -rf /tmp/gafs-rec-%d-*", (int)runner) != 0)
+		return 1;
+	return rc;
 }
