@@ -60,6 +60,7 @@ static struct recorder {
 	uint64_t number;	    /* records queued so far: the next one's number */
 	uint64_t frames, bytes;	    /* written to the file (its header included) */
 	uint64_t drops;
+	unsigned int inflight; /* frames numbered, not queued yet: the writer waits */
 } R = {.mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1};
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -87,7 +88,7 @@ static void *writer_main(void *arg)
 		bool failed;
 		int ret;
 
-		while (!R.head && !R.stop)
+		while (!R.head && !(R.stop && !R.inflight))
 			pthread_cond_wait(&R.cv, &R.mx);
 		if (!R.head)
 			break; /* stopped, everything written */
@@ -170,6 +171,7 @@ void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const ui
 		return;
 	}
 	R.queued += n; /* reserved: the writer cannot free what is not queued */
+	R.inflight++;
 	f.number = R.number++;
 	pthread_mutex_unlock(&R.mx);
 	it = malloc(sizeof(*it) + n);
@@ -186,6 +188,7 @@ void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const ui
 		it->next = NULL;
 	}
 	pthread_mutex_lock(&R.mx);
+	R.inflight--;
 	if (!it) {
 		/* Numbered already: the file would skip a number, so it ends here. */
 		R.queued -= n;
@@ -200,8 +203,8 @@ void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const ui
 		else
 			R.head = it;
 		R.tail = it;
-		pthread_cond_signal(&R.cv);
 	}
+	pthread_cond_signal(&R.cv);
 	pthread_mutex_unlock(&R.mx);
 }
 
