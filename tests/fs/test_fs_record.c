@@ -12,6 +12,7 @@
  *   - a file with a corrupt record, or cut short, is refused naming the
  *     frame (EBADMSG, one errors line) and not one frame reaches the card;
  *     bad words for record and replay are refused and change nothing;
+ *   - records that do not fit the recorder's queue are drops, counted;
  *   - a file 128 times the read-ahead, played twice: the daemon's peak
  *     memory grows by less than a fifth of the file, the read-ahead never
  *     holds more than its bound and one frame;
@@ -330,6 +331,39 @@ START_TEST(bad_files_refused)
 }
 END_TEST
 
+START_TEST(record_drops_counted)
+{
+	struct ga_rec_reader *r;
+	struct ga_rec_frame f;
+	char path[128];
+
+	scratch();
+	mnt_start(NULL);
+	ck_assert_int_eq(sh("echo 128K > $M/buffers/alloc_size && for i in 0 1 2 3; do "
+			    "mkdir $M/buffers/$i && echo 1 > $M/buffers/$i/write_enable || exit 1; "
+			    "done"),
+			 0);
+	/* Frames of 64 KiB, a queue of 64 KiB: no record fits, each is a drop. */
+	ck_assert_int_eq(sh("echo epixuhr > $M/sim/pattern && echo 64K > $M/sim/size && "
+			    "echo \"$D/d.gar queue=64K\" > $M/frames/record && "
+			    "echo 1 > $M/registers/write_enable && echo 4 > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running"),
+			 0);
+	wait_num("sim/stats/delivered", 4);
+	ck_assert_uint_eq(readnum("frames/seen"), 4);
+	ck_assert_uint_eq(status_num("frames/record_status", "drops"), 4);
+	ck_assert_uint_eq(status_num("frames/record_status", "frames"), 0);
+	ck_assert_int_eq(sh("echo stop > $M/frames/record"), 0);
+	ck_assert_int_eq(sh("grep -qx 'state stopped' $M/frames/record_status"), 0);
+	ck_assert_int_eq(mnt_stop(), 0);
+	snprintf(path, sizeof(path), "%s/d.gar", dir);
+	ck_assert_int_eq(ga_rec_open(path, &r, NULL), 0);
+	ck_assert_int_eq(ga_rec_next(r, &f), 0); /* a header, no frame */
+	ga_rec_close(r);
+	scratch_done();
+}
+END_TEST
+
 /* The daemon's peak resident memory, KiB. */
 static unsigned long long vm_hwm(void)
 {
@@ -448,8 +482,8 @@ int main(void)
 	rc = run_suite(
 		suite_of("record", "record", TEST_TIMEOUT,
 			 SUITE_TESTS({record_then_replay_identical}, {killed_while_recording},
-				     {bad_files_refused}, {replay_streams_bounded},
-				     {repeat_live_and_recorded_pace})));
+				     {bad_files_refused}, {record_drops_counted},
+				     {replay_streams_bounded}, {repeat_live_and_recorded_pace})));
 	if (sh("rm -rf /tmp/gafs-rec-%d-*", (int)runner) != 0)
 		return 1;
 	return rc;
