@@ -287,18 +287,6 @@ void rm_dir(const char *dir)
 	sh("rm -rf '%s'", dir);
 }
 
-void put_file_in(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 pid_t node_exporter_start(const char *dir, int *port, const char *log)
 {
 	return node_exporter_start_as("", dir, port, log);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+#include "../common/put_file.h"
 #include "../common/suite_tests.h"
 
 struct mnt {
@@ -58,8 +59,6 @@ char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * @dir (@len bytes); rm_dir removes it and all in it. */
 void tmp_dir(char *dir, size_t len, const char *tag);
 void rm_dir(const char *dir);
-/* @text into the new file @dir/@name (fails the test if it cannot open it). */
-void put_file_in(const char *dir, const char *name, const char *text);
 
 /* Is tool @name (Debian package @package) on PATH?  When it is not: under
  * CI=true the case fails (CI installs every tool, tools/packages.txt);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/put_file.h"
 #include "common/run_suite.h"
 #include "gpuasync/device.h"
 #include "gpuasync/sim.h"
@@ -158,18 +159,6 @@ END_TEST
 static char top[] = "/tmp/ga-hwmon-XXXXXX";
 static char hwdir[256];
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* TOP/device/hwmon/hwmon7 named "datadev", beside hwmon6 of another
  * driver, with every file of the table: temperature 51.234 C, each
  * supply 1000 + 100 * its index mV. */
@@ -184,29 +173,29 @@ static void make_hwmon(const char *temp_label)
 	ck_assert_int_eq(mkdir(d, 0755), 0);
 	snprintf(d, sizeof(d), "%s/device/hwmon/hwmon6", top);
 	ck_assert_int_eq(mkdir(d, 0755), 0);
-	put(d, "name", "coretemp\n");
+	put_file_in(d, "name", "coretemp\n");
 	snprintf(hwdir, sizeof(hwdir), "%s/device/hwmon/hwmon7", top);
 	ck_assert_int_eq(mkdir(hwdir, 0755), 0);
-	put(hwdir, "name", "datadev\n");
+	put_file_in(hwdir, "name", "datadev\n");
 	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++) {
 		const struct ga_sysmon_sensor_row *r = &ga_sysmon_sensors[s];
 		int base = r->kind == GA_SYSMON_MC ? 51234 : 1000 + 100 * (int)s;
 
 		snprintf(f, sizeof(f), "%s_label", r->hwmon);
-		put(hwdir, f, s == GA_SYSMON_TEMP && temp_label ? temp_label : r->label);
+		put_file_in(hwdir, f, s == GA_SYSMON_TEMP && temp_label ? temp_label : r->label);
 		snprintf(f, sizeof(f), "%s_input", r->hwmon);
 		snprintf(v, sizeof(v), "%d\n", base);
-		put(hwdir, f, v);
+		put_file_in(hwdir, f, v);
 		snprintf(f, sizeof(f), "%s_highest", r->hwmon);
 		snprintf(v, sizeof(v), "%d\n", base + 10);
-		put(hwdir, f, v);
+		put_file_in(hwdir, f, v);
 		snprintf(f, sizeof(f), "%s_lowest", r->hwmon);
 		snprintf(v, sizeof(v), "%d\n", base - 10);
-		put(hwdir, f, v);
+		put_file_in(hwdir, f, v);
 	}
 	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
 		snprintf(v, sizeof(v), "%d\n", 90000 + 1000 * (int)l);
-		put(hwdir, ga_sysmon_limits[l].hwmon, v);
+		put_file_in(hwdir, ga_sysmon_limits[l].hwmon, v);
 	}
 }
 
@@ -246,7 +235,7 @@ START_TEST(hwmon_find)
 	make_hwmon(NULL);
 	ck_assert_int_eq(ga_hwmon_find(top, dir, sizeof(dir)), 0);
 	ck_assert_str_eq(dir, hwdir);
-	put(hwdir, "name", "other\n");
+	put_file_in(hwdir, "name", "other\n");
 	ck_assert_int_eq(ga_hwmon_find(top, dir, sizeof(dir)), -ENOENT);
 	rm_hwmon();
 	ck_assert_int_eq(ga_hwmon_find("/nonexistent", dir, sizeof(dir)), -ENOENT);
@@ -272,7 +261,7 @@ START_TEST(hwmon_preferred)
 	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
 		ck_assert_int_eq(r.limit[l], 90000 + 1000 * (int)l);
 	/* the files stay open and are read again: a new value shows */
-	put(hwdir, "temp1_input", "77000\n");
+	put_file_in(hwdir, "temp1_input", "77000\n");
 	ck_assert_int_eq(ga_dev_sysmon(d, &r), 0);
 	ck_assert_int_eq(r.value[GA_SYSMON_TEMP], 77000);
 	/* the driver reads the card: a dead link is no reading */
