@@ -173,7 +173,6 @@ void fs_error_add(struct fs *fs, const char *path, int err, const char *why)
 	time_t now = time(NULL);
 	unsigned int cap = ring_cap(fs), slot;
 
-	fs_stat_handoff_drop(fs); /* metrics counts errors lines */
 	if (err < 0)
 		err = -err;
 	gmtime_r(&now, &tm);

@@ -237,7 +237,8 @@ static struct {
 	uint64_t t_ns;
 	struct strbuf sb; /* until an open takes it */
 	size_t len;	  /* its length, kept for stats after the open */
-	uint64_t gen; /* handoff_gen when its render began */
+	uint64_t gen;  /* handoff_gen when its render began */
+	uint64_t errs; /* fs->err_total then: metrics counts errors lines */
 	bool valid;
 } handoff = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static _Atomic uint64_t handoff_gen; /* +1 at every change */
@@ -261,7 +262,7 @@ static bool handoff_matches(const struct fs *fs, const struct fs_node *n, unsign
 {
 	return handoff.valid && handoff.fs == fs && handoff.node == n && handoff.idx == idx &&
 	       handoff.pid == pid && handoff.gen == atomic_load(&handoff_gen) &&
-	       mono_ns() - handoff.t_ns < HANDOFF_NS;
+	       handoff.errs == atomic_load(&fs->err_total) && mono_ns() - handoff.t_ns < HANDOFF_NS;
 }
 
 void fs_stat_handoff_drop(struct fs *fs)
@@ -315,7 +316,7 @@ static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int i
 		fs_snap_account(fs, fo);
 		pthread_mutex_unlock(&fo->lock);
 	} else if (handoff_eligible(n, pid)) {
-		uint64_t gen = atomic_load(&handoff_gen);
+		uint64_t gen = atomic_load(&handoff_gen), errs = atomic_load(&fs->err_total);
 
 		pthread_mutex_lock(&handoff.lock);
 		if (handoff_matches(fs, n, idx, pid))
@@ -333,6 +334,7 @@ static off_t sized_length(struct fs *fs, const struct fs_node *n, unsigned int i
 			handoff.sb = sb;
 			handoff.len = sb.len;
 			handoff.gen = gen;
+			handoff.errs = errs;
 			handoff.valid = true;
 			pthread_mutex_unlock(&handoff.lock);
 			sb = (struct strbuf){0};
