@@ -372,13 +372,18 @@ bool have_cmd(const char *name, const char *package)
 	return have_or_skip(sh("command -v %s >/dev/null 2>&1", name) == 0, name, package);
 }
 
+bool have_py_at(const char *python, const char *module, const char *package)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s module %s", python, module);
+	return have_or_skip(sh("%s -c 'import %s' >/dev/null 2>&1", python, module) == 0, what,
+			    package);
+}
+
 bool have_py(const char *module, const char *package)
 {
-	char what[128];
-
-	snprintf(what, sizeof(what), "python3 module %s", module);
-	return have_or_skip(sh("python3 -c 'import %s' >/dev/null 2>&1", module) == 0, what,
-			    package);
+	return have_py_at("python3", module, package);
 }
 
 const char *umount_cmd(bool lazy)

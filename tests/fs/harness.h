@@ -69,8 +69,11 @@ bool have_cmd(const char *name, const char *package);
  * a package: no CI exception): prints "SKIP: @why" and the executable then
  * exits 77, as for have_cmd. */
 void skip_part(const char *why);
-/* The same for a Python 3 module (python3 -c "import @module"). */
+/* The same for a Python 3 module (python3 -c "import @module"); have_py_at
+ * asks a given interpreter (an example's #! line names /usr/bin/python3,
+ * which is not the python3 on every PATH). */
 bool have_py(const char *module, const char *package);
+bool have_py_at(const char *python, const char *module, const char *package);
 
 /* "fusermount3 -u" ("-uz" when @lazy), or umount(8)'s "umount" ("umount -l")
  * where fusermount3 is not installed (the tests run as root there). */

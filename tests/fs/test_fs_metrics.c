@@ -206,16 +206,17 @@ START_TEST(names_units_labels)
 }
 END_TEST
 
-/* The PCIe link (issue 21): the simulated card has no PCI function, so
- * its link could not be told: a 0 marker with an empty pci label, and no
- * speed or width sample (never a made-up number); no GPU end without a
- * GPU whose PCI address CUDA gave.  The QEMU platform suite reads a real
+/* The PCIe link: the simulated card has no PCI function, so its link
+ * could not be told: a 0 marker with an empty pci label, and no speed or
+ * width sample (never a made-up number); no GPU end with buffers in host
+ * memory (use_gpu=0, also on a machine with a GPU: tests/gpu/gpu_fs.sh
+ * checks the GPU end there).  The QEMU platform suite reads a real
  * function's link (tests/platform/init.sh). */
 START_TEST(pcie_link_unknown_on_sim)
 {
 	char *m;
 
-	mnt_start("-o version=4");
+	mnt_start("-o version=4,use_gpu=0");
 	m = readf("metrics");
 	ck_assert_ptr_nonnull(m);
 	ck_assert_ptr_nonnull(strstr(m, "# TYPE gpuasync_pcie_link_readable gauge\n"));

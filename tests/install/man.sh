@@ -17,9 +17,9 @@ fail() {
 	echo "FAILED: $*" >&2
 	exit 1
 }
-if ! command -v man >/dev/null; then
-	[ "${CI:-}" = true ] && fail "man not found (CI=true: no skipping; tools/packages.txt lists man-db)"
-	echo "SKIP: man not found"
+if ! command -v man >/dev/null || ! command -v groff >/dev/null; then
+	[ "${CI:-}" = true ] && fail "man or groff not found (CI=true: no skipping; tools/packages.txt lists man-db)"
+	echo "SKIP: man or groff not found (man-db renders with groff)"
 	exit 77
 fi
 
