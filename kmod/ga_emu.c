@@ -50,6 +50,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "ga_dmabuf.h"
 #include "ga_drv.h"
 #include "ga_emu.h"
 #include "ga_emu_trap.h"
@@ -107,9 +108,11 @@ MODULE_PARM_DESC(emulate_dma_barrier,
 
 static int emulate_map_version = GA_MEMMAP_NEWEST;
 module_param(emulate_map_version, int, 0444);
+/* In words: the newest version and the SysMon's offset are enum constants
+ * of gpuasync/sysmon.def, which the preprocessor cannot spell into a string. */
 MODULE_PARM_DESC(emulate_map_version,
-		 "BAR0 memory-map version emulated cards report, 0 to 255 (default "
-		 __stringify(GA_MEMMAP_NEWEST) ": SysMon at 0x24000; above it the driver refuses the card)");
+		 "BAR0 memory-map version emulated cards report, 0 to 255 (default: the newest the "
+		 "driver knows, whose map has the SysMon; above it the driver refuses the card)");
 
 static bool emulate_sysmon = true;
 module_param(emulate_sysmon, bool, 0444);
