@@ -29,7 +29,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
-#include "ga_drv.h"
+#include "ga_dmabuf.h"
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 MODULE_IMPORT_NS("DMA_BUF");

@@ -25,9 +25,12 @@
  * init/exit.  The module builds against NVIDIA's sources (NVIDIA_SRC=) or
  * against nv_p2p_stub.ko for tests (see Makefile).
  *
- * Sections, in gdrdrv.c's order: parameters, helpers, pinning, one
- * function per ioctl, the dispatcher, mmap, sysfs, file operations, card
- * registration, PCI binding, the driver's setup and teardown.
+ * Layers: this file on the two pin paths (ga_p2p.c, ga_dmabuf.c), both on
+ * the buffer layer (ga_buf.c: register helpers, programming and stopping a
+ * buffer, the card's buffer table).  Sections, in gdrdrv.c's order:
+ * parameters, removing buffers, one function per ioctl, the dispatcher,
+ * mmap, sysfs, file operations, card registration, PCI binding, the
+ * driver's setup and teardown.
  */
 #include <linux/atomic.h>
 #include <linux/delay.h>
@@ -49,6 +52,8 @@
 #include <linux/version.h>
 
 #include "ga_drv.h"
+#include "ga_dmabuf.h"
+#include "ga_p2p.h"
 #include "gpuasync/axiversion.h"
 #include "gpuasync/sysmon.h"
 
@@ -72,17 +77,6 @@
 #define GA_DMA_BUFF_SIZE 0x20000 /* what DMA_Get_Buff_Size answers (upstream default) */
 
 /* ---- module parameters --------------------------------------------------- */
-
-/* 0: the firmware version's quiesce rule (gpuasync/versions.def). */
-static unsigned int quiesce_ms;
-module_param(quiesce_ms, uint, 0644);
-MODULE_PARM_DESC(quiesce_ms,
-		 "firmware without active bits: wait this long after stopping DMA before unpinning (ms; 0: the version's figure, 50)");
-
-static unsigned int quiesce_timeout_ms;
-module_param(quiesce_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(quiesce_timeout_ms,
-		 "firmware with active bits (V5): longest wait for them to clear (ms; 0: the version's figure, 1000)");
 
 /*
  * Who may do what (kmod/README.md "Permissions"): the node's mode and group
@@ -118,229 +112,7 @@ static struct ga_card *ga_cards[GA_MAX_CARDS];
 
 static const struct file_operations ga_fops;
 
-/* ---- register helpers ---------------------------------------------------- */
-
-static u32 ga_core_rd(struct ga_card *card, u32 off)
-{
-	return card->ops->read32(card, card->core_offset + off);
-}
-
-static void ga_core_wr(struct ga_card *card, u32 off, u32 val)
-{
-	card->ops->write32(card, card->core_offset + off, val);
-}
-
-/* The core block's words, for core's field accessor (gpuasync/regs.h). */
-static int ga_io_rd(void *ctx, u32 off, u32 *word)
-{
-	*word = ga_core_rd(ctx, off);
-	return 0;
-}
-
-static int ga_io_wr(void *ctx, u32 off, u32 word)
-{
-	ga_core_wr(ctx, off, word);
-	return 0;
-}
-
-static int ga_field_rd(struct ga_card *card, enum ga_reg_id id, u32 index, u32 *val)
-{
-	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
-	u32 off;
-	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
-
-	if (ret)
-		return ret;
-	return ga_field_read(&io, id, card->layout, off, val);
-}
-
-/*
- * Write one field with core's accessor: a value wider than the field is
- * -ERANGE and nothing is written.
- * Locking: card->reg_lock held (it is the only writer of shared words).
- */
-static int ga_field_wr(struct ga_card *card, enum ga_reg_id id, u32 index, u32 val)
-{
-	const struct ga_reg_io io = { card, ga_io_rd, ga_io_wr };
-	u32 off;
-	int ret = ga_reg_offset(id, card->layout, card->version, index, card->max_buffers, &off);
-
-	lockdep_assert_held(&card->reg_lock);
-	if (ret)
-		return ret;
-	return ga_field_write(&io, id, card->layout, off, val);
-}
-
-static enum ga_reg_id ga_enable_id(bool write)
-{
-	return write ? GA_REG_WRITE_ENABLE : GA_REG_READ_ENABLE;
-}
-
-static bool ga_engine_on(struct ga_card *card, bool write)
-{
-	u32 v = 0;
-
-	ga_field_rd(card, ga_enable_id(write), 0, &v);
-	return v != 0;
-}
-
-/*
- * Program the bus address of buffer @index.  Both layouts put the high
- * word right after the low one, so where the card can take a 64-bit write
- * it gets one: between two 32-bit writes a frame dropped by a disabled core
- * would have its header written to half an address.
- * Locking: card->reg_lock held.
- */
-static void ga_set_addr(struct ga_card *card, bool write, u32 index, u64 bus)
-{
-	enum ga_reg_id lo_id = write ? GA_REG_WRITE_ADDR_LO : GA_REG_READ_ADDR_LO;
-	enum ga_reg_id hi_id = write ? GA_REG_WRITE_ADDR_HI : GA_REG_READ_ADDR_HI;
-	u32 lo, hi;
-
-	lockdep_assert_held(&card->reg_lock);
-	if (card->ops->write64 &&
-	    !ga_reg_offset(lo_id, card->layout, card->version, index, card->max_buffers, &lo) &&
-	    !ga_reg_offset(hi_id, card->layout, card->version, index, card->max_buffers, &hi) &&
-	    hi == lo + 4) {
-		card->ops->write64(card, card->core_offset + lo, bus);
-		return;
-	}
-	ga_field_wr(card, lo_id, index, lower_32_bits(bus));
-	ga_field_wr(card, hi_id, index, upper_32_bits(bus));
-}
-
-/* Locking: card->reg_lock held. */
-static void ga_zero_addr(struct ga_card *card, bool write, u32 index)
-{
-	lockdep_assert_held(&card->reg_lock);
-	ga_set_addr(card, write, index, 0);
-	if (write && ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
-		ga_field_wr(card, GA_REG_WRITE_SIZE, index, 0);
-}
-
-/*
- * Program the ring sizes of both directions from card->count.
- * Locking: card->lock and card->reg_lock held.
- */
-static void ga_program_counts(struct ga_card *card)
-{
-	lockdep_assert_held(&card->lock);
-	ga_field_wr(card, GA_REG_WRITE_COUNT, 0, card->count[1] ? card->count[1] - 1 : 0);
-	ga_field_wr(card, GA_REG_READ_COUNT, 0, card->count[0] ? card->count[0] - 1 : 0);
-	/* V4: the shared write size goes back to its reset value with the last
-	 * write buffer, so the next set of buffers may have another size.
-	 */
-	if (!card->count[1] && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
-		ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, 0);
-}
-
-/*
- * After DMA to some buffers was stopped (enable bit off or address zeroed),
- * wait until none can still be in flight: V5 reports it in its active
- * bits (only meaningful with the engine off), older firmware cannot say,
- * so it gets a fixed wait unless the card knows better (emulated card).
- * @dirs: bit 0 read engine, bit 1 write engine.
- * Context: process context, sleeps; no lock needed (reads only).
- */
-void ga_wait_idle(struct ga_card *card, unsigned int dirs)
-{
-	const struct ga_version *v = ga_version_find(card->version);
-	unsigned int poll_ms, wait_ms;
-	unsigned long deadline;
-	int d;
-
-	if (!v)
-		return;
-	/* The version's quiesce rule, unless a module parameter overrides it. */
-	poll_ms = quiesce_timeout_ms ?: v->quiesce_poll_ms;
-	wait_ms = quiesce_ms ?: v->quiesce_wait_ms;
-	if (v->quiesce_poll_ms) {
-		deadline = jiffies + msecs_to_jiffies(poll_ms);
-		for (d = 0; d < 2; d++) {
-			enum ga_reg_id id = d ? GA_REG_WRITE_ACTIVE : GA_REG_READ_ACTIVE;
-			u32 active = 0;
-
-			if (!(dirs & (1u << d)) || ga_engine_on(card, d))
-				continue;
-			while (!ga_field_rd(card, id, 0, &active) && active) {
-				if (time_after(jiffies, deadline)) {
-					atomic_inc(&card->quiesce_timeouts);
-					dev_warn(card->dev, "%s engine still active after %u ms\n",
-						 d ? "write" : "read", poll_ms);
-					break;
-				}
-				/* Short steps: the wait ends within 50 us of the bits clearing. */
-				usleep_range(20, 50);
-			}
-		}
-		return;
-	}
-	if (card->ops->dma_barrier)
-		card->ops->dma_barrier(card);
-	else /* usleep_range: msleep would add up to two jiffies */
-		usleep_range(wait_ms * 1000, wait_ms * 1000 + 200);
-}
-
-/* ---- stopping DMA ---------------------------------------------------------- */
-
-/*
- * Stop all DMA to @buf: engine off if it ran, address zeroed, wait.
- * Context: the free callback, buf->lock held (or the re-entered caller's).
- */
-void ga_buf_stop_dma(struct ga_buf *buf)
-{
-	struct ga_card *card = buf->card;
-	bool was_on;
-	ktime_t t0;
-	s64 us;
-
-	mutex_lock(&card->reg_lock);
-	was_on = ga_engine_on(card, buf->write);
-	if (was_on)
-		ga_field_wr(card, ga_enable_id(buf->write), 0, 0);
-	ga_zero_addr(card, buf->write, buf->index);
-	mutex_unlock(&card->reg_lock);
-	if (was_on)
-		dev_warn(card->dev,
-			 "%s buffer %u invalidated while its engine ran: engine stopped, "
-			 "re-enable to continue\n",
-			 buf->write ? "write" : "read", buf->index);
-	/*
-	 * NVIDIA's (or the exporter's) callback waits here, holding their
-	 * locks: no longer than the firmware needs (V5: until its active bits
-	 * clear, capped at quiesce_timeout_ms; before V5: quiesce_ms, as the
-	 * reference driver).  callback_quiesce_us shows the longest wait.
-	 */
-	t0 = ktime_get();
-	ga_wait_idle(card, buf->write ? 2 : 1);
-	us = ktime_us_delta(ktime_get(), t0);
-	if (us > atomic64_read(&card->cb_quiesce_max_us))
-		atomic64_set(&card->cb_quiesce_max_us, us);
-}
-
-/*
- * The most payload the card may write into a write buffer of @size bytes:
- * the payload starts at +DmaDataBytes.  (Upstream programs @size itself, so
- * a full-size frame runs DmaDataBytes past the pinned memory.)
- */
-static u32 ga_payload_max(const struct ga_card *card, u32 size)
-{
-	return size - card->dma_data_bytes;
-}
-
-/* Program @buf's bus address (and sizes of a write buffer) into the card. */
-void ga_buf_program(struct ga_card *card, struct ga_buf *buf)
-{
-	mutex_lock(&card->reg_lock);
-	ga_set_addr(card, buf->write, buf->index, buf->bus);
-	if (buf->write) {
-		if (ga_reg_present(GA_REG_WRITE_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_SIZE, buf->index, ga_payload_max(card, buf->size));
-		if (ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
-			ga_field_wr(card, GA_REG_WRITE_MAX_SIZE, 0, ga_payload_max(card, buf->size));
-	}
-	mutex_unlock(&card->reg_lock);
-}
+/* ---- buffers of a card, whichever path registered them ------------------- */
 
 /*
  * Release @buf's memory, however it was registered; the caller frees @buf.
@@ -353,16 +125,6 @@ static void ga_buf_release(struct ga_buf *buf)
 	else
 		ga_p2p_release(buf);
 }
-
-/* ---- buffers of a card --------------------------------------------------- */
-
-/* Index of a direction in card->bufs / card->count. */
-static int ga_dir(bool write)
-{
-	return write ? 1 : 0;
-}
-
-typedef bool (*ga_pick_fn)(struct ga_buf *buf, const void *ctx);
 
 static bool ga_pick_all(struct ga_buf *buf, const void *ctx)
 {
@@ -380,50 +142,20 @@ static bool ga_pick_one(struct ga_buf *buf, const void *ctx)
 }
 
 /*
- * Remove every buffer @pick chooses: detach it, stop the engines of the
- * directions it belongs to, zero its address registers, shrink the rings,
- * wait for the card to be idle, then unpin and free.  Returns how many.
- * Locking: card->lock held.
+ * Remove every buffer @pick chooses: take it out of the table with DMA to
+ * it stopped (ga_bufs_detach), then unpin or unmap and free.  Returns how
+ * many.  Locking: card->lock held.
  */
 static unsigned int ga_remove_bufs(struct ga_card *card, ga_pick_fn pick, const void *ctx)
 {
-	unsigned int dirs = 0, n = 0, d, i;
-	LIST_HEAD(gone);
 	struct ga_buf *buf, *tmp;
+	LIST_HEAD(gone);
+	unsigned int n;
 
 	lockdep_assert_held(&card->lock);
-	for (d = 0; d < 2; d++) {
-		for (i = 0; i < card->count[d]; i++) {
-			buf = card->bufs[d][i];
-			if (!buf || !pick(buf, ctx))
-				continue;
-			card->bufs[d][i] = NULL;
-			list_add_tail(&buf->rm_node, &gone);
-			dirs |= 1u << d;
-			n++;
-		}
-		/* The ring ends after the highest buffer left. */
-		while (card->count[d] && !card->bufs[d][card->count[d] - 1])
-			card->count[d]--;
-	}
+	n = ga_bufs_detach(card, pick, ctx, &gone);
 	if (!n)
 		return 0;
-
-	mutex_lock(&card->reg_lock);
-	for (d = 0; d < 2; d++) {
-		if ((dirs & (1u << d)) && ga_engine_on(card, d)) {
-			ga_field_wr(card, ga_enable_id(d), 0, 0);
-			dev_info(card->dev, "%s engine stopped: its buffers are being removed\n",
-				 d ? "write" : "read");
-		}
-	}
-	list_for_each_entry(buf, &gone, rm_node)
-		ga_zero_addr(card, buf->write, buf->index);
-	ga_program_counts(card);
-	mutex_unlock(&card->reg_lock);
-
-	ga_wait_idle(card, dirs);
-
 	list_for_each_entry_safe(buf, tmp, &gone, rm_node) {
 		list_del(&buf->rm_node);
 		ga_buf_release(buf);
@@ -434,86 +166,7 @@ static unsigned int ga_remove_bufs(struct ga_card *card, ga_pick_fn pick, const 
 	return n;
 }
 
-/* May the calling thread group change this card's buffers?  card->lock held. */
-static int ga_check_owner(struct ga_card *card)
-{
-	lockdep_assert_held(&card->lock);
-	if (card->dead)
-		return -ENODEV;
-	if (card->owner_tgid && card->owner_tgid != task_tgid_nr(current))
-		return -EBUSY;
-	return 0;
-}
-
 /* ---- ioctls -------------------------------------------------------------- */
-
-/* A buffer for @gf's list @write, not yet placed (card->lock not held). */
-struct ga_buf *ga_buf_new(struct ga_file *gf, bool write, u64 address, u32 size)
-{
-	struct ga_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
-
-	if (!buf)
-		return NULL;
-	buf->card = gf->card;
-	buf->owner = gf;
-	buf->tgid = task_tgid_nr(current);
-	buf->write = write;
-	buf->gpu_address = address;
-	buf->size = size;
-	mutex_init(&buf->lock);
-	init_completion(&buf->cb_done);
-	INIT_LIST_HEAD(&buf->win_node);
-	buf->state = GA_PIN_SETUP;
-	return buf;
-}
-
-/*
- * May @buf join its list?  Sets buf->index to the next slot.  card->lock
- * held; the caller then pins or maps and calls ga_add_commit().
- */
-int ga_add_slot(struct ga_card *card, struct ga_buf *buf)
-{
-	int d = ga_dir(buf->write), ret;
-	u32 index, i;
-
-	lockdep_assert_held(&card->lock);
-	ret = ga_check_owner(card);
-	if (ret)
-		return ret;
-	/* Indices are positional, as upstream: the next one is the count. */
-	index = card->count[d];
-	if (index >= card->max_buffers)
-		return -EINVAL;
-	/*
-	 * V4: one size for all write buffers.  Checked against the buffers,
-	 * not the shared register, which the owner may have lowered since: an
-	 * add while frames flow must not need the limit cleared first
-	 * (libgpuasync adds live on this driver; ga_add_commit).
-	 */
-	if (buf->write && ga_reg_present(GA_REG_WRITE_MAX_SIZE, card->layout, card->version))
-		for (i = 0; i < card->count[1]; i++)
-			if (card->bufs[1][i] && card->bufs[1][i]->size != buf->size)
-				return -EINVAL;
-	buf->index = index;
-	return 0;
-}
-
-/* Place a programmed @buf in its list.  card->lock held. */
-void ga_add_commit(struct ga_card *card, struct ga_buf *buf)
-{
-	int d = ga_dir(buf->write);
-
-	lockdep_assert_held(&card->lock);
-	card->bufs[d][buf->index] = buf;
-	card->count[d] = buf->index + 1;
-	card->owner_tgid = buf->tgid;
-	/* Counts only: the enables stay as they are (upstream main turned the
-	 * engines on here, before user space could arm anything).
-	 */
-	mutex_lock(&card->reg_lock);
-	ga_program_counts(card);
-	mutex_unlock(&card->reg_lock);
-}
 
 static int __ga_add(struct ga_file *gf, bool write, u64 address, u32 size)
 {

@@ -5,7 +5,7 @@
  * torn down by NVIDIA's free callback when the memory goes away (cudaFree,
  * process exit) or by the normal path when the buffer is removed.  The
  * dma-buf path (GA_Add_Dmabuf) is ga_dmabuf.c; what both share (slots,
- * programming, stopping DMA) is ga_drv.c's.
+ * programming, stopping DMA) is the buffer layer's, ga_buf.c, below both.
  *
  * States (buf->lock): SETUP -> LIVE -> RELEASING, and INVALIDATED from any
  * of them when NVIDIA calls ga_free_callback().  Who releases what:
@@ -31,7 +31,7 @@
 
 #include "nv-p2p.h"
 
-#include "ga_drv.h"
+#include "ga_p2p.h"
 
 /* Pins taken and not yet released, all cards: must be 0 at exit. */
 atomic_t ga_live_pins = ATOMIC_INIT(0);
