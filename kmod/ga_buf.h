@@ -84,9 +84,11 @@ struct ga_buf {
 	/*
 	 * lock guards state, pt and map.  It is the only lock the free
 	 * callback takes (plus the leaf card->reg_lock), because NVIDIA calls
-	 * it with its own locks held: the normal path therefore never calls
-	 * nvidia_p2p_put_pages/get_pages... while holding a lock the callback
-	 * wants, except as documented at ga_p2p_pin().
+	 * it with its own locks held: the normal path therefore calls
+	 * nvidia_p2p_get_pages and put_pages without it, and dma_map_pages
+	 * and dma_unmap_pages under it with nv_caller set, so a callback they
+	 * make on this thread does not wait for itself; ga_p2p_pin() says
+	 * what mapping under it relies on.
 	 */
 	struct mutex lock;
 	enum ga_pin_state state;
