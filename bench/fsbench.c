@@ -40,7 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsbench.h"
+#include "fsload.h"
+#include "measure.h"
 
 #define POLL_INTERVAL_MS 1
 
@@ -50,14 +51,6 @@ struct mount {
 };
 
 static struct mount floor_m, gafs_m;
-
-double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static bool mounted(const char *dir)
 {
@@ -128,56 +121,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exit(1); /* atexit cleanup unmounts */
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stat_out summarize(double *t, int n)
-{
-	struct stat_out s = {0};
-
-	for (int i = 0; i < n; i++)
-		s.mean += t[i];
-	s.mean /= n;
-	qsort(t, (size_t)n, sizeof(*t), cmp_double);
-	s.p50 = t[n / 2];
-	s.p90 = t[n * 9 / 10];
-	s.p99 = t[n * 99 / 100];
-	return s;
-}
-
-unsigned long long read_num(const char *dir, const char *rel)
-{
-	char path[256], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return strtoull(buf, NULL, 0);
-}
-
-double open_read_close_us(const char *path)
-{
-	char buf[64];
-	double t0 = now_us();
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0) {
-		perror(path);
-		exit(1);
-	}
-	close(fd);
-	return now_us() - t0;
 }
 
 static void time_open_read_close(const char *path, double *t, int n)

@@ -33,7 +33,8 @@
 #include <gpuasync/abi.h>
 #include <gpuasync/regs.h>
 
-#include "fsbench.h"
+#include "fsload.h"
+#include "measure.h"
 
 #define NBUF 8
 
