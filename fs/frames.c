@@ -148,6 +148,7 @@ struct fs_frames {
 	bool quiet;
 	uint64_t quiet_at;
 	struct hist age, lat[NLAT];
+	fs_frame_hook *hook; /* fs_frames_observe: frames/record */
 
 	/* Held by the watcher's scans instead of fs->bufs_lock, and by
 	 * write-buffer adds and removals (fs_frames_exclude) after bufs_lock:
@@ -374,8 +375,9 @@ static void account(struct fs *fs, struct fs_frames *fr, unsigned int b, struct 
 			 &rec_nsub);
 	if (err != GA_BATCH_OK)
 		fr->count[C_BATCH + err - 1]++;
-	fs_record_frame(fs, b, buf, p - fs->info.dma_data_bytes, fr->seen[b].payload_max,
-			fr->count[C_SEEN], ok ? &th : NULL, err, rec_sub, rec_nsub);
+	if (fr->hook)
+		fr->hook(fs, b, buf, p - fs->info.dma_data_bytes, fr->seen[b].payload_max,
+			 fr->count[C_SEEN], ok ? &th : NULL, err, rec_sub, rec_nsub);
 	if (!ok) {
 		fr->count[C_UNCHECKED]++;
 		pend_add(fr, false, 0);
@@ -647,6 +649,17 @@ int fs_frames_arm(struct fs *fs, unsigned int idx, struct ga_buf *buf)
 		fr->seen[idx].valid = false;
 	pthread_mutex_unlock(&fr->lock);
 	return ret;
+}
+
+void fs_frames_observe(struct fs *fs, fs_frame_hook *hook)
+{
+	struct fs_frames *fr = fs->frames;
+
+	if (!fr)
+		return;
+	pthread_mutex_lock(&fr->lock);
+	fr->hook = hook;
+	pthread_mutex_unlock(&fr->lock);
 }
 
 void fs_frames_new_run(struct fs *fs, bool ring_reset)

@@ -365,6 +365,18 @@ int fs_frames_arm(struct fs *fs, unsigned int idx, struct ga_buf *buf);
  * frames there now are read, the next one starts a new pulse-ID sequence.
  * Takes fs->bufs_lock for reading: the caller must not hold it. */
 void fs_frames_new_run(struct fs *fs, bool ring_reset);
+struct ga_timing_header;
+struct ga_batch_sub;
+/* A new frame the watcher saw in write buffer @b (descriptor and payload at
+ * @raw's +0 and +dma_data_bytes in its buffer @buf; @th NULL: no
+ * TimingHeader; @sub/@nsub: the batch walked; @seen: frames seen, this one
+ * included), for a part that keeps frames (record.c).  Called under the
+ * watcher's lock: it must be cheap while it keeps nothing. */
+typedef void fs_frame_hook(struct fs *fs, unsigned int b, struct ga_buf *buf, const uint8_t *raw,
+			   size_t payload_max, uint64_t seen, const struct ga_timing_header *th,
+			   int batch_err, const struct ga_batch_sub *sub, unsigned int nsub);
+/* Hand every frame seen from now on to @hook too (one per mount). */
+void fs_frames_observe(struct fs *fs, fs_frame_hook *hook);
 /* Held around a write buffer's add or removal, after bufs_lock (for
  * writing): the watcher's scans take this instead of bufs_lock. */
 void fs_frames_exclude(struct fs *fs);
@@ -373,15 +385,6 @@ void fs_frames_unexclude(struct fs *fs);
 void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 
 /* ---- record.c: frames/record ------------------------------------------------ */
-struct ga_timing_header;
-struct ga_batch_sub;
-/* The watcher saw a new frame in write buffer @b (descriptor and payload
- * at @raw's +0 and +dma_data_bytes in its buffer @buf): queue its record
- * when recording (@th NULL: no TimingHeader; @sub/@nsub: the batch walked;
- * @seen: frames seen, this one included).  Cheap when not recording. */
-void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const uint8_t *raw,
-		     size_t payload_max, uint64_t seen, const struct ga_timing_header *th,
-		     int batch_err, const struct ga_batch_sub *sub, unsigned int nsub);
 /* Write what is queued and close the file (at unmount). */
 void fs_record_stop(struct fs *fs);
 

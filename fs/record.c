@@ -119,9 +119,10 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-void fs_record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const uint8_t *raw,
-		     size_t payload_max, uint64_t seen, const struct ga_timing_header *th,
-		     int batch_err, const struct ga_batch_sub *sub, unsigned int nsub)
+/* fs_frame_hook: queue the frame's record while recording. */
+static void record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, const uint8_t *raw,
+			 size_t payload_max, uint64_t seen, const struct ga_timing_header *th,
+			 int batch_err, const struct ga_batch_sub *sub, unsigned int nsub)
 {
 	struct ga_rec_frame f = {0};
 	struct rec_item *it;
@@ -326,6 +327,9 @@ static int store_record(struct fs_ctx *c, const char *buf, size_t len)
 		return ret;
 	if (c->check_only)
 		return check_start(path);
+	/* The watcher hands every frame to record_frame from the first start
+	 * on; R.active says whether it keeps them. */
+	fs_frames_observe(c->fs, record_frame);
 	pthread_mutex_lock(&R.mx);
 	if (R.fd >= 0) {
 		pthread_mutex_unlock(&R.mx);
