@@ -189,55 +189,23 @@ static int inject(struct fs_ctx *c, const char *buf, size_t len, enum ga_sim_fau
 	return ga_sim_inject(c->fs->dev, f, (uint32_t)n, atomic_load(&c->fs->fault_code));
 }
 
-static int store_inject_write_error(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_WRITE_ERROR);
-}
-
-static int store_inject_write_timeout(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_WRITE_TIMEOUT);
-}
-
-static int store_inject_read_error(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_READ_ERROR);
-}
-
-static int store_inject_register_ignored(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_REG_IGNORED);
-}
-
-static int store_inject_pulse_gap(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_PULSE_GAP);
-}
-
-static int store_inject_pulse_duplicate(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_PULSE_DUPLICATE);
-}
-
-static int store_inject_batch_too_short(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_BATCH_TOO_SHORT);
-}
-
-static int store_inject_batch_zero_size(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_BATCH_ZERO_SIZE);
-}
-
-static int store_inject_batch_corrupt(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_BATCH_CORRUPT);
-}
-
-static int store_inject_batch_overflow(struct fs_ctx *c, const char *buf, size_t len)
-{
-	return inject(c, buf, len, GA_FAULT_BATCH_OVERFLOW);
-}
+/* sim/inject_<fault>: one store per fault. */
+#define INJECT(nm, F)                                                                              \
+	static int store_inject_##nm(struct fs_ctx *c, const char *buf, size_t len)                \
+	{                                                                                          \
+		return inject(c, buf, len, F);                                                     \
+	}
+INJECT(write_error, GA_FAULT_WRITE_ERROR)
+INJECT(write_timeout, GA_FAULT_WRITE_TIMEOUT)
+INJECT(read_error, GA_FAULT_READ_ERROR)
+INJECT(register_ignored, GA_FAULT_REG_IGNORED)
+INJECT(pulse_gap, GA_FAULT_PULSE_GAP)
+INJECT(pulse_duplicate, GA_FAULT_PULSE_DUPLICATE)
+INJECT(batch_too_short, GA_FAULT_BATCH_TOO_SHORT)
+INJECT(batch_zero_size, GA_FAULT_BATCH_ZERO_SIZE)
+INJECT(batch_corrupt, GA_FAULT_BATCH_CORRUPT)
+INJECT(batch_overflow, GA_FAULT_BATCH_OVERFLOW)
+#undef INJECT
 
 static int show_fault_code(struct fs_ctx *c, struct strbuf *sb)
 {
