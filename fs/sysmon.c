@@ -15,7 +15,10 @@
  *   registers BAR0 0x24000 (UltraScale, SYSMONE1)
  *   $ cat /mnt/gpuasync/health/fpga_temperature
  *   ok 45.0 C (critical 100.0 C)
+ *   $ cat /mnt/gpuasync/health/fpga_voltage
+ *   ok VccInt 0.950 V, VccAux 1.800 V, VccBRAM 0.950 V
  *   $ echo 105 > /mnt/gpuasync/sim/fpga_temperature
+ *   $ echo 1.05 > /mnt/gpuasync/sim/fpga_vccint
  *
  * Degrees C with one decimal, volts with three (the readings are kept in
  * milli-units; metrics gives them whole).  device/sysmon/ is there when
@@ -42,6 +45,7 @@ static const char *const per_suffix[PER_SENSOR] = {"", "_highest", "_lowest"};
 
 /* One mount per daemon: the names and docs made at mount for the rows. */
 static char sensor_name[GA_SYSMON_SENSOR_COUNT][24];
+static char sim_doc[GA_SYSMON_SENSOR_COUNT][112];
 static char word_doc[NWORDS][112];
 
 /* "temperature", "vccint": the sensor's label in lower case. */
@@ -57,7 +61,7 @@ static void make_sensor_names(void)
 	}
 }
 
-/* "max", "critical": what a limit is, from its hwmon file (temp1_crit). */
+/* "max", "min", "critical": what a limit is, from its hwmon file (temp1_crit). */
 static const char *limit_kind(unsigned int l)
 {
 	const char *k = strrchr(ga_sysmon_limits[l].hwmon, '_');
@@ -120,6 +124,13 @@ static int show_reading(struct fs_ctx *c, struct strbuf *sb)
 	ret = ga_dev_sysmon(c->fs->dev, &r);
 	if (ret < 0)
 		return ret;
+	if (w >= GA_SYSMON_SENSOR_COUNT * PER_SENSOR &&
+	    !r.limit_known[w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR])
+		return fs_err(-ENODATA,
+			      "%s: not known: the driver's hwmon has no %s and BAR0's SysMon "
+			      "block cannot be read",
+			      c->node->name,
+			      ga_sysmon_limits[w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR].hwmon);
 	return put_milli(sb, ga_sysmon_sensors[word_sensor((unsigned int)w)].kind,
 			 word_milli(&r, (unsigned int)w), "\n")
 		       ? -ENOMEM
@@ -147,6 +158,56 @@ static int overheated(const struct ga_sysmon_reading *r)
 	return r->value[l->sensor] > r->limit[GA_SYSMON_TEMP_CRIT];
 }
 
+/* 1 while supply @s is outside a limit known for it, else 0. */
+static int out_of_range(const struct ga_sysmon_reading *r, unsigned int s)
+{
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
+		const char *k = limit_kind(l);
+
+		if (ga_sysmon_limits[l].sensor != s || !r->limit_known[l])
+			continue;
+		if ((strcmp(k, "max") == 0 && r->value[s] > r->limit[l]) ||
+		    (strcmp(k, "min") == 0 && r->value[s] < r->limit[l]))
+			return 1;
+	}
+	return 0;
+}
+
+/* "ok" and every supply, or "out of range" and the supplies outside their
+ * limits, each with the limits it has. */
+static int show_voltage(struct fs_ctx *c, struct strbuf *sb)
+{
+	struct ga_sysmon_reading r;
+	int ret = ga_dev_sysmon(c->fs->dev, &r), bad = 0;
+	const char *sep = "";
+
+	if (ret == -ENOLINK)
+		return ret;
+	if (ret < 0)
+		return sb_printf(sb, "none: %s\n", fs_last_error()) ? -ENOMEM : 0;
+	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
+		if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV)
+			bad += out_of_range(&r, s);
+	sb_printf(sb, "%s", bad ? "out of range" : "ok");
+	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++) {
+		if (ga_sysmon_sensors[s].kind != GA_SYSMON_MV || (bad && !out_of_range(&r, s)))
+			continue;
+		sb_printf(sb, "%s %s ", sep, ga_sysmon_sensors[s].label);
+		put_milli(sb, GA_SYSMON_MV, r.value[s], " V");
+		sep = ",";
+		if (!bad)
+			continue;
+		for (unsigned int l = 0, nl = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
+			if (ga_sysmon_limits[l].sensor == s && r.limit_known[l]) {
+				sb_printf(sb, "%s%s ", nl++ ? ", " : " (", limit_kind(l));
+				put_milli(sb, GA_SYSMON_MV, r.limit[l], " V");
+			}
+		sb_printf(sb, ")");
+	}
+	sb_printf(sb, "\n");
+	return sb->oom ? -ENOMEM : 0;
+}
+
 static int show_health(struct fs_ctx *c, struct strbuf *sb)
 {
 	struct ga_sysmon_reading r;
@@ -162,18 +223,30 @@ static int show_health(struct fs_ctx *c, struct strbuf *sb)
 	return sb->oom ? -ENOMEM : 0;
 }
 
-static int show_sim_temperature(struct fs_ctx *c, struct strbuf *sb)
+/* The sensor sim/fpga_NAME is about. */
+static int sim_sensor(const struct fs_node *n)
 {
-	int32_t mC;
-	int ret = ga_sim_temperature(c->fs->dev, &mC);
+	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
+		if (strncmp(n->name, "fpga_", 5) == 0 && strcmp(n->name + 5, sensor_name[s]) == 0)
+			return (int)s;
+	return fs_err(-ENOENT, "%s: not a SysMon sensor", n->name);
+}
+
+static int show_sim_sensor(struct fs_ctx *c, struct strbuf *sb)
+{
+	int32_t v;
+	int s = sim_sensor(c->node);
+	int ret = s < 0 ? s : ga_sim_sysmon(c->fs->dev, (enum ga_sysmon_sensor)s, &v);
 
 	if (ret < 0)
 		return ret;
-	return put_milli(sb, GA_SYSMON_MC, mC, "\n") ? -ENOMEM : 0;
+	return put_milli(sb, ga_sysmon_sensors[s].kind, v, "\n") ? -ENOMEM : 0;
 }
 
-/* Degrees C as written: an optional sign, digits, up to three decimals. */
-static int parse_celsius(const char *buf, size_t len, int32_t *mC)
+/* Degrees C or volts as written: an optional sign, digits, up to three
+ * decimals, into milli-units. */
+static int parse_milli(const char *name, enum ga_sysmon_kind kind, const char *buf, size_t len,
+		       int32_t *milli)
 {
 	size_t i = 0, end = len;
 	int64_t v = 0;
@@ -195,40 +268,48 @@ static int parse_celsius(const char *buf, size_t len, int32_t *mC)
 			decimals++;
 	}
 	if (i != end || end == 0 || (end == 1 && sign == -1) || decimals == 0)
-		return fs_err(-EINVAL,
-			      "fpga_temperature: '%.*s' is not a temperature: degrees C, e.g. 45, "
-			      "-10 or 97.5 (at most three decimals)",
-			      (int)(end < 32 ? end : 32), buf);
+		return fs_err(-EINVAL, "%s: '%.*s' is not a %s (at most three decimals)", name,
+			      (int)(end < 32 ? end : 32), buf,
+			      kind == GA_SYSMON_MC ? "temperature: degrees C, e.g. 45, -10 or 97.5"
+						   : "voltage: volts, e.g. 0.95 or 1.8");
 	for (; decimals < 3; decimals = decimals < 0 ? 1 : decimals + 1)
 		v *= 10;
 	if (v > INT32_MAX)
-		return fs_err(-ERANGE, "fpga_temperature: '%.*s' degrees is out of range",
+		return fs_err(-ERANGE, "%s: '%.*s' is out of range", name,
 			      (int)(end < 32 ? end : 32), buf);
-	*mC = (int32_t)(sign * v);
+	*milli = (int32_t)(sign * v);
 	return 0;
 }
 
-/* The simulated card's die temperature: its SysMon model, so every reader
- * (files, metrics, alert rules) sees what a hot card shows. */
-static int store_sim_temperature(struct fs_ctx *c, const char *buf, size_t len)
+/* The simulated card's SysMon readings: its model, so every reader
+ * (files, metrics, alert rules) sees what a hot card or a sagging supply
+ * shows. */
+static int store_sim_sensor(struct fs_ctx *c, const char *buf, size_t len)
 {
-	int32_t mC = 0, lo, hi;
-	int ret = parse_celsius(buf, len, &mC);
+	int32_t v = 0, lo, hi;
+	int s = sim_sensor(c->node);
+	enum ga_sysmon_kind k;
+	const char *unit;
+	int ret;
 
+	if (s < 0)
+		return s;
+	k = ga_sysmon_sensors[s].kind;
+	unit = k == GA_SYSMON_MC ? "C" : "V";
+	ret = parse_milli(c->node->name, k, buf, len, &v);
 	if (ret < 0)
 		return ret;
-	ret = ga_sim_temperature_range(c->fs->dev, &lo, &hi);
+	ret = ga_sim_sysmon_range(c->fs->dev, (enum ga_sysmon_sensor)s, &lo, &hi);
 	if (ret < 0)
 		return ret;
-	if (mC < lo || mC > hi)
-		return fs_err(
-			-ERANGE,
-			"fpga_temperature: %.3f C is outside what the card's SysMon code holds "
-			"(%.3f to %.3f C)",
-			mC / 1000.0, lo / 1000.0, hi / 1000.0);
+	if (v < lo || v > hi)
+		return fs_err(-ERANGE,
+			      "%s: %.3f %s is outside what the card's SysMon code holds "
+			      "(%.3f to %.3f %s)",
+			      c->node->name, v / 1000.0, unit, lo / 1000.0, hi / 1000.0, unit);
 	if (c->check_only)
 		return 0;
-	return ga_sim_temperature_set(c->fs->dev, mC);
+	return ga_sim_sysmon_set(c->fs->dev, (enum ga_sysmon_sensor)s, v);
 }
 
 /* The metrics of one reading (fs_show_metrics, link up): one
@@ -260,8 +341,7 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 			  "gpuasync_fpga_%s_celsius{%s} %.3f\n",
 			  name, word_doc[w], name, name, id, word_milli(&r, w) / 1000.0);
 	}
-	/* supplies: a family per kind of reading, the rail a label (the table
-	 * holds no supply limits) */
+	/* supplies: a family per kind of reading and of limit, the rail a label */
 	for (unsigned int k = 0; k < PER_SENSOR; k++) {
 		static const char *const what[PER_SENSOR] = {"now", "highest since power-up",
 							     "lowest since power-up"};
@@ -278,6 +358,34 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 					  per_suffix[k], id, sensor_name[s],
 					  word_milli(&r, s * PER_SENSOR + k) / 1000.0);
 	}
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
+		unsigned int s = ga_sysmon_limits[l].sensor, first = l;
+		const char *k = limit_kind(l);
+
+		if (ga_sysmon_sensors[s].kind != GA_SYSMON_MV)
+			continue;
+		/* the family's header at its first row */
+		for (unsigned int e = 0; e < l; e++)
+			if (ga_sysmon_sensors[ga_sysmon_limits[e].sensor].kind == GA_SYSMON_MV &&
+			    strcmp(limit_kind(e), k) == 0 && first == l)
+				first = e;
+		if (first == l)
+			sb_printf(sb,
+				  "# HELP gpuasync_fpga_voltage_%s_volts the %s limit the card's "
+				  "SysMon holds for each supply, by rail (device/sysmon/RAIL_%s)\n"
+				  "# TYPE gpuasync_fpga_voltage_%s_volts gauge\n",
+				  k, k, k, k);
+		if (r.limit_known[l])
+			sb_printf(sb, "gpuasync_fpga_voltage_%s_volts{%s,rail=\"%s\"} %.3f\n", k,
+				  id, sensor_name[s], r.limit[l] / 1000.0);
+	}
+	sb_printf(sb, "# HELP gpuasync_fpga_voltage_out_of_range 1 while the supply is outside "
+		      "its limits, by rail (health/fpga_voltage)\n"
+		      "# TYPE gpuasync_fpga_voltage_out_of_range gauge\n");
+	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
+		if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV)
+			sb_printf(sb, "gpuasync_fpga_voltage_out_of_range{%s,rail=\"%s\"} %d\n", id,
+				  sensor_name[s], out_of_range(&r, s));
 	sb_printf(sb,
 		  "# HELP gpuasync_fpga_overheated 1 while the FPGA is above its critical "
 		  "temperature (health/fpga_temperature)\n"
@@ -305,6 +413,11 @@ static const char *word_meaning(unsigned int w)
 
 static void make_docs(void)
 {
+	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
+		snprintf(sim_doc[s], sizeof(sim_doc[s]),
+			 "the SysMon's %s reading (%s; write to change what the card measures)",
+			 ga_sysmon_sensors[s].label,
+			 ga_sysmon_sensors[s].kind == GA_SYSMON_MC ? "degrees C" : "volts");
 	for (unsigned int w = 0; w < NWORDS; w++) {
 		unsigned int s = word_sensor(w);
 		const char *unit = ga_sysmon_sensors[s].kind == GA_SYSMON_MC ? "degrees C" : "V";
@@ -331,7 +444,7 @@ int fs_sysmon_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
 	fs_err_clear();
 	make_sensor_names();
 	make_docs();
-	if (max < NWORDS + 6)
+	if (max < NWORDS + GA_SYSMON_SENSOR_COUNT + 6)
 		return -E2BIG;
 	if (present) {
 		rows[n++] = (struct fs_node){
@@ -374,18 +487,31 @@ int fs_sysmon_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
 					     .doc = "ok or over critical, the FPGA's temperature "
 						    "and its critical limit; "
 						    "none: no SysMon"};
-	if (probe == 0)
-		rows[n++] = (struct fs_node){
-			.name = "fpga_temperature",
-			.parent = FS_D_SIM,
-			.dir = FS_D_NONE,
-			.mode = 0644,
-			.flags = FS_LIVE,
-			.show = show_sim_temperature,
-			.store = store_sim_temperature,
-			.visible = is_sim,
-			.reg = -1,
-			.doc = "the FPGA's temperature its SysMon measures (degrees C; write to "
-			       "heat or cool the card)"};
+	if (axiversion || fs->sim)
+		rows[n++] = (struct fs_node){.name = "fpga_voltage",
+					     .parent = FS_D_HEALTH,
+					     .dir = FS_D_NONE,
+					     .mode = 0444,
+					     .flags = FS_LIVE,
+					     .show = show_voltage,
+					     .reg = -1,
+					     .doc = "ok or out of range, the FPGA's supplies and "
+						    "the limits of those outside them; "
+						    "none: no SysMon"};
+	for (unsigned int sn = 0; probe == 0 && sn < GA_SYSMON_SENSOR_COUNT; sn++) {
+		struct fs_node *nd = &rows[n++];
+
+		*nd = (struct fs_node){.parent = FS_D_SIM,
+				       .dir = FS_D_NONE,
+				       .mode = 0644,
+				       .flags = FS_LIVE,
+				       .show = show_sim_sensor,
+				       .store = store_sim_sensor,
+				       .visible = is_sim,
+				       .reg = -1,
+				       .doc = sim_doc[sn]};
+		snprintf(nd->name_store, sizeof(nd->name_store), "fpga_%.24s", sensor_name[sn]);
+		nd->name = nd->name_store;
+	}
 	return (int)n;
 }

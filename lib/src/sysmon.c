@@ -9,7 +9,9 @@
  * The source is found once, at the first ga_dev_sysmon, and kept in
  * dev->telemetry: the hwmon files stay open (a pread at offset 0 makes
  * sysfs render the attribute again), or the register path keeps the
- * family and the offsets of every word it reads.  So each later call is
+ * family and the offsets of every word it reads.  A limit the hwmon
+ * device has no file for (the supplies': no driver's hwmon has them) is
+ * read from the registers beside the files, where the card has the block.  So each later call is
  * one pass: one pread per file, or one backend call for all the words.
  * A failure to find any source is not kept when it came from a dead link
  * (the card may come back), and is kept otherwise.
@@ -37,9 +39,9 @@ struct ga_telemetry {
 	int rc;		      /* 0, or why there is none (kept with why) */
 	char why[256];
 	enum ga_sysmon_source source;
-	enum ga_sysmon_family family; /* registers */
-	uint32_t off[SM_WORDS];	      /* registers: offsets from GA_SYSMON_BASE */
-	int fd[SM_WORDS];	      /* hwmon: one open file per word */
+	bool regs;		      /* the family is known: words can be read */
+	enum ga_sysmon_family family; /* from the registers */
+	int fd[SM_WORDS];	      /* hwmon: one open file per word, or -1 */
 	char where[192];
 };
 
@@ -149,6 +151,9 @@ static int hwmon_open(struct ga_telemetry *t, const char *dir)
 		word_file(w, name, sizeof(name));
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
 		t->fd[w] = open(path, O_RDONLY | O_CLOEXEC);
+		/* a limit without a file comes from the registers, if any */
+		if (t->fd[w] < 0 && errno == ENOENT && w >= GA_SYSMON_SENSOR_COUNT * SM_PER_SENSOR)
+			continue;
 		if (t->fd[w] < 0) {
 			int e = errno;
 
@@ -165,9 +170,12 @@ static int hwmon_read(struct ga_telemetry *t, int32_t *v)
 	char buf[32], *end;
 
 	for (unsigned int w = 0; w < SM_WORDS; w++) {
-		ssize_t n = pread(t->fd[w], buf, sizeof(buf) - 1, 0);
+		ssize_t n;
 		long x;
 
+		if (t->fd[w] < 0)
+			continue;
+		n = pread(t->fd[w], buf, sizeof(buf) - 1, 0);
 		if (n < 0) {
 			char name[64];
 			int e = errno;
@@ -195,20 +203,13 @@ static uint32_t fw_word(void *ctx, uint32_t off)
 	return dev->be->fw_read(dev, off, &v) == 0 ? v : 0xffffffffu;
 }
 
-/* Choose the source: hwmon, else the registers where the card has them.
- * Prerequisite: t->lock held. */
-static int find_source(struct ga_dev *dev, struct ga_telemetry *t)
+/* The register path: the AxiVersion gate, then the card's family into
+ * t->family.  Prerequisite: t->lock held. */
+static int regs_probe(struct ga_dev *dev, struct ga_telemetry *t)
 {
-	char dir[PATH_MAX];
 	const char *why = NULL;
 	int rc, family;
 
-	if (dev->be->hwmon_dir && dev->be->hwmon_dir(dev, dir, sizeof(dir)) == 0) {
-		rc = hwmon_open(t, dir);
-		if (rc == 0)
-			t->source = GA_SYSMON_FROM_HWMON;
-		return rc;
-	}
 	if (!dev->be->fw_read || !dev->be->sysmon_read)
 		return ga_err(-ENOTSUP,
 			      "%s backend: no SysMon on this card (no hwmon device, and "
@@ -225,27 +226,71 @@ static int find_source(struct ga_dev *dev, struct ga_telemetry *t)
 	if (family < 0)
 		return ga_err(family, "no SysMon on this card: %s", why);
 	t->family = (enum ga_sysmon_family)family;
-	for (unsigned int w = 0; w < SM_WORDS; w++)
-		t->off[w] = word_offset(w);
+	t->regs = true;
+	return 0;
+}
+
+/* Choose the source: hwmon, else the registers where the card has them.
+ * Prerequisite: t->lock held. */
+static int find_source(struct ga_dev *dev, struct ga_telemetry *t)
+{
+	char dir[PATH_MAX];
+	size_t len;
+	int rc;
+
+	if (dev->be->hwmon_dir && dev->be->hwmon_dir(dev, dir, sizeof(dir)) == 0) {
+		rc = hwmon_open(t, dir);
+		if (rc)
+			return rc;
+		t->source = GA_SYSMON_FROM_HWMON;
+		for (unsigned int w = 0; w < SM_WORDS; w++)
+			if (t->fd[w] < 0) {
+				/* without the block those limits stay unknown */
+				if (regs_probe(dev, t) == 0) {
+					len = strlen(t->where);
+					snprintf(t->where + len, sizeof(t->where) - len,
+						 " and BAR0 0x%x", GA_SYSMON_BASE);
+				}
+				ga_err_clear();
+				break;
+			}
+		return 0;
+	}
+	rc = regs_probe(dev, t);
+	if (rc)
+		return rc;
 	snprintf(t->where, sizeof(t->where), "BAR0 0x%x (%s, %s)", GA_SYSMON_BASE,
-		 ga_sysmon_families[family].name, ga_sysmon_families[family].primitive);
+		 ga_sysmon_families[t->family].name, ga_sysmon_families[t->family].primitive);
 	t->source = GA_SYSMON_FROM_REGISTERS;
 	return 0;
 }
 
-static int regs_read(struct ga_dev *dev, struct ga_telemetry *t, int32_t *v)
+/* The words without a hwmon file from the registers, converted; a word
+ * neither holds is left unknown. */
+static int regs_read(struct ga_dev *dev, struct ga_telemetry *t, int32_t *v, bool *known)
 {
-	uint32_t raw[SM_WORDS];
+	uint32_t off[SM_WORDS], raw[SM_WORDS];
+	unsigned int idx[SM_WORDS], n = 0;
 	int rc;
 
+	for (unsigned int w = 0; w < SM_WORDS; w++) {
+		known[w] = t->fd[w] >= 0;
+		if (!known[w] && t->regs) {
+			idx[n] = w;
+			off[n++] = word_offset(w);
+		}
+	}
+	if (n == 0)
+		return 0;
 	pthread_mutex_lock(&dev->lock);
 	rc = ga_link_check_locked(dev);
 	if (rc == 0)
-		rc = dev->be->sysmon_read(dev, t->off, raw, SM_WORDS);
+		rc = dev->be->sysmon_read(dev, off, raw, n);
 	pthread_mutex_unlock(&dev->lock);
 	if (rc)
 		return rc;
-	for (unsigned int w = 0; w < SM_WORDS; w++) {
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int w = idx[i];
 		unsigned int s =
 			w < GA_SYSMON_SENSOR_COUNT * SM_PER_SENSOR
 				? w / SM_PER_SENSOR
@@ -254,10 +299,11 @@ static int regs_read(struct ga_dev *dev, struct ga_telemetry *t, int32_t *v)
 
 		/* SysMon's ADC codes are 16 bits: all ones above them is a
 		 * read that went nowhere */
-		if (raw[w] == 0xffffffffu)
+		if (raw[i] == 0xffffffffu)
 			return ga_err(-ENOLINK, "SysMon at BAR0 0x%x reads all ones: link down",
 				      GA_SYSMON_BASE);
-		v[w] = ga_sysmon_to_milli(t->family, ga_sysmon_sensors[s].kind, raw[w]);
+		v[w] = ga_sysmon_to_milli(t->family, ga_sysmon_sensors[s].kind, raw[i]);
+		known[w] = true;
 	}
 	return 0;
 }
@@ -285,6 +331,7 @@ int ga_dev_sysmon(struct ga_dev *dev, struct ga_sysmon_reading *r)
 {
 	struct ga_telemetry *t;
 	int32_t v[SM_WORDS];
+	bool known[SM_WORDS];
 	int rc;
 
 	if (!dev || !r)
@@ -310,17 +357,21 @@ int ga_dev_sysmon(struct ga_dev *dev, struct ga_sysmon_reading *r)
 		/* the driver reads the card: all ones there convert to garbage */
 		rc = ga_dev_link(dev) == 0 ? ga_err(-ENOLINK, "link down: SysMon cannot be read")
 					   : hwmon_read(t, v);
-	} else if (rc == 0) {
-		rc = regs_read(dev, t, v);
 	}
+	if (rc == 0)
+		rc = regs_read(dev, t, v, known);
 	if (rc == 0) {
 		for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++) {
 			r->value[s] = v[s * SM_PER_SENSOR];
 			r->highest[s] = v[s * SM_PER_SENSOR + 1];
 			r->lowest[s] = v[s * SM_PER_SENSOR + 2];
 		}
-		for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
-			r->limit[l] = v[GA_SYSMON_SENSOR_COUNT * SM_PER_SENSOR + l];
+		for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
+			unsigned int w = GA_SYSMON_SENSOR_COUNT * SM_PER_SENSOR + l;
+
+			r->limit_known[l] = known[w];
+			r->limit[l] = known[w] ? v[w] : 0;
+		}
 		r->source = t->source;
 		snprintf(r->where, sizeof(r->where), "%s", t->where);
 	}

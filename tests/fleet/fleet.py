@@ -15,7 +15,7 @@ would; each re-arm is an open, write and close of buffers/<i>/write_enable).
 Debian's Prometheus discovers the nodes through file_sd_configs (scrape and
 rule evaluation every second), with examples/gpuasyncfs.rules.yml rewritten
 so every `for:` is 3 s.  The test checks that every node is up with its
-labels, then breaks five nodes and waits (bounded) for each alert, read from
+labels, then breaks six nodes and waits (bounded) for each alert, read from
 Prometheus' /api/v1/alerts, to be seen pending and then firing:
 
     node 0  kill -9 of its daemon      GpuAsyncTargetDown (and MetricsGone)
@@ -23,6 +23,7 @@ Prometheus' /api/v1/alerts, to be seen pending and then firing:
     node 2  sim/running 0              GpuAsyncFramesStopped
     node 3  sim/inject_write_error     GpuAsyncWriteErrors (no `for:`: firing)
     node 4  sim/fpga_temperature 110   GpuAsyncFpgaOverheated (critical is 100)
+    node 5  sim/fpga_vccint 0.85       GpuAsyncFpgaVoltageOutOfRange (lower limit 0.902)
 
 and that no other node raised any alert.  With --page it loads the console
 page examples/console/gpuasyncfs.html, served by that Prometheus, in headless
@@ -323,9 +324,9 @@ def check_page(dom, nodes, broken):
     # node's consumer may fall behind (GpuAsyncFreeBuffersExhausted): only
     # the faults made here must show, and only on their nodes.
     faults = ('GpuAsyncLinkDown', 'GpuAsyncFramesStopped', 'GpuAsyncWriteErrors',
-              'GpuAsyncFpgaOverheated')
+              'GpuAsyncFpgaOverheated', 'GpuAsyncFpgaVoltageOutOfRange')
     for inst, body in cards:
-        if inst not in (n.instance for n in nodes[1:5]) and any(f in body for f in faults):
+        if inst not in (n.instance for n in nodes[1:6]) and any(f in body for f in faults):
             raise Failed('card %s shows a fault it does not have:\n%s' % (inst, body))
     for n in nodes:
         if n.i == 0:
@@ -361,7 +362,8 @@ def check_page(dom, nodes, broken):
             raise Failed('card %s: write latency p99 %r, want a duration' %
                          (n.instance, p99.group(1) if p99 else None))
     for i, name in ((1, 'GpuAsyncLinkDown'), (2, 'GpuAsyncFramesStopped'),
-                    (3, 'GpuAsyncWriteErrors'), (4, 'GpuAsyncFpgaOverheated')):
+                    (3, 'GpuAsyncWriteErrors'), (4, 'GpuAsyncFpgaOverheated'),
+                    (5, 'GpuAsyncFpgaVoltageOutOfRange')):
         if name not in by[nodes[i].instance] or not re.search(
                 r'<div class="card( bad)+" data-instance="%s"' % re.escape(nodes[i].instance),
                 dom):
@@ -424,9 +426,10 @@ def run(args, top):
         nodes[2].put('sim/running', '0')
         nodes[3].put('sim/inject_write_error', '5')
         nodes[4].put('sim/fpga_temperature', '110')
+        nodes[5].put('sim/fpga_vccint', '0.85')
         expect = [('GpuAsyncTargetDown', 0), ('GpuAsyncLinkDown', 1),
                   ('GpuAsyncFramesStopped', 2), ('GpuAsyncWriteErrors', 3),
-                  ('GpuAsyncFpgaOverheated', 4)]
+                  ('GpuAsyncFpgaOverheated', 4), ('GpuAsyncFpgaVoltageOutOfRange', 5)]
         seen = watch_alerts(prom, [(name, nodes[i].instance) for name, i in expect])
         for name, i in expect:
             states = seen[(name, nodes[i].instance)]
@@ -437,14 +440,14 @@ def run(args, top):
                                                    ' then '.join(states)))
         if not os.path.exists(nodes[0].target):
             raise Failed('the killed daemon\'s target file is gone')
-        broken = {n.instance for n in nodes[:5]}
+        broken = {n.instance for n in nodes[:6]}
         stray = [a for a in prom.alerts() if a['labels'].get('instance') not in broken]
         if stray:
             raise Failed('alerts on healthy nodes: %s' % json.dumps(stray))
-        print('ok: nodes 5..%d quiet' % (len(nodes) - 1))
+        print('ok: nodes 6..%d quiet' % (len(nodes) - 1))
         if args.page:
             dom, shot = page(prom, top, nodes)
-            check_page(dom, nodes, {0, 1, 2, 3, 4})
+            check_page(dom, nodes, {0, 1, 2, 3, 4, 5})
             if os.path.getsize(shot) < 10000:
                 raise Failed('screenshot %s is %d bytes' % (shot, os.path.getsize(shot)))
             if args.keep:
@@ -452,12 +455,12 @@ def run(args, top):
             print('ok: console page shows %d cards; screenshot %s' % (len(nodes) - 1,
                                                                       args.keep or shot))
         # A clean stop removes a target file; Prometheus drops the target.
-        nodes[5].stop()
-        if os.path.exists(nodes[5].target):
-            raise Failed('a clean stop left %s' % nodes[5].target)
-        wait_for('node 5 dropped from the targets', lambda: nodes[5].instance not in json.dumps(
-            (prom.get('/api/v1/targets') or {}).get('activeTargets', nodes[5].instance)))
-        print('ok: a clean stop removed node 5\'s target file and Prometheus dropped it')
+        nodes[6].stop()
+        if os.path.exists(nodes[6].target):
+            raise Failed('a clean stop left %s' % nodes[6].target)
+        wait_for('node 6 dropped from the targets', lambda: nodes[6].instance not in json.dumps(
+            (prom.get('/api/v1/targets') or {}).get('activeTargets', nodes[6].instance)))
+        print('ok: a clean stop removed node 6\'s target file and Prometheus dropped it')
     finally:
         stop.set()
         if thread:
@@ -477,8 +480,8 @@ def main():
     ap.add_argument('--page', action='store_true')
     ap.add_argument('--keep', help='copy the screenshot here')
     args = ap.parse_args()
-    if not 6 < args.nodes <= 250:
-        ap.error('--nodes: 7 to 250 (127.0.0.2 ...; nodes 0-4 are broken, 5 stopped)')
+    if not 7 < args.nodes <= 250:
+        ap.error('--nodes: 8 to 250 (127.0.0.2 ...; nodes 0-5 are broken, 6 stopped)')
     top = tempfile.mkdtemp(prefix='gafs-fleet-')
     try:
         run(args, top)

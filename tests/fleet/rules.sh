@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The fleet rules of examples/gpuasyncfs.rules.yml under promtool test rules
 # (alerts_health.yml, alerts_sysmon.yml), then the same tests against copies
-# whose GpuAsyncGpuGone, GpuAsyncTargetDown or GpuAsyncFpgaOverheated watches
-# the wrong value: each must fail, so the expectations are known to bite.  Skipped (77) without promtool, except
+# whose GpuAsyncGpuGone, GpuAsyncTargetDown, GpuAsyncFpgaOverheated or
+# GpuAsyncFpgaVoltageOutOfRange (either side) watches the wrong value: each must fail, so the expectations are known to bite.  Skipped (77) without promtool, except
 # under CI=true.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +22,9 @@ for t in alerts_health.yml alerts_sysmon.yml; do
 done
 for broken in 's/gpuasync_gpu_present == 0/gpuasync_gpu_present == 2/' \
 	's/up{job=~"gpuasyncfs.\*"} == 0/up{job=~"gpuasyncfs.*"} == 2/' \
-	's/gpuasync_fpga_temperature_celsius > /gpuasync_fpga_temperature_celsius < /'; do
+	's/gpuasync_fpga_temperature_celsius > /gpuasync_fpga_temperature_celsius < /' \
+	's/gpuasync_fpga_voltage_volts < gpuasync_fpga_voltage_min_volts/gpuasync_fpga_voltage_volts <= 0/' \
+	's/gpuasync_fpga_voltage_volts > gpuasync_fpga_voltage_max_volts/gpuasync_fpga_voltage_volts > 3/'; do
 	sed "$broken" "$here/../../examples/gpuasyncfs.rules.yml" > "$tmp/examples/gpuasyncfs.rules.yml"
 	if cmp -s "$tmp/examples/gpuasyncfs.rules.yml" "$here/../../examples/gpuasyncfs.rules.yml"; then
 		echo "FAIL: '$broken' changed nothing"

@@ -6,7 +6,8 @@
 
 MNT is a fresh gpuasyncfs --sim mount.  The card is driven through phases
 (healthy, engine off with frames arriving, healthy, injected write errors,
-healthy, the FPGA over its critical temperature, frames stopped with buffers armed, no buffer
+healthy, the FPGA over its critical temperature, its VccInt under its lower
+limit, frames stopped with buffers armed, no buffer
 re-armed, link down); after each step MNT/metrics is read once, and
 that reading becomes one sample, one minute apart, of every series in the
 test's input_series.  The expected alerts are stated per phase (PHASES);
@@ -34,6 +35,7 @@ PHASES = [
     ('write_errors', {'GpuAsyncWriteErrors': {}}),
     ('recovered_again', {}),
     ('overheated', {'GpuAsyncFpgaOverheated': {}}),
+    ('undervolted', {'GpuAsyncFpgaVoltageOutOfRange': {'rail': 'vccint'}}),
     ('frames_stopped', {'GpuAsyncFramesStopped': {}}),
     ('not_rearmed', {'GpuAsyncFreeBuffersExhausted': {'direction': 'write', 'state': 'FREE'}}),
     ('link_down', {'GpuAsyncLinkDown': {}}),
@@ -77,7 +79,7 @@ def rearm(mnt):
 
 
 def step(mnt, phase):
-    if phase in ('healthy', 'recovered', 'recovered_again', 'overheated'):
+    if phase in ('healthy', 'recovered', 'recovered_again', 'overheated', 'undervolted'):
         assert push(mnt), 'healthy card refused a frame'
         rearm(mnt)
     elif phase == 'engine_off':
@@ -105,8 +107,12 @@ def enter(mnt, phase):
         # Frames flow as when healthy; the FPGA is 5 degrees over its
         # critical limit (100.0 C on the simulated card)
         put(mnt, 'sim/fpga_temperature', '105')
-    elif phase == 'frames_stopped':
+    elif phase == 'undervolted':
+        # Cooled again; VccInt sags 52 mV under its lower limit (0.902 V)
         put(mnt, 'sim/fpga_temperature', '45')
+        put(mnt, 'sim/fpga_vccint', '0.85')
+    elif phase == 'frames_stopped':
+        put(mnt, 'sim/fpga_vccint', '0.95')
         # Buffers armed, engine on, no frame: health/frames_flowing goes to
         # 0 once the last frame is 2 s old (waited for, 15 s at most).
         rearm(mnt)

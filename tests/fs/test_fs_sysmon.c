@@ -3,7 +3,8 @@
  * The card's telemetry on a real mount, with cat and echo: device/sysmon/
  * (one file per SysMon reading and limit of gpuasync/sysmon.def, degrees C
  * and volts), health/fpga_temperature and metrics following
- * sim/fpga_temperature, bad temperatures refused whole, and the cards that
+ * sim/fpga_temperature, health/fpga_voltage and metrics following
+ * sim/fpga_vccint and the other supplies, bad values refused whole, and the cards that
  * cannot answer: no SysMon (memory-map version 0: no files), a memory-map
  * version newer than known (EPFNOSUPPORT, explained in errors), a dead link
  * (ENOLINK, no samples).
@@ -26,12 +27,18 @@ static const char SYSMON_LS[] = "source\n"
 				"vccaux\n"
 				"vccaux_highest\n"
 				"vccaux_lowest\n"
+				"vccaux_max\n"
+				"vccaux_min\n"
 				"vccbram\n"
 				"vccbram_highest\n"
 				"vccbram_lowest\n"
+				"vccbram_max\n"
+				"vccbram_min\n"
 				"vccint\n"
 				"vccint_highest\n"
-				"vccint_lowest\n";
+				"vccint_lowest\n"
+				"vccint_max\n"
+				"vccint_min\n";
 
 START_TEST(files)
 {
@@ -49,10 +56,17 @@ START_TEST(files)
 	assert_file_eq("device/sysmon/vccint", "0.950\n");
 	assert_file_eq("device/sysmon/vccaux_lowest", "1.800\n");
 	assert_file_eq("device/sysmon/vccbram", "0.950\n");
+	assert_file_eq("device/sysmon/vccint_max", "0.998\n");
+	assert_file_eq("device/sysmon/vccint_min", "0.902\n");
+	assert_file_eq("device/sysmon/vccaux_max", "1.890\n");
+	assert_file_eq("device/sysmon/vccbram_min", "0.902\n");
 	assert_file_eq("device/sysmon/source", "registers BAR0 0x24000 (UltraScale, SYSMONE1)\n");
 	assert_file_eq("device/firmware/memory_map_version", "1\n");
 	assert_file_eq("health/fpga_temperature", "ok 45.0 C (critical 100.0 C)\n");
 	assert_file_eq("sim/fpga_temperature", "45.0\n");
+	assert_file_eq("health/fpga_voltage",
+		       "ok VccInt 0.950 V, VccAux 1.800 V, VccBRAM 0.950 V\n");
+	assert_file_eq("sim/fpga_vccaux", "1.800\n");
 	/* every one of them is in README, and read-only */
 	ck_assert_int_eq(sh("cd $M/device/sysmon && for f in *; do grep -q \"^device/sysmon/$f \" "
 			    "$M/README || exit 1; ! echo 1 2>/dev/null > $f || exit 1; done"),
@@ -94,6 +108,64 @@ START_TEST(heat_and_cool)
 }
 END_TEST
 
+/* A supply sags below its lower limit, another surges above its upper:
+ * health names each with its limits, metrics has the rails, and all is ok
+ * again once they are back (lowest and highest keep what they saw). */
+START_TEST(sag_and_surge)
+{
+	char *m;
+
+	mnt_start("");
+	ck_assert_int_eq(sh("echo 0.85 > $M/sim/fpga_vccint"), 0);
+	assert_file_eq("sim/fpga_vccint", "0.850\n");
+	assert_file_eq("device/sysmon/vccint", "0.850\n");
+	assert_file_eq("health/fpga_voltage",
+		       "out of range VccInt 0.850 V (max 0.998 V, min 0.902 V)\n");
+	ck_assert_int_eq(sh("echo 1.9 > $M/sim/fpga_vccaux"), 0);
+	assert_file_eq("health/fpga_voltage",
+		       "out of range VccInt 0.850 V (max 0.998 V, min 0.902 V), VccAux 1.900 V "
+		       "(max 1.890 V, min 1.710 V)\n");
+	m = readf("metrics");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strstr(m, "\ngpuasync_fpga_voltage_out_of_range{") &&
+			      strstr(m, ",rail=\"vccint\"} 1\n") &&
+			      strstr(m, ",rail=\"vccaux\"} 1\n") &&
+			      strstr(m, ",rail=\"vccbram\"} 0\n"),
+		      "%s", m);
+	ck_assert_msg(strstr(m, "\ngpuasync_fpga_voltage_min_volts{") &&
+			      strstr(m, ",rail=\"vccint\"} 0.902\n") &&
+			      strstr(m, ",rail=\"vccaux\"} 1.890\n"),
+		      "%s", m);
+	free(m);
+	ck_assert_int_eq(sh("echo 0.95 > $M/sim/fpga_vccint && echo 1.8 > $M/sim/fpga_vccaux"), 0);
+	assert_file_eq("health/fpga_voltage",
+		       "ok VccInt 0.950 V, VccAux 1.800 V, VccBRAM 0.950 V\n");
+	assert_file_eq("device/sysmon/vccint_lowest", "0.850\n");
+	assert_file_eq("device/sysmon/vccaux_highest", "1.900\n");
+	m = sh_out("grep -c '^gpuasync_fpga_voltage_out_of_range{.*} 0$' $M/metrics");
+	ck_assert_str_eq(m, "3\n");
+	free(m);
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
+START_TEST(bad_voltage)
+{
+	static const char *const bad[] = {"abc", "0.9501", "1.", "1e0", "-", "0.9 V"};
+
+	mnt_start("");
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused("sim/fpga_vccbram", bad[i], EINVAL);
+	ck_assert_msg(strstr(err_last(), "volts"), "%s", err_last());
+	expect_refused("sim/fpga_vccbram", "3.5", ERANGE);
+	ck_assert_msg(strstr(err_last(), "outside") && strstr(err_last(), " V)"), "%s", err_last());
+	expect_refused("sim/fpga_vccbram", "-0.1", ERANGE);
+	assert_file_eq("device/sysmon/vccbram", "0.950\n");
+	assert_file_eq("device/sysmon/vccbram_highest", "0.950\n");
+	ck_assert_int_eq(mnt_stop(), 0);
+}
+END_TEST
+
 START_TEST(bad_temperature)
 {
 	static const char *const bad[] = {"abc", "12.3456", "5.", "1e3", "-", "40 C", "7\n8\n"};
@@ -117,8 +189,11 @@ START_TEST(no_sysmon)
 	mnt_start("-o memory_map=0");
 	ck_assert_int_ne(sh("test -e $M/device/sysmon"), 0);
 	ck_assert_int_ne(sh("test -e $M/sim/fpga_temperature"), 0);
+	ck_assert_int_ne(sh("test -e $M/sim/fpga_vccint"), 0);
 	assert_file_eq("device/firmware/memory_map_version", "0\n");
 	assert_file_eq("health/fpga_temperature",
+		       "none: no SysMon on this card: memory-map version 0: no SysMon block\n");
+	assert_file_eq("health/fpga_voltage",
 		       "none: no SysMon on this card: memory-map version 0: no SysMon block\n");
 	m = readf("metrics");
 	ck_assert_msg(!strstr(m, "gpuasync_fpga_"), "%s", m);
@@ -173,5 +248,5 @@ START_TEST(link_down)
 }
 END_TEST
 
-SUITE_MAIN("sysmon", "sysmon", TEST_TIMEOUT, {files}, {heat_and_cool}, {bad_temperature},
-	   {no_sysmon}, {newer_map}, {link_down})
+SUITE_MAIN("sysmon", "sysmon", TEST_TIMEOUT, {files}, {heat_and_cool}, {sag_and_surge},
+	   {bad_voltage}, {bad_temperature}, {no_sysmon}, {newer_map}, {link_down})

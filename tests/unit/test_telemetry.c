@@ -286,6 +286,58 @@ START_TEST(hwmon_other_layout)
 }
 END_TEST
 
+/* The hwmon of upstream and gpuasync.ko: no file for the supplies' limits.
+ * Those come from the registers beside it (the simulated card's power-up
+ * limits), the rest from hwmon; without the block they are unknown. */
+static void unlink_supply_limits(void)
+{
+	char f[512];
+
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
+		if (ga_sysmon_sensors[ga_sysmon_limits[l].sensor].kind == GA_SYSMON_MV) {
+			snprintf(f, sizeof(f), "%s/%s", hwdir, ga_sysmon_limits[l].hwmon);
+			ck_assert_int_eq(unlink(f), 0);
+		}
+}
+
+START_TEST(hwmon_supply_limits_from_registers)
+{
+	struct ga_sysmon_reading r;
+	struct ga_dev *d;
+
+	make_hwmon(NULL);
+	unlink_supply_limits();
+	d = open_with_hwmon();
+	ck_assert_msg(ga_dev_sysmon(d, &r) == 0, "%s", ga_last_error());
+	ck_assert_int_eq(r.source, GA_SYSMON_FROM_HWMON);
+	ck_assert_msg(!strncmp(r.where, hwdir, strlen(hwdir)) && strstr(r.where, " and BAR0 0x"),
+		      "%s", r.where);
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
+		ck_assert(r.limit_known[l]);
+		if (ga_sysmon_sensors[ga_sysmon_limits[l].sensor].kind == GA_SYSMON_MV)
+			near(r.limit[l], ga_sysmon_limits[l].init, ga_sysmon_limits[l].hwmon);
+		else
+			ck_assert_int_eq(r.limit[l], 90000 + 1000 * (int)l);
+	}
+	/* the readings themselves stay hwmon's */
+	ck_assert_int_eq(r.value[GA_SYSMON_VCCINT], 1000 + 100 * GA_SYSMON_VCCINT);
+	ga_dev_close(d);
+
+	/* a backend that cannot read the block: those limits are not known */
+	d = open_with_hwmon();
+	with_hwmon.sysmon_read = NULL;
+	ck_assert_msg(ga_dev_sysmon(d, &r) == 0, "%s", ga_last_error());
+	ck_assert_str_eq(r.where, hwdir);
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
+		ck_assert_int_eq(r.limit_known[l],
+				 ga_sysmon_sensors[ga_sysmon_limits[l].sensor].kind !=
+					 GA_SYSMON_MV);
+	ck_assert_int_eq(r.value[GA_SYSMON_TEMP], 51234);
+	ga_dev_close(d);
+	rm_hwmon();
+}
+END_TEST
+
 static Suite *telemetry_suite(void)
 {
 	Suite *s = suite_create("telemetry");
@@ -301,6 +353,7 @@ static Suite *telemetry_suite(void)
 	tcase_add_test(tc, hwmon_find);
 	tcase_add_test(tc, hwmon_preferred);
 	tcase_add_test(tc, hwmon_other_layout);
+	tcase_add_test(tc, hwmon_supply_limits_from_registers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "gpuasync/device.h"
+#include "gpuasync/sysmon.h"
 #include "gpuasync/timing.h"
 
 #ifdef __cplusplus
@@ -146,6 +147,12 @@ int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC);
 /* The temperatures the card's SysMon code can hold (mC), for checking a
  * value before setting it. */
 int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_mC);
+/* The same for any SysMon sensor of gpuasync/sysmon.def (a supply in mV):
+ * -EINVAL for a sensor that is not a row. */
+int ga_sim_sysmon(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t *milli);
+int ga_sim_sysmon_set(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t milli);
+int ga_sim_sysmon_range(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t *min,
+			int32_t *max);
 
 struct ga_sim_stats {
 	uint64_t generated;     /* frames the generator produced */

@@ -16,6 +16,9 @@
  *              and converted here by the card's family (gpuasync/sysmon.h),
  *              where the card has one: memory-map version >= 1, GEN_SYSMON_G
  *              set, an UltraScale(+) board type (ga_sysmon_probe)
+ * A limit the hwmon device has no file for (the supplies' limits: neither
+ * upstream's nor gpuasync.ko's hwmon has them) is read from the registers
+ * beside it, where the card has the block; else limit_known says so.
  * Sensors, limits and the hwmon file of each are the rows of
  * gpuasync/sysmon.def; indices below are its enums.
  *
@@ -55,7 +58,10 @@ struct ga_sysmon_reading {
 	int32_t value[GA_SYSMON_SENSOR_COUNT];
 	int32_t highest[GA_SYSMON_SENSOR_COUNT]; /* since power-up (or reset) */
 	int32_t lowest[GA_SYSMON_SENSOR_COUNT];
-	int32_t limit[GA_SYSMON_LIMIT_COUNT]; /* temperature max, critical */
+	int32_t limit[GA_SYSMON_LIMIT_COUNT]; /* sysmon.def's limit rows */
+	/* false for a limit no source holds: the driver's hwmon has no file
+	 * for it and BAR0's SysMon block cannot be read */
+	bool limit_known[GA_SYSMON_LIMIT_COUNT];
 	enum ga_sysmon_source source;
 	/* The hwmon directory read, or "BAR0 0x24000 (UltraScale, SYSMONE1)". */
 	char where[192];

@@ -191,12 +191,19 @@ static int sim_sysmon(struct sim *s)
 	return 0;
 }
 
-int ga_sim_temperature(struct ga_dev *dev, int32_t *mC)
+static int sensor_arg(enum ga_sysmon_sensor sensor)
+{
+	if ((unsigned int)sensor >= GA_SYSMON_SENSOR_COUNT)
+		return ga_err(-EINVAL, "sim: no SysMon sensor %d", (int)sensor);
+	return 0;
+}
+
+int ga_sim_sysmon(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t *milli)
 {
 	struct sim *s = NULL;
 	int rc = get_sim_arg(dev, mC, "temperature", &s);
 
-	if (rc || (rc = sim_sysmon(s)))
+	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	sim_lock(s);
 	*mC = ga_sysmon_get_milli(&s->sysmon, GA_SYSMON_TEMP);
@@ -204,12 +211,13 @@ int ga_sim_temperature(struct ga_dev *dev, int32_t *mC)
 	return 0;
 }
 
-int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_mC)
+int ga_sim_sysmon_range(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t *min,
+			int32_t *max)
 {
 	struct sim *s = NULL;
 	int rc = get_sim_arg(dev, min_mC && max_mC ? min_mC : NULL, "range", &s);
 
-	if (rc || (rc = sim_sysmon(s)))
+	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	/* the family is fixed at open: no lock */
 	*min_mC = ga_sysmon_to_milli(s->sysmon.family, GA_SYSMON_MC, 0);
@@ -217,12 +225,12 @@ int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_m
 	return 0;
 }
 
-int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC)
+int ga_sim_sysmon_set(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t milli)
 {
 	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
 
-	if (rc || (rc = sim_sysmon(s)))
+	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	sim_lock(s);
 	rc = ga_sysmon_set_temperature_mC(&s->sysmon, mC);
@@ -243,6 +251,21 @@ int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, u
 {
 	struct sim *s = NULL;
 	int rc = get_sim(dev, &s);
+
+int ga_sim_temperature(struct ga_dev *dev, int32_t *mC)
+{
+	return ga_sim_sysmon(dev, GA_SYSMON_TEMP, mC);
+}
+
+int ga_sim_temperature_range(struct ga_dev *dev, int32_t *min_mC, int32_t *max_mC)
+{
+	return ga_sim_sysmon_range(dev, GA_SYSMON_TEMP, min_mC, max_mC);
+}
+
+int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC)
+{
+	return ga_sim_sysmon_set(dev, GA_SYSMON_TEMP, mC);
+}
 
 	if (rc)
 		return rc;
