@@ -3,7 +3,8 @@
  * Inside the platform doctor: the state one run shares between its checks
  * (the card and GPUs found, results so far) and the small readers of
  * sysfs/procfs files under the run's root.  sysfs.c has the readers,
- * checks_pci.c the topology checks, checks_sw.c the driver ones, and
+ * result.c what fills in a check's result, checks_pci.c the topology
+ * checks, checks_sw.c the driver ones, topology.c device/topology, and
  * platform.c the table and the run.
  */
 #ifndef GA_PLATFORM_PF_H
@@ -37,10 +38,10 @@ struct pf {
 	char cls[64];	     /* gpuasync_0 (class name) or datadev_0 (proc name), "" */
 
 	unsigned int ngpu;
-	bool gpus_unknown;   /* some GPU could not be looked at (not: absent) */
+	bool gpus_unknown; /* some GPU could not be looked at (not: absent) */
 	struct pf_dev gpu[GA_PLATFORM_MAX_DEVS];
-	int gi;		     /* the GPU nearest the card (index into gpu[]), -1 none */
-	struct {		/* what CUDA says of gpu[gi] (ask.c), asked once */
+	int gi;			   /* the GPU nearest the card (index into gpu[]), -1 none */
+	struct {		   /* what CUDA says of gpu[gi] (ask.c), asked once */
 		bool asked, found; /* found: CUDA lists a device at its address */
 		int ordinal;	   /* CUDA's number for it */
 		int dmabuf, rdma;  /* the attributes: 1, 0, -1 not read */
@@ -83,10 +84,12 @@ int pf_parse_list(const char *s, uint64_t *bits, unsigned int nbits);
 /* --cpus @list under @root: a list, not empty, of CPUs the machine has
  * online (when its cpu/online file says): 0, or -EINVAL with ga_err(). */
 int pf_cpus_valid(const char *root, const char *list);
+
+/* ---- a check's result (result.c) ----------------------------------------- */
+
 /* Set @r to WARN (unless already FAIL on a fact) and say "could not tell: ...". */
 void pf_unknown(struct ga_check_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
 /* printf into a result's found / todo (appends). */
 void pf_found(struct ga_check_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -100,8 +103,7 @@ void pf_at_least(struct ga_check_result *r, enum ga_verdict v);
  * else /boot/config-RELEASE: its value into @val ("y", "m", "n" when "is
  * not set"), where from into @src.  0, -ENODATA when the file does not
  * name it, -ENOENT/-ENOSYS (no libz.so.1)/-EIO when it cannot be read. */
-int pf_kconfig(const struct pf *pf, const char *opt, char *val, size_t len, char *src,
-	       size_t slen);
+int pf_kconfig(const struct pf *pf, const char *opt, char *val, size_t len, char *src, size_t slen);
 /* Fill pf->cu for the GPU judged (gpu[gi]), when opts.cuda asks. */
 void pf_cuda(struct pf *pf);
 

@@ -142,13 +142,6 @@ static const struct pf_row rows[GA_CHECK_COUNT] = {
 			      pf_check_pairing},
 };
 
-const char *ga_verdict_name(enum ga_verdict v)
-{
-	static const char *const n[] = {"OK", "WARN", "FAIL"};
-
-	return (unsigned int)v < 3 ? n[v] : "?";
-}
-
 const struct ga_check_info *ga_check_info(enum ga_check_id id)
 {
 	return (unsigned int)id < GA_CHECK_COUNT ? &rows[id].info : NULL;
@@ -174,7 +167,8 @@ static int check_opts(const struct ga_platform_opts *o, const char *root)
 		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 			if (!pf_is_bdf(tok))
 				return ga_err(-EINVAL,
-					      "GPU '%s': not a PCI address (like 0000:04:00.0)", tok);
+					      "GPU '%s': not a PCI address (like 0000:04:00.0)",
+					      tok);
 	}
 	if (o->cpus)
 		return pf_cpus_valid(root, o->cpus);

@@ -266,50 +266,9 @@ int pf_cpus_valid(const char *root, const char *list)
 		return 0; /* the machine's CPUs unknown: the form was right */
 	for (unsigned int c = 0; c < CPU_LIST_BITS; c++)
 		if ((want[c / 64] >> (c % 64) & 1) && !(have[c / 64] >> (c % 64) & 1))
-			return ga_err(-EINVAL, "CPU list '%s': CPU %u is not one of this machine's (online: %s)",
-				      list, c, online);
+			return ga_err(
+				-EINVAL,
+				"CPU list '%s': CPU %u is not one of this machine's (online: %s)",
+				list, c, online);
 	return 0;
-}
-
-static void vappend(char *dst, size_t cap, const char *fmt, va_list ap)
-{
-	size_t n = strlen(dst);
-
-	if (n + 1 < cap)
-		vsnprintf(dst + n, cap - n, fmt, ap);
-}
-
-void pf_found(struct ga_check_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vappend(r->found, sizeof(r->found), fmt, ap);
-	va_end(ap);
-}
-
-void pf_todo(struct ga_check_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vappend(r->todo, sizeof(r->todo), fmt, ap);
-	va_end(ap);
-}
-
-void pf_unknown(struct ga_check_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	pf_at_least(r, GA_VERDICT_WARN);
-	pf_found(r, "could not tell: ");
-	va_start(ap, fmt);
-	vappend(r->found, sizeof(r->found), fmt, ap);
-	va_end(ap);
-}
-
-void pf_at_least(struct ga_check_result *r, enum ga_verdict v)
-{
-	if (v > r->verdict)
-		r->verdict = v;
 }
