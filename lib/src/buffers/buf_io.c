@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Buffers at work: arming write buffers (one or many), queueing reads of
+ * A buffer's I/O: arming write buffers (one or many), queueing reads of
  * read buffers, and access to a buffer's memory and header.  Creation and
  * removal are in buf_register.c (and buf_remove_one.c for drivers that can
  * only remove all) over buf_card.c (one buffer and the card), state and
  * lookup in buf_state.c, the batched state of all buffers in
- * buf_info_all.c; what they share is buf_internal.h.
+ * buf_info_all.c; what they share is buf_internal.h, below them all.
+ * This file calls into buf_state.c (the registration check before an arm
+ * or a send); no other buffer file calls into it.
  *
  * Arming and sending run under dev->lock; the plain memory accessors
  * (ga_buf_read/write/header/ipc_handle) touch only the buffer's own memory
