@@ -36,8 +36,11 @@
  * through the memory layer (dev->mem): host memory, or CUDA memory.
  *
  * This file is the backend (spec parsing, open/close, register access,
- * the driver half); the card half is sim_thread.c, the ga_sim_* controls
- * sim_api.c, and what they share (struct sim, locking) sim_internal.h.
+ * the driver half), the top of the sim's files: it calls the card half
+ * (sim_thread.c), the trapped mapping (sim_trap.c), the replay at close
+ * (sim_replay.c) and the core they all stand on (sim_core.[ch]: struct
+ * sim, the model lock, wake-ups), and none of them calls back into it.
+ * The ga_sim_* controls are sim_api.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +53,7 @@
 #include <unistd.h>
 
 #include "gpuasync/parse.h"
-#include "sim_internal.h"
+#include "sim_core.h"
 
 static struct sim *dev_sim(struct ga_dev *dev)
 {
@@ -239,7 +242,7 @@ static int parse_spec(const char *spec, struct sim_cfg *c)
 	c->gen.size = 4096;
 	c->gen.pattern = GA_PATTERN_PRBS;
 	c->gen.first_user = 0x02; /* SOF, as the firmware's read path sends */
-	c->trap = false; /* opt-in: it installs process-wide signal handlers */
+	c->trap = false;	  /* opt-in: it installs process-wide signal handlers */
 	c->memory_map = -1;
 
 	if (strncmp(spec, "sim", 3) != 0 || (spec[3] && spec[3] != ':'))
@@ -864,7 +867,7 @@ static bool sim_has(struct ga_dev *dev, enum ga_cap cap)
 	case GA_CAP_BUFFER_TABLE:
 	case GA_CAP_PINNED_LIST:
 	case GA_CAP_DMABUF:
-	case GA_CAP_ADD_LIVE: /* sim_add_buffer: the slot first, the count last */
+	case GA_CAP_ADD_LIVE:  /* sim_add_buffer: the slot first, the count last */
 	case GA_CAP_GPUDIRECT: /* buffers by address, as through nvidia_p2p */
 		return true;
 	case GA_CAP_GPU_MEMORY:

@@ -15,6 +15,10 @@
  * the card thread under s->lock and by the reader with nothing else held.
  * The reader takes s->lock only to wake the card thread (sim_lock), with
  * rp->mx released.  s->replay is set and cleared under s->lock.
+ *
+ * The card thread (sim_thread.c), the generator's controls (sim_api.c) and
+ * close (sim.c) call into this file; it calls only the core (sim_core.c),
+ * which wakes the card thread for it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,9 +28,10 @@
 
 #include "gpuasync/record.h"
 #include "gpuasync/timing.h"
-#include "sim_internal.h"
+#include "sim_core.h"
 
 #define REPLAY_QUEUE_DEFAULT (16u << 20)
+#define REPLAY_PATH_MAX	     256
 
 struct rp_item {
 	struct rp_item *next;
@@ -41,7 +46,7 @@ struct rp_item {
 struct sim_replay {
 	struct sim *s;
 	struct ga_sim_replay cfg;
-	char path[256];
+	char path[REPLAY_PATH_MAX];
 	pthread_t thread;
 	/* what the check found */
 	uint64_t file_frames, span_ns, pulse_span;
@@ -336,9 +341,42 @@ static int replay_check(struct sim_replay *rp)
 
 static int get_sim_dev(struct ga_dev *dev, struct sim **s)
 {
-	if (!dev || dev->kind != &ga_backend_sim || !dev->priv)
+	*s = sim_of(dev);
+	if (!*s)
 		return ga_err(-ENOTSUP, "not a simulated device: replay does not apply");
-	*s = dev->priv;
+	return 0;
+}
+
+/* The card's input is taken: the generator runs, or a replay that has
+ * not ended plays.  s->lock held. */
+static bool input_busy(const struct sim *s)
+{
+	return s->gen.running && !(s->replay && s->replay->ended);
+}
+
+/* What ga_sim_replay_check and ga_sim_replay_start refuse before the file
+ * is read: not a sim, no file or a path too long, a rate above 1e9, the
+ * card's input busy (start asks again as it puts the replay on). */
+static int replay_refused(struct ga_dev *dev, const struct ga_sim_replay *cfg, struct sim **s)
+{
+	int ret = get_sim_dev(dev, s);
+	bool busy;
+
+	if (ret)
+		return ret;
+	if (!cfg || !cfg->path || !cfg->path[0])
+		return ga_err(-EINVAL, "sim replay: no file");
+	if (strlen(cfg->path) >= REPLAY_PATH_MAX)
+		return ga_err(-ENAMETOOLONG, "sim replay: the path is too long");
+	if (cfg->rate_hz != GA_SIM_REPLAY_MAX && cfg->rate_hz > NSEC_PER_SEC_U64)
+		return ga_err(-ERANGE, "sim replay: rate %llu above 1e9 frames per second",
+			      (unsigned long long)cfg->rate_hz);
+	sim_lock(*s);
+	busy = input_busy(*s);
+	pthread_mutex_unlock(&(*s)->lock);
+	if (busy)
+		return ga_err(-EBUSY, "sim replay: the card's input is busy (a replay plays, or "
+				      "the generator runs: sim running 0 first)");
 	return 0;
 }
 
@@ -346,21 +384,10 @@ int ga_sim_replay_check(struct ga_dev *dev, const struct ga_sim_replay *cfg)
 {
 	struct sim_replay rp = {0};
 	struct sim *s = NULL;
-	int ret = get_sim_dev(dev, &s);
-	bool busy;
+	int ret = replay_refused(dev, cfg, &s);
 
 	if (ret)
 		return ret;
-	if (!cfg || !cfg->path || !cfg->path[0])
-		return ga_err(-EINVAL, "sim replay: no file");
-	if (strlen(cfg->path) >= sizeof(rp.path))
-		return ga_err(-ENAMETOOLONG, "sim replay: the path is too long");
-	sim_lock(s);
-	busy = s->gen.running && !(s->replay && s->replay->ended);
-	pthread_mutex_unlock(&s->lock);
-	if (busy)
-		return ga_err(-EBUSY, "sim replay: the card's input is busy (a replay plays, or "
-				      "the generator runs: sim running 0 first)");
 	snprintf(rp.path, sizeof(rp.path), "%s", cfg->path);
 	return replay_check(&rp);
 }
@@ -369,25 +396,10 @@ int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *cfg)
 {
 	struct sim_replay *rp, *old = NULL;
 	struct sim *s = NULL;
-	int ret = get_sim_dev(dev, &s);
-	bool busy;
+	int ret = replay_refused(dev, cfg, &s); /* busy is said before the file is read */
 
 	if (ret)
 		return ret;
-	if (!cfg || !cfg->path || !cfg->path[0])
-		return ga_err(-EINVAL, "sim replay: no file");
-	if (strlen(cfg->path) >= sizeof(rp->path))
-		return ga_err(-ENAMETOOLONG, "sim replay: the path is too long");
-	if (cfg->rate_hz != GA_SIM_REPLAY_MAX && cfg->rate_hz > NSEC_PER_SEC_U64)
-		return ga_err(-ERANGE, "sim replay: rate %llu above 1e9 frames per second",
-			      (unsigned long long)cfg->rate_hz);
-	/* Busy is said before the file is read (and checked again below). */
-	sim_lock(s);
-	busy = s->gen.running && !(s->replay && s->replay->ended);
-	pthread_mutex_unlock(&s->lock);
-	if (busy)
-		return ga_err(-EBUSY, "sim replay: the card's input is busy (a replay plays, or "
-				      "the generator runs: sim running 0 first)");
 	rp = calloc(1, sizeof(*rp));
 	if (!rp)
 		return -ENOMEM;
@@ -406,7 +418,7 @@ int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *cfg)
 	pthread_mutex_init(&rp->mx, NULL);
 	pthread_cond_init(&rp->cv, NULL);
 	sim_lock(s);
-	if (s->gen.running && !(s->replay && s->replay->ended)) {
+	if (input_busy(s)) {
 		pthread_mutex_unlock(&s->lock);
 		pthread_cond_destroy(&rp->cv);
 		pthread_mutex_destroy(&rp->mx);

@@ -10,6 +10,9 @@
  * due and sleeps until the next poll or a ga_simdev_kick(); docs/sim.md
  * gives the intervals.  Everything here runs with s->lock held, except
  * where a wait releases it.
+ *
+ * Only sim.c calls into this file; it calls sim_replay.c (a recorded
+ * run's frames) and the core (sim_core.c: wake-ups, statistics).
  */
 #include <errno.h>
 #include <sched.h>
@@ -17,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 /* ---- the model's environment (called with s->lock held) ----------------- */
 
@@ -240,57 +243,7 @@ void ga_simdev_env(struct sim *s, struct ga_model_env *env)
 	env->dma_write_fill = env_dma_write_fill;
 }
 
-/* ---- statistics and wake-ups (s->lock held) ------------------------------- */
-
-void ga_simdev_kick(struct sim *s)
-{
-	s->kicked = true;
-	if (s->model.events != s->seen_events) {
-		s->seen_events = s->model.events;
-		pthread_cond_broadcast(&s->changed);
-	}
-	pthread_cond_signal(&s->wake);
-}
-
-void ga_simdev_account(struct sim *s, enum ga_model_push r, bool generated)
-{
-	if (generated)
-		s->st.generated++;
-	if (r == GA_PUSH_DELIVERED) {
-		s->st.delivered++;
-		if (s->model.last.overflow)
-			s->st.overflowed++;
-	} else if (r == GA_PUSH_DROPPED || r == GA_PUSH_DIVERTED) {
-		s->st.dropped++;
-	}
-}
-
-static void stall_begin(struct sim *s, uint64_t t)
-{
-	if (!s->stalled) {
-		s->stalled = true;
-		s->stall_t0 = t;
-	}
-}
-
-void ga_simdev_stall_end(struct sim *s, uint64_t t)
-{
-	if (s->stalled) {
-		s->st.stalled_ns += t - s->stall_t0;
-		s->stalled = false;
-	}
-}
-
 /* ---- the model thread ----------------------------------------------------- */
-
-void sim_lock_waited(struct sim *s, uint64_t ns, const char *phase)
-{
-	if (ns > 300000)
-		ga_log("sim: waited %llu us for the model lock (card thread: %s when the wait "
-		       "began, %s now)",
-		       (unsigned long long)(ns / 1000), phase,
-		       __atomic_load_n(&s->phase, __ATOMIC_RELAXED));
-}
 
 /* The card thread's own lock and unlock: with GPUASYNC_LOG, a long hold
  * is logged with what the thread was doing. */
@@ -507,7 +460,7 @@ static void gen_run(struct sim *s)
 			ga_log("sim: one frame took %llu us in the model (burst frame %u)",
 			       (unsigned long long)((ga_mono_ns() - tf) / 1000), burst);
 		if (r == GA_PUSH_NO_BUFFER) {
-			stall_begin(s, t);
+			ga_simdev_stall_begin(s, t);
 			break;
 		}
 		ga_simdev_stall_end(s, ga_mono_ns());

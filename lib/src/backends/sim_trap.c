@@ -31,6 +31,8 @@
  * its handler.  What it cannot see: stores through another mapping of the
  * shm file (another process: ga_dev_reg_path); store forms listed at
  * trap_target as refused.
+ *
+ * Only sim.c calls into this file; it uses only the core (sim_core.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,7 +46,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #define SIM_TRAP_FLAG 0x100ull /* EFLAGS.TF */
@@ -62,11 +64,11 @@ static long trap_pg;		/* the page size, read before any handler runs */
  * handler must not be the first to touch a lazily allocated TLS block. */
 static __thread struct trap_step {
 	struct sim *s;
-	int reg;	   /* gregs[] index of the register moved */
-	long long moved;   /* added to it for the step */
-	uint32_t off;	   /* offset in the block stored to */
-	bool program_tf;   /* the trap flag was set before our fault: not ours */
-	sigset_t mask;	   /* the interrupted code's signal mask */
+	int reg;	 /* gregs[] index of the register moved */
+	long long moved; /* added to it for the step */
+	uint32_t off;	 /* offset in the block stored to */
+	bool program_tf; /* the trap flag was set before our fault: not ours */
+	sigset_t mask;	 /* the interrupted code's signal mask */
 } step __attribute__((tls_model("initial-exec")));
 
 static void *ctl_page(const struct sim *s)
@@ -359,8 +361,9 @@ static int trap_create(struct sim *s)
 	int rc;
 
 	if (preload && strstr(preload, "vgpreload"))
-		return ga_err(-ENOTSUP, "sim: trap=yes does not work under valgrind (it does not "
-					"emulate the single-step flag): open the card with trap=no");
+		return ga_err(-ENOTSUP,
+			      "sim: trap=yes does not work under valgrind (it does not "
+			      "emulate the single-step flag): open the card with trap=no");
 	if (!trap_pg) /* once, before the first handler is installed */
 		trap_pg = sysconf(_SC_PAGESIZE);
 	if (trap_users == 0) {
@@ -373,8 +376,7 @@ static int trap_create(struct sim *s)
 	m = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd,
 		 (off_t)s->core_offset);
 	if (m == MAP_FAILED) {
-		rc = ga_err(-errno, "sim: cannot map /dev/shm%s: %s", s->shm_name,
-			    strerror(errno));
+		rc = ga_err(-errno, "sim: cannot map /dev/shm%s: %s", s->shm_name, strerror(errno));
 		goto out_teardown;
 	}
 	s->user_regs = m;

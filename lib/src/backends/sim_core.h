@@ -1,9 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Private to the simulated card (lib/src/backends/sim*.c): the state they share and
- * the calls between them.  sim.c is the backend (spec, open/close, the
- * driver half), sim_thread.c the card (model thread, DMA environment,
- * frame generator), sim_api.c the ga_sim_* controls of gpuasync/sim.h.
+ * The simulated card's core, private to lib/src/backends/sim*.c: the state
+ * they share (struct sim, the bus-address encoding), the model lock, and
+ * in sim_core.c what every file calls on that state (waking the card
+ * thread, the statistics).  The files stand in layers over it, each
+ * calling only down, so none calls back into a file that calls it:
+ *
+ *   sim.c          the backend: spec, open/close, the driver half
+ *     sim_thread.c the card: model thread, DMA environment, generator
+ *     sim_trap.c   trap=yes: the mapping whose stores are each seen
+ *   sim_api.c      the ga_sim_* controls of gpuasync/sim.h
+ *   sim_replay.c   a recorded run, the generator's other source (called
+ *                  by sim_thread.c, sim_api.c and sim.c)
+ *   sim_core.[ch]  this: calls none of them
+ *
+ * The core knows a sim device by its backend's flag (sim_of), not by the
+ * backend's address, which would tie it to sim.c.
  *
  * Locking: dev->lock (held by dev.c around backend ops) comes before
  * s->lock, the model lock, which guards everything in struct sim below
@@ -11,8 +23,8 @@
  * never wait for dev->lock; the memory layer takes no library lock.
  * Register reads take no lock at all (the block is shared memory).
  */
-#ifndef GA_SIM_INTERNAL_H
-#define GA_SIM_INTERNAL_H
+#ifndef GA_SIM_CORE_H
+#define GA_SIM_CORE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -113,9 +125,9 @@ struct sim {
 	struct sim_replay *replay;
 	/* frame generator */
 	struct ga_sim_gen gen;
-	uint32_t gen_seq;	/* frame number of the frame waiting to go */
-	uint32_t gen_last;	/* number of the last frame sent, once gen_sent */
-	bool gen_sent;		/* a frame was sent since the generator started */
+	uint32_t gen_seq;  /* frame number of the frame waiting to go */
+	uint32_t gen_last; /* number of the last frame sent, once gen_sent */
+	bool gen_sent;	   /* a frame was sent since the generator started */
 	/* GA_FAULT_PULSE_GAP: numbers the next frame skips; GA_FAULT_PULSE_DUPLICATE:
 	 * frames left that repeat gen_last (applied before a gap) */
 	uint32_t seq_gap, seq_dup;
@@ -196,29 +208,20 @@ static inline uint64_t sim_bus_encode(enum ga_dir dir, unsigned int index, uint8
 #ifdef __SANITIZE_THREAD__
 void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem,
 			     unsigned long size, const char *desc);
-#define sim_regs_shared(p)                                                                    \
-	AnnotateBenignRaceSized(__FILE__, __LINE__, (p), GA_CORE_SIZE,                        \
+#define sim_regs_shared(p)                                                                         \
+	AnnotateBenignRaceSized(__FILE__, __LINE__, (p), GA_CORE_SIZE,                             \
 				"the register block: shared memory, no lock by design")
 #else
 #define sim_regs_shared(p) ((void)(p))
 #endif
 
-/* ---- sim_trap.c ------------------------------------------------------------ */
+/* @dev's simulated card, or NULL when @dev is none (GA_BE_SIM, as GA_CAP_SIM). */
+static inline struct sim *sim_of(struct ga_dev *dev)
+{
+	return dev && (dev->kind->flags & GA_BE_SIM) ? dev->priv : NULL;
+}
 
-/* Can this build single-step a store (x86-64 Linux)? */
-bool sim_trap_supported(void);
-/* Take a reference on s->user_regs, made (control page trapped, signal
- * handlers installed over the default actions) on the first; a negative
- * errno with the reason in ga_last_error otherwise (-EBUSY: the program has
- * its own SIGSEGV or SIGTRAP handler). */
-int sim_trap_map(struct sim *s);
-/* Drop a reference; the last unmaps s->user_regs and, for the process's
- * last trapped mapping, puts the default signal actions back. */
-void sim_trap_put(struct sim *s);
-/* Unmap s->user_regs whatever its references (at close; safe when never mapped). */
-void sim_trap_unmap(struct sim *s);
-
-/* ---- sim_thread.c ---------------------------------------------------------- */
+/* ---- sim_core.c: the model lock, wake-ups, statistics ------------------------ */
 
 /*
  * The model lock, for everyone but the card thread.  A mutex is not fair:
@@ -279,8 +282,28 @@ static inline bool sim_lock_wanted(struct sim *s)
 void ga_simdev_kick(struct sim *s);
 /* Count a pushed frame in the statistics (@generated: by the generator).  s->lock held. */
 void ga_simdev_account(struct sim *s, enum ga_model_push r, bool generated);
-/* The generator's stall (no armed buffer) ended at @t.  s->lock held. */
+/* The generator's stall (no armed buffer to push into) begins at @t,
+ * unless one is on, or ends at @t, its time counted.  s->lock held. */
+void ga_simdev_stall_begin(struct sim *s, uint64_t t);
 void ga_simdev_stall_end(struct sim *s, uint64_t t);
+
+/* ---- sim_trap.c ------------------------------------------------------------ */
+
+/* Can this build single-step a store (x86-64 Linux)? */
+bool sim_trap_supported(void);
+/* Take a reference on s->user_regs, made (control page trapped, signal
+ * handlers installed over the default actions) on the first; a negative
+ * errno with the reason in ga_last_error otherwise (-EBUSY: the program has
+ * its own SIGSEGV or SIGTRAP handler). */
+int sim_trap_map(struct sim *s);
+/* Drop a reference; the last unmaps s->user_regs and, for the process's
+ * last trapped mapping, puts the default signal actions back. */
+void sim_trap_put(struct sim *s);
+/* Unmap s->user_regs whatever its references (at close; safe when never mapped). */
+void sim_trap_unmap(struct sim *s);
+
+/* ---- sim_thread.c ---------------------------------------------------------- */
+
 /* Fill the model's environment (DMA through dev->mem, clock, scratch,
  * read-out); its callbacks run with s->lock held. */
 void ga_simdev_env(struct sim *s, struct ga_model_env *env);
@@ -312,4 +335,4 @@ void sim_replay_release(struct sim_replay *rp);
 /* At close, before the card thread stops: end a replay, join its reader. */
 void sim_replay_close(struct sim *s);
 
-#endif /* GA_SIM_INTERNAL_H */
+#endif /* GA_SIM_CORE_H */
