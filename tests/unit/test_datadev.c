@@ -1114,6 +1114,29 @@ static struct ga_dev *fk_open_pin(enum ga_pin pin, int *rc)
 	return dev;
 }
 
+/* A card of the fake's table mode with GA_Add_Dmabuf (and, @whole, the
+ * by-value dma-buf commands), opened pin=p2p, whose host memory exports
+ * through fx_export; pin=dmabuf from here on. */
+static struct ga_dev *fx_open_exporting(bool whole)
+{
+	struct ga_dev *dev;
+	int rc;
+
+	fk_init();
+	fk.table = fk.dmabuf = true;
+	fk.whole = whole;
+	dev = fk_open_pin(GA_PIN_P2P, &rc);
+	ck_assert_int_eq(rc, 0);
+	fx_ops = *dev->mem;
+	fx_ops.dmabuf_probe = fx_probe;
+	fx_ops.dmabuf_export = fx_export;
+	dev->mem = &fx_ops;
+	dev->dmabuf = true;
+	dev->opts.pin = GA_PIN_DMABUF;
+	fx_exports = fx_fail = 0;
+	return dev;
+}
+
 /* What pin= does with a driver that lacks GA_Add_Dmabuf: p2p (auto, p2p),
  * or a refused open naming it (dmabuf); with it and host memory, the
  * memory's reason (no udmabuf here) or dmabuf where udmabuf works. */
@@ -1178,18 +1201,8 @@ START_TEST(test_pin_dmabuf_add)
 	unsigned int n = 0, fds;
 	int rc;
 
-	fk_init();
-	fk.table = fk.dmabuf = true;
-	dev = fk_open_pin(GA_PIN_P2P, &rc);
-	ck_assert_int_eq(rc, 0);
 	/* host memory that exports: the library's side of the path */
-	fx_ops = *dev->mem;
-	fx_ops.dmabuf_probe = fx_probe;
-	fx_ops.dmabuf_export = fx_export;
-	dev->mem = &fx_ops;
-	dev->dmabuf = true;
-	dev->opts.pin = GA_PIN_DMABUF;
-	fx_exports = fx_fail = 0;
+	dev = fx_open_exporting(false);
 	fds = fd_count();
 
 	w0 = fk_mk(dev, GA_DIR_WRITE, 0);
@@ -1273,19 +1286,9 @@ START_TEST(test_pin_dmabuf_whole)
 	struct ga_dev *dev;
 	int rc;
 
-	fk_init();
-	fk.table = fk.dmabuf = fk.whole = true;
-	dev = fk_open_pin(GA_PIN_P2P, &rc);
-	ck_assert_int_eq(rc, 0);
+	dev = fx_open_exporting(true);
 	ck_assert(ga_dev_has(dev, GA_CAP_DMABUF) && ga_dev_has(dev, GA_CAP_DMABUF_WHOLE));
 	ck_assert(ga_dev_has(dev, GA_CAP_GPUDIRECT));
-	fx_ops = *dev->mem;
-	fx_ops.dmabuf_probe = fx_probe;
-	fx_ops.dmabuf_export = fx_export;
-	dev->mem = &fx_ops;
-	dev->dmabuf = true;
-	dev->opts.pin = GA_PIN_DMABUF;
-	fx_exports = fx_fail = 0;
 
 	w0 = fk_mk(dev, GA_DIR_WRITE, 0);
 	r0 = fk_mk(dev, GA_DIR_READ, 0);

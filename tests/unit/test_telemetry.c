@@ -100,17 +100,30 @@ START_TEST(sim_temperature_follows)
 }
 END_TEST
 
+/* A simulated card of memory-map version @mm: it says so, and its SysMon
+ * is refused with @err, the reason naming @why. */
+static struct ga_dev *open_sysmon_refused(unsigned int mm, int err, const char *why)
+{
+	struct ga_sysmon_reading r;
+	unsigned int got = 99;
+	struct ga_dev *d;
+	char spec[32];
+
+	snprintf(spec, sizeof(spec), "sim:memory_map=%u", mm);
+	d = open_sim(spec);
+	ck_assert_int_eq(ga_dev_memory_map_version(d, &got), 0);
+	ck_assert_uint_eq(got, mm);
+	ck_assert_int_eq(ga_dev_sysmon(d, &r), err);
+	ck_assert_msg(strstr(ga_last_error(), why), "%s", ga_last_error());
+	return d;
+}
+
 START_TEST(no_sysmon)
 {
-	struct ga_dev *d = open_sim("sim:memory_map=0");
+	struct ga_dev *d = open_sysmon_refused(0, -ENODEV, "no SysMon on this card");
 	struct ga_sysmon_reading r;
-	unsigned int mm = 99;
 	int32_t t;
 
-	ck_assert_int_eq(ga_dev_memory_map_version(d, &mm), 0);
-	ck_assert_uint_eq(mm, 0);
-	ck_assert_int_eq(ga_dev_sysmon(d, &r), -ENODEV);
-	ck_assert_msg(strstr(ga_last_error(), "no SysMon on this card"), "%s", ga_last_error());
 	/* kept: asked again, the same answer */
 	ck_assert_int_eq(ga_dev_sysmon(d, &r), -ENODEV);
 	ck_assert_msg(strstr(ga_last_error(), "memory-map version 0"), "%s", ga_last_error());
@@ -122,15 +135,9 @@ END_TEST
 
 START_TEST(newer_map_refused)
 {
-	struct ga_dev *d = open_sim("sim:memory_map=2");
-	struct ga_sysmon_reading r;
-	unsigned int mm = 99;
+	struct ga_dev *d = open_sysmon_refused(2, -EPFNOSUPPORT, "newer than the newest");
 
-	ck_assert_int_eq(ga_dev_memory_map_version(d, &mm), 0);
-	ck_assert_uint_eq(mm, 2);
-	ck_assert_ptr_nonnull(ga_memmap_refused(mm));
-	ck_assert_int_eq(ga_dev_sysmon(d, &r), -EPFNOSUPPORT);
-	ck_assert_msg(strstr(ga_last_error(), "newer than the newest"), "%s", ga_last_error());
+	ck_assert_ptr_nonnull(ga_memmap_refused(2));
 	ga_dev_close(d);
 	ck_assert_int_eq(ga_dev_open("sim:memory_map=256", &d), -ERANGE);
 }
