@@ -189,8 +189,10 @@ static int parse_kv(struct sim_cfg *c, const char *k, size_t klen, const char *v
 		/* 0: no SysMon block; above the newest known: refused by readers */
 		rc = ga_parse_u64(v, vlen, 255, &x);
 		if (rc)
-			return ga_err(rc, "sim: memory_map must be 0..255 (AxiVersion's 8-bit "
-					  "memory-map version; 1 has SysMon at 0x24000)");
+			return ga_err(rc,
+				      "sim: memory_map must be 0..255 (AxiVersion's 8-bit "
+				      "memory-map version; %d has SysMon at 0x%x)",
+				      (int)GA_SYSMON_SINCE_MAP, (unsigned int)GA_SYSMON_BASE);
 		c->memory_map = (int)x;
 	} else if (KEY("shm")) {
 		if (!shm_name_ok(v, vlen))
@@ -348,9 +350,9 @@ static int sim_sysmon_read(struct ga_dev *dev, const uint32_t *off, uint32_t *va
 				       "version is 0, or newer than known)");
 	sim_lock(s);
 	for (unsigned int i = 0; i < n; i++)
-		val[i] = atomic_load(&s->link_down)	     ? 0xffffffffu
+		val[i] = atomic_load(&s->link_down)	? 0xffffffffu
 			 : off[i] / 4 < GA_SYSMON_WORDS ? s->sysmon_regs[off[i] / 4]
-							 : 0;
+							: 0;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
