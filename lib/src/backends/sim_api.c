@@ -3,12 +3,12 @@
  * gpuasync/sim.h: the simulated card's controls (frame generator, pushing
  * one frame, fault injection, statistics, the last frame read out).  Each
  * checks that the device is a sim and takes only the model lock (s->lock,
- * see sim_core.h), so none waits for a backend op in progress.
+ * see sim_internal.h), so none waits for a backend op in progress.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "sim_core.h"
+#include "sim_internal.h"
 
 /* ---- gpuasync/sim.h --------------------------------------------------------- */
 
@@ -16,8 +16,7 @@ static int get_sim(struct ga_dev *dev, struct sim **s)
 {
 	if (!dev)
 		return ga_err(-EINVAL, "sim: no device");
-	*s = sim_of(dev);
-	if (!*s)
+	if (dev->kind != &ga_backend_sim || !dev->priv)
 		return ga_err(-ENOTSUP, "not a simulated device: sim controls do not apply");
 	*s = dev->priv;
 	return 0;
@@ -202,12 +201,12 @@ static int sensor_arg(enum ga_sysmon_sensor sensor)
 int ga_sim_sysmon(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t *milli)
 {
 	struct sim *s = NULL;
-	int rc = get_sim_arg(dev, mC, "temperature", &s);
+	int rc = get_sim_arg(dev, milli, "sysmon", &s);
 
 	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	sim_lock(s);
-	*mC = ga_sysmon_get_milli(&s->sysmon, GA_SYSMON_TEMP);
+	*milli = ga_sysmon_get_milli(&s->sysmon, sensor);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -216,13 +215,15 @@ int ga_sim_sysmon_range(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_
 			int32_t *max)
 {
 	struct sim *s = NULL;
-	int rc = get_sim_arg(dev, min_mC && max_mC ? min_mC : NULL, "range", &s);
+	int rc = get_sim_arg(dev, min && max ? min : NULL, "range", &s);
+	enum ga_sysmon_kind k;
 
 	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	/* the family is fixed at open: no lock */
-	*min_mC = ga_sysmon_to_milli(s->sysmon.family, GA_SYSMON_MC, 0);
-	*max_mC = ga_sysmon_to_milli(s->sysmon.family, GA_SYSMON_MC, 0xffff);
+	k = ga_sysmon_sensors[sensor].kind;
+	*min = ga_sysmon_to_milli(s->sysmon.family, k, 0);
+	*max = ga_sysmon_to_milli(s->sysmon.family, k, 0xffff);
 	return 0;
 }
 
@@ -234,24 +235,22 @@ int ga_sim_sysmon_set(struct ga_dev *dev, enum ga_sysmon_sensor sensor, int32_t 
 	if (rc || (rc = sensor_arg(sensor)) || (rc = sim_sysmon(s)))
 		return rc;
 	sim_lock(s);
-	rc = ga_sysmon_set_temperature_mC(&s->sysmon, mC);
+	rc = ga_sysmon_set_milli(&s->sysmon, sensor, milli);
 	pthread_mutex_unlock(&s->lock);
 	if (rc) {
 		enum ga_sysmon_family f = s->sysmon.family;
+		enum ga_sysmon_kind k = ga_sysmon_sensors[sensor].kind;
+		const char *unit = k == GA_SYSMON_MC ? "C" : "V";
 
-		return ga_err(rc, "sim: %.3f C is outside what %s's 16-bit code holds "
-				  "(%.3f to %.3f C)",
-			      mC / 1000.0, ga_sysmon_families[f].primitive,
-			      ga_sysmon_to_milli(f, GA_SYSMON_MC, 0) / 1000.0,
-			      ga_sysmon_to_milli(f, GA_SYSMON_MC, 0xffff) / 1000.0);
+		return ga_err(rc,
+			      "sim: %s %.3f %s is outside what %s's 16-bit code holds "
+			      "(%.3f to %.3f %s)",
+			      ga_sysmon_sensors[sensor].label, milli / 1000.0, unit,
+			      ga_sysmon_families[f].primitive, ga_sysmon_to_milli(f, k, 0) / 1000.0,
+			      ga_sysmon_to_milli(f, k, 0xffff) / 1000.0, unit);
 	}
 	return 0;
 }
-
-int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
-{
-	struct sim *s = NULL;
-	int rc = get_sim(dev, &s);
 
 int ga_sim_temperature(struct ga_dev *dev, int32_t *mC)
 {
@@ -267,6 +266,11 @@ int ga_sim_temperature_set(struct ga_dev *dev, int32_t mC)
 {
 	return ga_sim_sysmon_set(dev, GA_SYSMON_TEMP, mC);
 }
+
+int ga_sim_inject(struct ga_dev *dev, enum ga_sim_fault fault, uint32_t count, uint32_t code)
+{
+	struct sim *s = NULL;
+	int rc = get_sim(dev, &s);
 
 	if (rc)
 		return rc;
