@@ -7,17 +7,19 @@
 # from its start until frames/seen has counted all N is taken, alternately
 # without and with a recording (drops printed), ROUNDS times each.
 #
-#   bench/recburst.sh [BUILD_DIR]      N=1024 S=65536 ROUNDS=5 Q=64M
+#   bench/recburst.sh [BUILD_DIR]      N=1024 S=65536 ROUNDS=5 Q=64M OPTS=
+#
+# OPTS: more mount options (use_gpu=1: the buffers in GPU memory).
 #
 # The time includes the generator's and the shell's polling of frames/seen:
 # a lower bound on the watcher's rate, not its limit.
 set -eu
 cd "$(dirname "$0")/.."
 G=${1:-build}/fs/gpuasyncfs
-N=${N:-1024} S=${S:-65536} ROUNDS=${ROUNDS:-5}
+N=${N:-1024} S=${S:-65536} ROUNDS=${ROUNDS:-5} OPTS=${OPTS:-}
 M=$(mktemp -d /tmp/recburst.XXXXXX)
 D=$(mktemp -d /tmp/recburst-runs.XXXXXX)
-"$G" -f --sim "$M" -o config=/dev/null 2>/dev/null &
+"$G" -f --sim "$M" -o config=/dev/null${OPTS:+,$OPTS} 2>/dev/null &
 P=$!
 trap 'fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null; wait $P; rmdir "$M"; rm -rf "$D"' EXIT
 for _ in $(seq 200); do mountpoint -q "$M" && break; sleep 0.05; done

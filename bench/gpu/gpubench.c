@@ -5,6 +5,7 @@
  * the simulated card and a real one.
  *
  *   gpuasync-bench load  [-D DEV] [-p PATTERN] [-b BUFFERS] [-g GROUP] [-t SECONDS]
+ *                        [-S SIZE] [-R FMT [-P HZ]]
  *       Sustained FPGA->GPU throughput and frame rate for frames of 4 KiB
  *       .. 4 MiB, with a GPU-side consumer (stream memory operations wait
  *       on the doorbells, clear them and re-arm through the mapped register
@@ -24,7 +25,8 @@
  *       made beforehand with gpuasync-synth -s SIZE), played with
  *       sim/replay's path (ga_sim_replay_start) as fast as the consumer
  *       takes it, or at -P HZ: then the rate reached over the run is
- *       printed next to the one asked for (docs/record.md).
+ *       printed next to the one asked for (docs/record.md).  -S SIZE
+ *       measures that one frame size of the sweep only.
  *
  *   gpuasync-bench paths [-D DEV] [-r REPS]
  *       One frame at a time, latency per transfer for each path:
@@ -203,11 +205,15 @@ static int cmd_load(int argc, char **argv)
 	const char *pattern_name = "zero", *replay_fmt = NULL;
 	unsigned int nbuf = 32, group = 8;
 	uint64_t replay_hz = 0;
+	size_t only = 0;
 	double budget = 0.4;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "D:p:b:g:t:R:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "D:p:b:g:t:R:P:S:")) != -1) {
 		switch (opt) {
+		case 'S':
+			only = strtoull(optarg, NULL, 0);
+			break;
 		case 'R':
 			replay_fmt = optarg;
 			break;
@@ -231,7 +237,7 @@ static int cmd_load(int argc, char **argv)
 			break;
 		default:
 			die("usage: gpuasync-bench load [-D DEV] [-p zero|counter|prbs] [-b "
-			    "BUFFERS] [-g GROUP] [-t SECONDS] [-R REPLAY_FMT [-P HZ]]");
+			    "BUFFERS] [-g GROUP] [-t SECONDS] [-S SIZE] [-R REPLAY_FMT [-P HZ]]");
 		}
 	}
 	if (nbuf < 1 || nbuf > MAXBUF)
@@ -271,6 +277,7 @@ static int cmd_load(int argc, char **argv)
 				       1 * MiB,	 2 * MiB,   4 * MiB};
 	const int ns = sizeof(sizes) / sizeof(sizes[0]);
 	double ss[16], tc[16], tg[16], ta[16];
+	int nm = 0; /* sizes measured */
 	void *pinned;
 	CUdeviceptr dtmp;
 	CUstream st;
@@ -316,6 +323,9 @@ static int cmd_load(int argc, char **argv)
 	for (int si = 0; si < ns; si++) {
 		size_t size = sizes[si];
 		size_t bsize = round64k(size + info.dma_data_bytes);
+
+		if (only && size != only)
+			continue;
 		struct ga_buf *b[MAXBUF];
 		CUdeviceptr bell[MAXBUF], rearm[MAXBUF];
 		uint32_t free_off[MAXBUF];
@@ -423,10 +433,10 @@ static int cmd_load(int argc, char **argv)
 
 		double per = (t1 - t0) / (sim ? frames : frames - 1);
 
-		ss[si] = size;
-		tg[si] = per;
-		tc[si] = thtod;
-		ta[si] = tasync;
+		ss[nm] = size;
+		tg[nm] = per;
+		tc[nm] = thtod;
+		ta[nm++] = tasync;
 		printf("%10zu %12.0f %12.2f %12.2f %12.0f %7.0f%% %14.2f %7.0f%%", size, 1 / per,
 		       size / per / 1e9, size / thtod / 1e9, 1 / thtod, 100 * thtod / per,
 		       size / tasync / 1e9, 100 * tasync / per);
@@ -439,13 +449,15 @@ static int cmd_load(int argc, char **argv)
 
 	double l, bw;
 
-	fit(ss, tg, ns, &l, &bw);
+	if (nm < 2) /* one size: no line to fit */
+		goto out;
+	fit(ss, tg, nm, &l, &bw);
 	printf("fit card->GPU  : t = %.2f us + s / (%.2f GB/s)\n", l * 1e6, bw / 1e9);
-	fit(ss, tc, ns, &l, &bw);
+	fit(ss, tc, nm, &l, &bw);
 	printf("fit cuMemcpyHtoD: t = %.2f us + s / (%.2f GB/s)\n", l * 1e6, bw / 1e9);
-	fit(ss, ta, ns, &l, &bw);
+	fit(ss, ta, nm, &l, &bw);
 	printf("fit HtoD async : t = %.2f us + s / (%.2f GB/s)\n", l * 1e6, bw / 1e9);
-
+out:
 	CK(cuStreamDestroy(st));
 	CK(cuMemFree(dtmp));
 	CK(cuMemFreeHost(pinned));
