@@ -3,12 +3,12 @@
  * gpuasync/sim.h: the simulated card's controls (frame generator, pushing
  * one frame, fault injection, statistics, the last frame read out).  Each
  * checks that the device is a sim and takes only the model lock (s->lock,
- * see sim_internal.h), so none waits for a backend op in progress.
+ * see sim_core.h), so none waits for a backend op in progress.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_core.h"
 
 /* ---- gpuasync/sim.h --------------------------------------------------------- */
 
@@ -16,9 +16,9 @@ static int get_sim(struct ga_dev *dev, struct sim **s)
 {
 	if (!dev)
 		return ga_err(-EINVAL, "sim: no device");
-	if (dev->kind != &ga_backend_sim || !dev->priv)
+	*s = sim_of(dev);
+	if (!*s)
 		return ga_err(-ENOTSUP, "not a simulated device: sim controls do not apply");
-	*s = dev->priv;
 	return 0;
 }
 
