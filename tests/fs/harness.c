@@ -532,6 +532,56 @@ void wait_num(const char *rel, unsigned long long want)
 	ck_abort_msg("%s stayed below %llu", rel, want);
 }
 
+void expect_nums(const char *dir, const char *want)
+{
+	unsigned long long v, got;
+	char name[64], rel[128];
+	const char *p = want;
+	int n;
+
+	while (sscanf(p, " %63[a-z0-9_/]=%llu%n", name, &v, &n) == 2) {
+		snprintf(rel, sizeof(rel), "%s%s", dir, name);
+		got = readnum(rel);
+		ck_assert_msg(got == v, "%s reads %llu, want %llu", rel, got, v);
+		p += n;
+	}
+	p += strspn(p, " ");
+	ck_assert_msg(!*p, "expect_nums: '%s': NAME=NUMBER expected", p);
+}
+
+void make_write_buffers(unsigned int n, const char *size)
+{
+	ck_assert_int_eq(sh("echo %s > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
+			    "mkdir $M/buffers/$i || exit 1; done",
+			    size, n - 1),
+			 0);
+}
+
+void arm_write(unsigned int i)
+{
+	ck_assert_int_eq(sh("echo 1 > $M/buffers/%u/write_enable", i), 0);
+}
+
+void sim_gap_and_duplicate(unsigned int frames)
+{
+	arm_write(0);
+	arm_write(1);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo %u > $M/sim/remaining && "
+			    "echo 1 > $M/sim/running",
+			    frames),
+			 0);
+	/* Frames 0 and 1 in buffers 0 and 1; frame 2 waits for buffer 2. */
+	wait_num("sim/stats/delivered", 2);
+	/* It goes as frame 5: numbers 2, 3, 4 lost before the card. */
+	ck_assert_int_eq(sh("echo 3 > $M/sim/inject_pulse_gap"), 0);
+	arm_write(2);
+	wait_num("sim/stats/delivered", 3);
+	/* The next one repeats 5. */
+	ck_assert_int_eq(sh("echo 1 > $M/sim/inject_pulse_duplicate"), 0);
+	arm_write(3);
+	wait_num("sim/stats/delivered", 4);
+}
+
 void expect_refused(const char *rel, const char *value, int err)
 {
 	char *before = readf(rel), *after;

@@ -118,8 +118,22 @@ const char *err_last(void);
 void write_refused(const char *file, const char *text, int err, const char *what);
 /* The value of a one-line file as a number (fails the test if absent). */
 unsigned long long readnum(const char *rel);
+/* Fails the test unless each NAME=NUMBER of @want (space-separated) names
+ * a file under @dir ("frames/") that reads NUMBER. */
+void expect_nums(const char *dir, const char *want);
 /* Wait until the number in @rel reaches @want (10 s at most; fails the test). */
 void wait_num(const char *rel, unsigned long long want);
+
+/* Write buffers 0..@n-1 of @size (buffers/alloc_size: "64K"), and one of
+ * them, @i, armed (buffers/<i>/write_enable). */
+void make_write_buffers(unsigned int n, const char *size);
+void arm_write(unsigned int i);
+/* The simulated card's pulse-ID faults on four write buffers made and
+ * idle: buffers 0 and 1 armed, @frames frames asked for; frames 0 and 1
+ * land, a gap of 3 before frame 2 (in buffer 2), frame 3 a duplicate (in
+ * buffer 3).  Returns with 4 frames delivered, the rest waiting for a
+ * re-arm. */
+void sim_gap_and_duplicate(unsigned int frames);
 
 /* Assert a write fails with @err, leaves @file's value as it was and adds
  * one errors line mentioning @path_part. */

@@ -37,19 +37,17 @@ START_TEST(monitors)
 		   "echo 3 > sim/remaining && echo 1 > sim/running"),
 		0);
 	wait_num("sim/stats/delivered", 3);
-	ck_assert_uint_eq(readnum("registers/inbound_frames"), 3);
-	ck_assert_uint_eq(readnum("registers/inbound_frame_size"), 300);
-	ck_assert_uint_eq(readnum("registers/inbound_frame_size_max"), 300);
-	ck_assert_uint_eq(readnum("registers/inbound_frame_size_min"), 300);
+	expect_nums("registers/", "inbound_frames=3 inbound_frame_size=300 "
+				  "inbound_frame_size_max=300 inbound_frame_size_min=300");
 	/* GPU->FPGA: two frames of 100 and 40 bytes through read buffer 0 and 1 */
 	ck_assert_int_eq(sh("cd $M && "
 			    "echo 1 > registers/read_enable && echo 100 > read_buffers/0/send && "
 			    "echo 40 > read_buffers/1/send"),
 			 0);
 	wait_num("registers/outbound_frames", 2);
-	ck_assert_uint_eq(readnum("registers/outbound_frame_size_max"), 100);
-	ck_assert_uint_eq(readnum("registers/outbound_frame_size_min"), 40);
-	ck_assert_uint_eq(readnum("registers/outbound_frame_size"), 40);
+	expect_nums(
+		"registers/",
+		"outbound_frame_size_max=100 outbound_frame_size_min=40 outbound_frame_size=40");
 
 	/* each monitor's reset is a strobe: 0200, refuses reads and values
 	 * wider than its bit, and clears only its own monitor */
@@ -60,9 +58,7 @@ START_TEST(monitors)
 	expect_refused("registers/outbound_monitor_reset", "2", ERANGE);
 	ck_assert_uint_eq(readnum("registers/outbound_frames"), 2);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/outbound_monitor_reset"), 0);
-	ck_assert_uint_eq(readnum("registers/outbound_frames"), 0);
-	ck_assert_uint_eq(readnum("registers/inbound_frames"), 3);
-	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 2);
+	expect_nums("registers/", "outbound_frames=0 inbound_frames=3 tx_frame_count=2");
 
 	/* count_reset: the core's counters and both monitors */
 	ck_assert_int_eq(sh("echo 1 > $M/sim/remaining && echo 1 > $M/sim/running && "
@@ -71,10 +67,8 @@ START_TEST(monitors)
 	wait_num("registers/inbound_frames", 4);
 	wait_num("registers/outbound_frames", 1);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/count_reset"), 0);
-	ck_assert_uint_eq(readnum("registers/inbound_frames"), 0);
-	ck_assert_uint_eq(readnum("registers/outbound_frames"), 0);
-	ck_assert_uint_eq(readnum("registers/rx_frame_count"), 0);
-	ck_assert_uint_eq(readnum("registers/tx_frame_count"), 0);
+	expect_nums("registers/",
+		    "inbound_frames=0 outbound_frames=0 rx_frame_count=0 tx_frame_count=0");
 	/* re-armed: both ends hold the last frame's size until the next one */
 	ck_assert_uint_eq(readnum("registers/outbound_frame_size_max"), 7);
 	ck_assert_uint_eq(readnum("registers/outbound_frame_size_min"), 7);
@@ -105,10 +99,8 @@ START_TEST(buffer_counts)
 		ck_assert_int_eq(sh("cd $M && mkdir buffers/0 buffers/1 buffers/2 read_buffers/0 "
 				    "read_buffers/1"),
 				 0);
-		ck_assert_uint_eq(readnum("registers/write_buffers"), 3);
-		ck_assert_uint_eq(readnum("registers/write_count"), 2);
-		ck_assert_uint_eq(readnum("registers/read_buffers"), 2);
-		ck_assert_uint_eq(readnum("registers/read_count"), 1);
+		expect_nums("registers/",
+			    "write_buffers=3 write_count=2 read_buffers=2 read_count=1");
 		ck_assert_int_eq(sh("test \"$(stat -c %%a $M/registers/write_buffers)\" = 444"), 0);
 		expect_refused("registers/write_buffers", "5", EACCES);
 		ck_assert_int_eq(sh("rmdir $M/buffers/2"), 0);

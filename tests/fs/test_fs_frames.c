@@ -78,10 +78,7 @@ static char *metrics(void)
 /* Buffers 0..@n-1 of @size made, pattern @pattern of @frame-byte frames. */
 static void setup_pattern(unsigned int n, const char *size, const char *pattern, unsigned int frame)
 {
-	ck_assert_int_eq(sh("echo %s > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
-			    "mkdir $M/buffers/$i || exit 1; done",
-			    size, n - 1),
-			 0);
+	make_write_buffers(n, size);
 	ck_assert_int_eq(sh("echo %s > $M/sim/pattern && echo %u > $M/sim/size", pattern, frame),
 			 0);
 }
@@ -90,11 +87,6 @@ static void setup_pattern(unsigned int n, const char *size, const char *pattern,
 static void setup(unsigned int n, const char *size)
 {
 	setup_pattern(n, size, "timing", GA_TIMING_HDR_BYTES);
-}
-
-static void arm(unsigned int i)
-{
-	ck_assert_int_eq(sh("echo 1 > $M/buffers/%u/write_enable", i), 0);
 }
 
 /* A ring of buffers consumed through the mount, the generator running
@@ -110,7 +102,7 @@ static void ring_start(unsigned int nbuf)
 	ring_next = 0;
 	ring_delivered = readnum("sim/stats/delivered") + nbuf;
 	for (unsigned int i = 0; i < nbuf; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"), 0);
 	wait_num("sim/stats/delivered", ring_delivered);
 }
@@ -118,7 +110,7 @@ static void ring_start(unsigned int nbuf)
 static void ring_more(unsigned int k)
 {
 	while (k--) {
-		arm(ring_next++ % ring_n);
+		arm_write(ring_next++ % ring_n);
 		wait_num("sim/stats/delivered", ++ring_delivered);
 	}
 }
@@ -135,37 +127,18 @@ START_TEST(pulse_gap_and_duplicate)
 
 	mnt_start(NULL);
 	setup_pattern(4, "64K", checked[_i].name, checked[_i].size);
-	arm(0);
-	arm(1);
-	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 8 > $M/sim/remaining && "
-			    "echo 1 > $M/sim/running"),
-			 0);
-	/* Frames 0 and 1 in buffers 0 and 1; frame 2 waits for buffer 2. */
-	wait_num("sim/stats/delivered", 2);
-	/* It goes as frame 5: numbers 2, 3, 4 lost before the card. */
-	ck_assert_int_eq(sh("echo 3 > $M/sim/inject_pulse_gap"), 0);
-	arm(2);
-	wait_num("sim/stats/delivered", 3);
-	/* The next one repeats 5. */
-	ck_assert_int_eq(sh("echo 1 > $M/sim/inject_pulse_duplicate"), 0);
-	arm(3);
-	wait_num("sim/stats/delivered", 4);
+	sim_gap_and_duplicate(8);
 	/* Consumed through the mount: 6, 7 into buffers 0, 1; 8, 9 into 2, 3. */
-	arm(0);
-	arm(1);
+	arm_write(0);
+	arm_write(1);
 	wait_num("sim/stats/delivered", 6);
-	arm(2);
-	arm(3);
+	arm_write(2);
+	arm_write(3);
 	wait_num("sim/stats/delivered", 8);
 
 	/* 0 1 5 5 6 7 8 9 */
-	ck_assert_uint_eq(readnum("frames/seen"), 8);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 3);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
-	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
+	expect_nums("frames/", "seen=8 pulse_id_gaps=1 pulse_ids_missed=3 pulse_id_duplicates=1 "
+			       "pulse_id_backwards=0 unchecked=0 not_seen=0");
 	ck_assert_uint_eq(readnum("frames/not_compared"), 1); /* the first */
 	ck_assert_uint_eq(readnum("frames/ring_laps"), 2);
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 9);
@@ -219,12 +192,8 @@ START_TEST(pushed_out_of_order)
 	push_pulse(14); /* gap: 10..13 missed (compared with 9, the frame before) */
 	ck_assert_int_eq(sh("printf hello > $M/sim/push"), 0); /* too short to check */
 	push_pulse(15);
-	ck_assert_uint_eq(readnum("frames/seen"), 7);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 4);
+	expect_nums("frames/", "seen=7 unchecked=1 pulse_id_duplicates=1 pulse_id_backwards=1 "
+			       "pulse_id_gaps=1 pulse_ids_missed=4");
 	ck_assert_uint_eq(readnum("frames/not_compared"), 1); /* the first */
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 15);
 	ck_assert_uint_eq(readnum("frames/ring_laps"), 1);
@@ -249,17 +218,14 @@ START_TEST(new_run_new_sequence)
 	ring_more(2); /* frames 0..5 */
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running && echo 1 > $M/sim/running"), 0);
 	ring_more(2); /* frames 0, 1 of the new run */
-	ck_assert_uint_eq(readnum("frames/seen"), 8);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums("frames/", "seen=8 pulse_id_backwards=0 pulse_id_gaps=0 pulse_id_duplicates=0");
 	ck_assert_uint_eq(readnum("frames/not_compared"), 2); /* each run's first */
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 1);
 	/* The engine off and on, every buffer armed: the next frames go to
 	 * buffers 0 and 1, pulse IDs 3 and 4 (below the last run's). */
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running && echo 0 > $M/registers/write_enable"), 0);
 	for (unsigned int i = 0; i < 4; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	push_pulse(3);
 	push_pulse(4);
@@ -267,10 +233,8 @@ START_TEST(new_run_new_sequence)
 	ck_assert_int_eq(sh("test \"$(cat $M/buffers/0/status)\" = READY && "
 			    "test \"$(cat $M/buffers/1/status)\" = READY"),
 			 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/not_compared"), 3);
-	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 4);
+	expect_nums("frames/",
+		    "pulse_id_backwards=0 pulse_id_gaps=0 not_compared=3 last_pulse_id=4");
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -298,13 +262,12 @@ START_TEST(rearm_loop_no_false_gaps)
 	mnt_start(NULL);
 	setup(4, "64K");
 	for (unsigned int i = 0; i < 4; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"), 0);
 	consume_loop(600);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums(
+		"frames/",
+		"pulse_id_gaps=0 pulse_ids_missed=0 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_int_eq(sh("echo 5 > $M/sim/inject_pulse_gap"), 0);
 	consume_loop(600);
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
@@ -312,13 +275,8 @@ START_TEST(rearm_loop_no_false_gaps)
 	seen = readnum("frames/seen");
 	ck_assert_uint_ge(delivered, 1200);
 	ck_assert_uint_eq(seen, delivered);
-	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
-	ck_assert_uint_eq(readnum("frames/not_compared"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 5);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums("frames/", "not_seen=0 unchecked=0 not_compared=1 pulse_id_gaps=1 "
+			       "pulse_ids_missed=5 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -334,7 +292,7 @@ START_TEST(fast_consumer_no_false_gaps)
 	mnt_start(NULL);
 	setup(4, "64K");
 	for (unsigned int i = 0; i < 4; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 1 > $M/sim/running"), 0);
 	/* V4: the free list at 0x2000 + 4 i; 2 s of re-arming every buffer,
 	 * never zeroing a size word (the old descriptor stays while the card
@@ -356,11 +314,8 @@ START_TEST(fast_consumer_no_false_gaps)
 	ck_assert_uint_gt(not_seen, 0); /* the watcher missed some */
 	ck_assert_uint_gt(seen, 0);
 	ck_assert_uint_eq(seen + not_seen, delivered);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 0);
+	expect_nums("frames/", "pulse_id_gaps=0 pulse_ids_missed=0 pulse_id_backwards=0 "
+			       "pulse_id_duplicates=0 unchecked=0");
 	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
@@ -442,7 +397,7 @@ START_TEST(histograms_are_valid)
 			 0);
 	for (unsigned int i = 2; i < 5; i++) {
 		wait_num("sim/stats/delivered", i);
-		arm((i - 2) % 2);
+		arm_write((i - 2) % 2);
 	}
 	wait_num("sim/stats/delivered", 5);
 	m = metrics();
@@ -509,8 +464,8 @@ START_TEST(latency_sampled_once_per_lap)
 				 0);
 		ck_assert_uint_eq(readnum("frames/ring_laps"), lap);
 		if (lap < laps) {
-			arm(0);
-			arm(1);
+			arm_write(0);
+			arm_write(1);
 		}
 	}
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
@@ -573,13 +528,8 @@ START_TEST(prbs_is_unchecked)
 	ck_assert_int_eq(sh("test \"$(cat $M/sim/pattern)\" = prbs"), 0);
 	ring_start(4);
 	ring_more(8);
-	ck_assert_uint_eq(readnum("frames/seen"), 12);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 12);
-	ck_assert_uint_eq(readnum("frames/not_compared"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums("frames/", "seen=12 unchecked=12 not_compared=0 pulse_id_gaps=0 "
+			       "pulse_ids_missed=0 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_int_eq(sh("test \"$(cat $M/frames/last_pulse_id)\" = none"), 0);
 	m = metrics();
 	ck_assert_double_eq(sample(m, "gpuasync_pulse_ids_missed_total", ""), 0);
@@ -615,18 +565,13 @@ START_TEST(batch_errors_counted)
 	inject_batch_errors();
 	ring_more(4);
 	ring_more(1);
-	ck_assert_uint_eq(readnum("frames/seen"), 9);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 4);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
+	expect_nums("frames/", "seen=9 unchecked=4 pulse_id_gaps=0");
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 8);
 	inject_batch_errors();
 	ck_assert_int_eq(sh("echo 10 > $M/sim/inject_pulse_gap"), 0);
 	ring_more(5);
 	ck_assert_int_eq(sh("echo 0 > $M/sim/running"), 0);
-	ck_assert_uint_eq(readnum("frames/seen"), 14);
-	ck_assert_uint_eq(readnum("frames/unchecked"), 8);
-	ck_assert_uint_eq(readnum("frames/not_seen"), 0);
-	ck_assert_uint_eq(readnum("frames/not_compared"), 1);
+	expect_nums("frames/", "seen=14 unchecked=8 not_seen=0 not_compared=1");
 	for (unsigned int e = 0; e < 4; e++) {
 		char f[64], l[64];
 
@@ -637,10 +582,9 @@ START_TEST(batch_errors_counted)
 		ck_assert_double_eq(sample(m, "gpuasync_batch_errors_total", l), 2);
 		free(m);
 	}
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 1);
-	ck_assert_uint_eq(readnum("frames/pulse_ids_missed"), 10);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums(
+		"frames/",
+		"pulse_id_gaps=1 pulse_ids_missed=10 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 23);
 	ck_assert_int_eq(mnt_stop(), 0);
 }

@@ -108,24 +108,11 @@ static void wait_status(const char *file, const char *key, unsigned long long wa
 	ck_assert_uint_ge(status_num(file, key), want);
 }
 
-static void arm(unsigned int i)
-{
-	ck_assert_int_eq(sh("echo 1 > $M/buffers/%u/write_enable", i), 0);
-}
-
-static void make_buffers(unsigned int n)
-{
-	ck_assert_int_eq(sh("echo 64K > $M/buffers/alloc_size && for i in $(seq 0 %u); do "
-			    "mkdir $M/buffers/$i || exit 1; done",
-			    n - 1),
-			 0);
-}
-
 /* Consume frames 4..11 through the mount, in ring order (4 buffers). */
 static void consume_rest(void)
 {
 	for (unsigned int k = 4; k < 12; k++) {
-		arm(k % 4);
+		arm_write(k % 4);
 		wait_num("sim/stats/delivered", k + 1);
 	}
 }
@@ -150,22 +137,11 @@ START_TEST(record_then_replay_identical)
 	scratch();
 	/* Mount 1: the generator, a gap of 3 before frame 2, frame 3 a duplicate. */
 	mnt_start(NULL);
-	make_buffers(4);
+	make_write_buffers(4, "64K");
 	ck_assert_int_eq(sh("echo jungfrau > $M/sim/pattern && echo 4096 > $M/sim/size && "
 			    "echo $D/run1.gar > $M/frames/record"),
 			 0);
-	arm(0);
-	arm(1);
-	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && echo 12 > $M/sim/remaining && "
-			    "echo 1 > $M/sim/running"),
-			 0);
-	wait_num("sim/stats/delivered", 2);
-	ck_assert_int_eq(sh("echo 3 > $M/sim/inject_pulse_gap"), 0);
-	arm(2);
-	wait_num("sim/stats/delivered", 3);
-	ck_assert_int_eq(sh("echo 1 > $M/sim/inject_pulse_duplicate"), 0);
-	arm(3);
-	wait_num("sim/stats/delivered", 4);
+	sim_gap_and_duplicate(12);
 	consume_rest();
 	read_counters(a);
 	ck_assert_str_eq(a[0], "12\n");
@@ -178,10 +154,10 @@ START_TEST(record_then_replay_identical)
 
 	/* Mount 2: the file played as fast as the same ring takes it. */
 	mnt_start(NULL);
-	make_buffers(4);
+	make_write_buffers(4, "64K");
 	ck_assert_int_eq(sh("echo $D/run2.gar > $M/frames/record"), 0);
 	for (unsigned int i = 0; i < 4; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && "
 			    "echo \"$D/run1.gar rate=max\" > $M/sim/replay"),
 			 0);
@@ -231,7 +207,7 @@ START_TEST(killed_while_recording)
 		return;
 	scratch();
 	mnt_start(NULL);
-	make_buffers(4);
+	make_write_buffers(4, "64K");
 	ck_assert_int_eq(sh("echo timing > $M/sim/pattern && echo 4096 > $M/sim/size && "
 			    "echo $D/run.gar > $M/frames/record && "
 			    "for i in 0 1 2 3; do echo 1 > $M/buffers/$i/write_enable; done && "
@@ -277,9 +253,9 @@ START_TEST(bad_files_refused)
 			    "printf 'not a run' > $D/text.gar"),
 			 0);
 	mnt_start(NULL);
-	make_buffers(4);
+	make_write_buffers(4, "64K");
 	for (unsigned int i = 0; i < 4; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	lines = err_lines();
 	ck_assert_int_ne(sh("echo \"$D/corrupt.gar rate=max\" > $M/sim/replay 2>/dev/null"), 0);
@@ -317,9 +293,9 @@ START_TEST(bad_files_refused)
 	ck_assert_int_eq(mnt_stop(), 0);
 	/* The good file plays whole. */
 	mnt_start(NULL);
-	make_buffers(16);
+	make_write_buffers(16, "64K");
 	for (unsigned int i = 0; i < 16; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && "
 			    "echo \"$D/ok.gar rate=max\" > $M/sim/replay"),
 			 0);
@@ -424,9 +400,9 @@ START_TEST(repeat_live_and_recorded_pace)
 	sleep(1); /* the stamps a live replay writes are later than the file's */
 	clock_gettime(CLOCK_REALTIME, &start);
 	mnt_start(NULL);
-	make_buffers(32);
+	make_write_buffers(32, "64K");
 	for (unsigned int i = 0; i < 32; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	/* Three plays as they were: pulse IDs step back twice. */
 	ck_assert_int_eq(sh("echo \"$D/t.gar rate=max repeat=3\" > $M/sim/replay"), 0);
@@ -436,9 +412,9 @@ START_TEST(repeat_live_and_recorded_pace)
 	ck_assert_int_eq(mnt_stop(), 0);
 
 	mnt_start(NULL);
-	make_buffers(32);
+	make_write_buffers(32, "64K");
 	for (unsigned int i = 0; i < 32; i++)
-		arm(i);
+		arm_write(i);
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	/* Recorded too, and never stopped: the unmount writes it out. */
 	ck_assert_int_eq(sh("echo $D/live.gar > $M/frames/record"), 0);
@@ -449,10 +425,8 @@ START_TEST(repeat_live_and_recorded_pace)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(s >= 0.40, "24 frames at a recorded 50 Hz took %.3f s", s);
-	ck_assert_uint_eq(readnum("frames/seen"), 24);
-	ck_assert_uint_eq(readnum("frames/pulse_id_backwards"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_gaps"), 0);
-	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 0);
+	expect_nums("frames/",
+		    "seen=24 pulse_id_backwards=0 pulse_id_gaps=0 pulse_id_duplicates=0");
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 0x123400000000ull + 23);
 	ck_assert_int_eq(mnt_stop(), 0);
 	/* The library's reader: 24 frames, pulse IDs 0..23 on, stamps rewritten. */
