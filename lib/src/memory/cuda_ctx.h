@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The CUDA memory layer's context, shared by its files: mem_cuda.c (the
- * ops, the staging ring, the card's batches, open and close),
- * mem_cuda_kernel.c (the kernel of fill.cu: patterns, copies, gathered
- * reads), mem_cuda_free.c (the free thread), mem_cuda_dmabuf.c (dma-buf
- * export).  Only built with cuda.h (GA_HAVE_CUDA_H).
+ * The CUDA memory layer's context, shared by its files, which call each
+ * other only down this list: mem_cuda.c (the ops, allocation and reads,
+ * open and close), mem_cuda_free.c (the free thread), mem_cuda_write.c
+ * (the staging ring, the card's batches), mem_cuda_dmabuf.c (dma-buf
+ * export), mem_cuda_kernel.c (the kernel of fill.cu: patterns, copies,
+ * gathered reads), cuda_ctx.c (entering the context, CUDA's errors).
+ * Only built with cuda.h (GA_HAVE_CUDA_H).
  */
 #ifndef GA_MEM_CUDA_CTX_H
 #define GA_MEM_CUDA_CTX_H
@@ -235,25 +237,21 @@ struct cuda_ctx {
 
 /* ---- shared between the files (see each for what it does) -------------- */
 
-/* mem_cuda.c */
+/* cuda_ctx.c */
+/* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" into @buf */
+const char *cuda_errtext(struct cuda_ctx *c, CUresult r, char *buf, size_t len);
+int cuda_errno(CUresult r);
 int cuda_fail(struct cuda_ctx *c, CUresult r, const char *what);
 int cuda_enter(struct cuda_ctx *c, bool *pushed);
 void cuda_leave(struct cuda_ctx *c, bool pushed);
 int cuda_check_range(const struct ga_mem_block *blk, size_t off, size_t len);
-int cuda_stage_space_locked(struct cuda_ctx *c, size_t len, uint64_t *pos);
-struct stage_rec *cuda_stage_note_locked(struct cuda_ctx *c, uint64_t pos, size_t len,
-					 unsigned int copies);
-int cuda_batch_send_locked(struct cuda_ctx *c);
-bool cuda_batch_overlaps_locked(struct cuda_ctx *c, CUdeviceptr dst, size_t len);
-int cuda_batch_sync(struct cuda_ctx *c);
+int cuda_op_enter(struct cuda_ctx *c, const struct ga_mem_block *blk, size_t off, size_t len,
+		  bool *pushed);
 
 /* mem_cuda_kernel.c */
 bool cuda_fill_ready_locked(struct cuda_ctx *c);
 int cuda_fill_launch(struct cuda_ctx *c, CUdeviceptr jobs, const struct fill_job *tab,
 		     unsigned int nj);
-int cuda_fill_launch_locked(struct cuda_ctx *c, unsigned int nj);
-int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
-		       enum ga_pattern pattern, uint32_t seq, size_t len);
 int cuda_rd_gather_locked(struct cuda_ctx *c, const struct ga_mem_block *const *blks,
 			  unsigned int n, size_t off, size_t len);
 
@@ -268,6 +266,16 @@ static inline size_t cuda_rd_gather_bytes(unsigned int n, size_t len)
 {
 	return cuda_rd_table_off(n, len) + (size_t)n * sizeof(struct fill_job);
 }
+
+/* mem_cuda_write.c */
+int cuda_queue_write(struct cuda_ctx *c, CUdeviceptr dst, const void *src, size_t len);
+int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, const void *src,
+		     size_t len);
+int cuda_write_flush(void *ctx);
+bool cuda_write_room(void *ctx, size_t bytes, bool batch, bool wait);
+int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
+		       enum ga_pattern pattern, uint32_t seq, size_t len);
+int cuda_batch_sync(struct cuda_ctx *c);
 
 /* mem_cuda_free.c */
 void cuda_free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n);

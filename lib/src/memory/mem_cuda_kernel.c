@@ -2,7 +2,9 @@
 /*
  * The CUDA memory layer's kernel (fill.cu, loaded from PTX): frame patterns
  * made on the GPU, small copies of the simulated card's bursts, and reads
- * gathered from many buffers, each a job of one launch.
+ * gathered from many buffers, each a job of one launch.  It only loads and
+ * launches: the bursts' jobs are queued in mem_cuda_write.c and the reads'
+ * in mem_cuda.c, which call into it; it calls only the context.
  */
 #ifdef GA_HAVE_CUDA_H
 
@@ -113,71 +115,6 @@ int cuda_fill_launch(struct cuda_ctx *c, CUdeviceptr jobs, const struct fill_job
 	args[1] = &c->fill_jump;
 	res = c->f.cuLaunchKernel(c->fill_fn, gx, nj, 1, bx, 1, 1, 0, c->stream, args, NULL);
 	return res == CUDA_SUCCESS ? 0 : cuda_fail(c, res, "cuLaunchKernel(ga_fill)");
-}
-
-/* Launch the kernel over the batch's @nj jobs, its table staged in the
- * ring (the kernel reads it through the mapping).
- * Prerequisite: c->lock held, context current, fill_state 1. */
-int cuda_fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
-{
-	struct fill_job tab[WB_COPIES];
-	size_t len = nj * sizeof(struct fill_job);
-	uint64_t pos, apos;
-	int rc;
-
-	/* The table first: making room may send (nothing pending) or wait.
-	 * Aligned for the kernel: staged payloads leave the ring's head at
-	 * any byte. */
-	memcpy(tab, c->wb_job, len);
-	rc = cuda_stage_space_locked(c, len + 31, &pos);
-	if (rc)
-		return rc;
-	apos = (pos + 31) & ~(uint64_t)31;
-	memcpy(c->stage + apos % STAGE_BYTES, tab, len);
-	cuda_stage_note_locked(c, pos, apos - pos + len, 1);
-	return cuda_fill_launch(c, c->stage_dev + apos % STAGE_BYTES, tab, nj);
-}
-
-int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
-		       enum ga_pattern pattern, uint32_t seq, size_t len)
-{
-	struct cuda_ctx *c = ctx;
-	struct timespec ts = {0, 0};
-	bool pushed;
-	int rc = cuda_check_range(blk, off, len);
-
-	if (rc || len == 0)
-		return rc;
-	if ((pattern != GA_PATTERN_PRBS && pattern != GA_PATTERN_COUNTER &&
-	     pattern != GA_PATTERN_TIMING) ||
-	    len > UINT32_MAX)
-		return 1;
-	/* The timing record's stamp: when the card made the frame, as
-	 * ga_pattern_fill takes it on the CPU. */
-	if (pattern == GA_PATTERN_TIMING)
-		clock_gettime(CLOCK_REALTIME, &ts);
-	rc = cuda_enter(c, &pushed);
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&c->lock);
-	if (!cuda_fill_ready_locked(c)) {
-		rc = 1;
-	} else {
-		CUdeviceptr dst = (CUdeviceptr)(blk->dptr + off);
-
-		if (cuda_batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES)
-			rc = cuda_batch_send_locked(c);
-		if (!rc)
-			c->wb_job[c->wb_nj++] = (struct fill_job){.dst = dst,
-								  .src = (uint64_t)ts.tv_sec << 32 |
-									 (uint64_t)ts.tv_nsec,
-								  .len = (uint32_t)len,
-								  .seq = seq,
-								  .pattern = pattern};
-	}
-	pthread_mutex_unlock(&c->lock);
-	cuda_leave(c, pushed);
-	return rc;
 }
 
 /*
