@@ -12,13 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -289,9 +286,9 @@ END_TEST
 START_TEST(node_exporter_scrapes)
 {
 	char dir[] = "/tmp/gafs-textfile-XXXXXX", *out;
-	char args[512], want[512];
+	char prom[300], want[512];
 	pid_t ne;
-	int port = 20000 + (int)(getpid() % 20000), st;
+	int port;
 
 	if (!have("prometheus-node-exporter"))
 		return;
@@ -301,26 +298,10 @@ START_TEST(node_exporter_scrapes)
 	 * and at a directory holding a link to metrics (the other way) */
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(sh("ln -s $M/metrics %s/gpuasync.prom", dir), 0);
-	snprintf(args, sizeof(args),
-		 "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
-		 "--collector.disable-defaults --collector.textfile "
-		 "--collector.textfile.directory=%s/prometheus >/dev/null 2>&1",
-		 port, M.dir);
-	ne = fork();
-	if (ne == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test */
-		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
-		_exit(127);
-	}
-	ck_assert_int_gt(ne, 0);
-	out = sh_out(
-		"for i in $(seq 100); do python3 -c 'import urllib.request,sys\n"
-		"print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
-		"2>/dev/null && break; sleep 0.1; done",
-		port);
-	kill(ne, SIGTERM);
-	waitpid(ne, &st, 0);
+	snprintf(prom, sizeof(prom), "%s/prometheus", M.dir);
+	ne = node_exporter_start(prom, &port, NULL);
+	out = scrape(port);
+	node_exporter_stop(ne);
 	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
 	ck_assert_msg(strstr(out, want) != NULL,
 		      "node_exporter did not export the mount's metrics");
@@ -339,25 +320,9 @@ START_TEST(node_exporter_scrapes)
 	ck_assert_ptr_nonnull(strstr(out, "node_textfile_scrape_error 0"));
 	free(out);
 
-	snprintf(args, sizeof(args),
-		 "exec prometheus-node-exporter --web.listen-address=127.0.0.1:%d "
-		 "--collector.disable-defaults --collector.textfile "
-		 "--collector.textfile.directory=%s >/dev/null 2>&1",
-		 port + 1, dir);
-	ne = fork();
-	if (ne == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test */
-		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
-		_exit(127);
-	}
-	out = sh_out(
-		"for i in $(seq 100); do python3 -c 'import urllib.request\n"
-		"print(urllib.request.urlopen(\"http://127.0.0.1:%d/metrics\").read().decode())' "
-		"2>/dev/null && break; sleep 0.1; done",
-		port + 1);
-	kill(ne, SIGTERM);
-	waitpid(ne, &st, 0);
+	ne = node_exporter_start(dir, &port, NULL);
+	out = scrape(port);
+	node_exporter_stop(ne);
 	sh("rm -rf %s", dir);
 	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
 	ck_assert_ptr_nonnull(strstr(out, want));
