@@ -19,6 +19,20 @@ qemu_out() {
 	mkdir -p "$OUT"
 }
 
+# qemu_exit STATUS WORDS...: log WORDS and remove a temp OUT when STATUS is
+# 0, else log FAIL and where the logs are kept; exit STATUS.
+qemu_exit() {
+	local status=$1
+	shift
+	if [ "$status" = 0 ]; then
+		log "$*"
+		[ "$KEEP" = 1 ] || rm -rf "$OUT"
+	else
+		log "FAIL (logs kept in $OUT)"
+	fi
+	exit "$status"
+}
+
 # qemu_packages PKG...: install the missing ones (tools/install-deps.sh);
 # not root with some missing: SKIP (exit 77); an install that fails: exit 1.
 qemu_packages() {

@@ -183,10 +183,4 @@ else
 	log "checkpatch: not run (no kernel source in $CACHE; GA_KMOD_DEBUG_KERNEL=1 brings it)"
 fi
 
-if [ $status = 0 ]; then
-	log "PASS"
-	[ $KEEP = 1 ] || rm -rf "$OUT"
-else
-	log "FAIL (logs kept in $OUT)"
-fi
-exit $status
+qemu_exit $status "PASS"

@@ -119,10 +119,4 @@ done
 BOOT_QEMU_ARGS=()
 BOOT_APPEND=
 
-if [ $status = 0 ]; then
-	log PASS
-	[ $KEEP = 1 ] || rm -rf "$OUT"
-else
-	log "FAIL (logs kept in $OUT)"
-fi
-exit $status
+qemu_exit $status "PASS"

@@ -83,10 +83,4 @@ done
 for t in "${tables[@]}"; do
 	echo "$t"
 done
-if [ $status = 0 ]; then
-	log "done (${names[*]})"
-	[ $KEEP = 1 ] || rm -rf "$OUT"
-else
-	log "FAIL (logs kept in $OUT)"
-fi
-exit $status
+qemu_exit $status "done (${names[*]})"

@@ -58,10 +58,4 @@ for name in "${names[@]}"; do
 	boot "$name" "/boot/vmlinuz-$KVER" "$OUT/$name.cpio.gz" 1024 || status=1
 done
 
-if [ $status = 0 ]; then
-	log "PASS (${names[*]})"
-	[ $KEEP = 1 ] || rm -rf "$OUT"
-else
-	log "FAIL (logs kept in $OUT)"
-fi
-exit $status
+qemu_exit $status "PASS (${names[*]})"

@@ -81,10 +81,4 @@ for name in "${names[@]}"; do
 	boot "$name-tools" "/boot/vmlinuz-$KVER" "$OUT/$name.tools.cpio.gz" 1024 || status=1
 done
 
-if [ $status = 0 ]; then
-	log "PASS (${names[*]}, $RUNS runs of each tool)"
-	[ $KEEP = 1 ] || rm -rf "$OUT"
-else
-	log "FAIL (logs kept in $OUT)"
-fi
-exit $status
+qemu_exit $status "PASS (${names[*]}, $RUNS runs of each tool)"
