@@ -84,6 +84,23 @@ pid_t daemon_spawn(const char *args)
 	return pid;
 }
 
+void mnt_dir(const char *tag)
+{
+	if (!getenv("GAFS"))
+		setenv("GAFS", GAFS_BIN, 1);
+	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-%s-XXXXXX", tag);
+	ck_assert_ptr_nonnull(mkdtemp(M.dir));
+	setenv("M", M.dir, 1);
+}
+
+void mnt_umount(bool lazy)
+{
+	ck_assert_int_eq(sh("%s \"$M\"", umount_cmd(lazy)), 0);
+	ck_assert(wait_mounted(M.dir, false, 5000));
+	rmdir(M.dir);
+	M.dir[0] = '\0';
+}
+
 void mnt_start(const char *extra)
 {
 	char args[1024];
@@ -92,11 +109,7 @@ void mnt_start(const char *extra)
 		atexit(atexit_stop);
 		atexit_done = true;
 	}
-	if (!getenv("GAFS"))
-		setenv("GAFS", GAFS_BIN, 1);
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
+	mnt_dir("test");
 	/* Hermetic: no /etc/gpuasyncfs.conf of the machine unless asked for.
 	 * GAFS_TEST_EXTRA adds options to every mount (ctest runs some suites
 	 * again with "-o threads=4": the multi-threaded loop). */

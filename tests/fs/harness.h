@@ -36,6 +36,12 @@ extern struct mnt M;
 /* Mount the simulated card with extra arguments ("-o version=1").
  * Fails the test when the mount does not appear. */
 void mnt_start(const char *extra);
+/* A new empty mountpoint in M.dir (/tmp/gafs-@tag-XXXXXX), $M and $GAFS
+ * set: for a test that mounts it its own way (mount.fuse3, daemon_spawn). */
+void mnt_dir(const char *tag);
+/* Unmount $M with the system's command (umount_cmd(@lazy)), wait until it
+ * is gone and remove the directory: a mount made without mnt_start. */
+void mnt_umount(bool lazy);
 /* mnt_start with the daemon's stderr kept in a file, so a failure message
  * can show what the daemon said (daemon_output): a test that checks how
  * the daemon ended uses it. */

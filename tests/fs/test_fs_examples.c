@@ -226,20 +226,14 @@ START_TEST(fstab_line)
 	/* The simulated card's line, as mount(8) hands it to mount.fuse3. */
 	if (!have_cmd("mount.fuse3", "fuse3"))
 		return;
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-fstab-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
-	setenv("GAFS", GAFS_BIN, 1);
+	mnt_dir("fstab");
 	ck_assert_int_eq(sh("line=$(grep '^# gpuasyncfs#sim' " EX "/fstab | sed 's/^# //'); "
 			    "set -- $line; "
 			    "PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 \"$1\" \"$M\" -o \"$4\""),
 			 0);
 	ck_assert(is_mounted(M.dir));
 	ck_assert_uint_eq(readnum("device/version"), 4);
-	ck_assert_int_eq(sh("%s $M", umount_cmd(false)), 0);
-	ck_assert(wait_mounted(M.dir, false, 5000));
-	rmdir(M.dir);
-	M.dir[0] = '\0';
+	mnt_umount(false);
 }
 END_TEST
 

@@ -161,19 +161,14 @@ END_TEST
 START_TEST(leading_source_argument)
 {
 	/* "gpuasyncfs SOURCE MNT -o ..." as mount.fuse3 runs it */
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
-	setenv("GAFS", GAFS_BIN, 1);
+	mnt_dir("src");
 	M.pid = daemon_spawn("-f sim \"$M\" -o version=1");
 	ck_assert(wait_mounted(M.dir, true, 10000));
 	ck_assert_uint_eq(readnum("device/version"), 1);
 	ck_assert_int_eq(mnt_stop(), 0);
 
 	/* "gpuasyncfs" as the source: the device comes from the config */
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
+	mnt_dir("src");
 	M.pid = daemon_spawn("-f gpuasyncfs \"$M\"");
 	ck_assert(wait_mounted(M.dir, true, 10000));
 	assert_file_eq("device/backend", "sim\n");
@@ -183,9 +178,7 @@ START_TEST(leading_source_argument)
 	 * machines have the library without it) */
 	if (!have_cmd("mount.fuse3", "fuse3"))
 		return;
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-src-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
+	mnt_dir("src");
 	ck_assert_int_eq(sh("PATH=$(dirname \"$GAFS\"):$PATH mount.fuse3 'gpuasyncfs#sim' \"$M\" "
 			    "-o version=5,allow_other,nofail,x-systemd.requires=x.device"),
 			 0);
@@ -199,10 +192,7 @@ START_TEST(leading_source_argument)
 		   "-o version=1"),
 		0);
 	ck_assert_uint_eq(readnum("device/version"), 1);
-	ck_assert_int_eq(sh("%s \"$M\"", umount_cmd(false)), 0);
-	ck_assert(wait_mounted(M.dir, false, 5000));
-	rmdir(M.dir);
-	M.dir[0] = '\0';
+	mnt_umount(false);
 }
 END_TEST
 

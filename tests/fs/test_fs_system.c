@@ -51,10 +51,7 @@ static void mnt_custom(const char *args)
 		atexit(stop_at_exit);
 		registered = true;
 	}
-	setenv("GAFS", GAFS_BIN, 1);
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
+	mnt_dir("test");
 	M.pid = daemon_spawn(args);
 	ck_assert_int_gt(M.pid, 0);
 	ck_assert_msg(wait_mounted(M.dir, true, 10000), "gpuasyncfs %s: no mount", args);
@@ -102,10 +99,7 @@ static void notify_case(const char *name)
 	int fd = dgram_socket(name);
 
 	setenv("NOTIFY_SOCKET", name, 1);
-	snprintf(M.dir, sizeof(M.dir), "/tmp/gafs-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(M.dir));
-	setenv("M", M.dir, 1);
-	setenv("GAFS", GAFS_BIN, 1);
+	mnt_dir("test");
 	M.pid = daemon_spawn("-f --sim -o config=/dev/null $M");
 	ck_assert_msg(recv_within(fd, buf, sizeof(buf), 10000), "no READY=1 within 10 s");
 	ck_assert_str_eq(buf, "READY=1");
@@ -175,10 +169,7 @@ START_TEST(dead_mount_refused)
 		      "%s", out);
 	free(out);
 	/* The command it names clears it, and a new daemon mounts. */
-	ck_assert_int_eq(sh("%s $M", umount_cmd(true)), 0);
-	ck_assert(wait_mounted(M.dir, false, 5000));
-	rmdir(M.dir);
-	M.dir[0] = '\0';
+	mnt_umount(true);
 	mnt_start(NULL);
 	ck_assert_uint_eq(readnum("device/version"), 4);
 	ck_assert_int_eq(mnt_stop(), 0);
