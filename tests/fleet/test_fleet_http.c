@@ -255,13 +255,6 @@ START_TEST(config_file_section)
 }
 END_TEST
 
-int main(void)
-{
-	Suite *s = suite_create("fleet_http");
-
-	suite_add_tests(s, "http", TEST_TIMEOUT,
-			SUITE_TESTS({serves_metrics_and_target}, {killed_daemon_leaves_target},
-				    {bad_input_refused}, {config_file_section},
-				    {every_address_names_host}));
-	return run_suite(s);
-}
+SUITE_MAIN("fleet_http", "http", TEST_TIMEOUT, {serves_metrics_and_target},
+	   {killed_daemon_leaves_target}, {bad_input_refused}, {config_file_section},
+	   {every_address_names_host})
