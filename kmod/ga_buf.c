@@ -197,7 +197,8 @@ static void ga_wait_idle(struct ga_card *card, unsigned int dirs)
 
 /*
  * Stop all DMA to @buf: engine off if it ran, address zeroed, wait.
- * Context: the free callback, buf->lock held (or the re-entered caller's).
+ * Context: an nvidia_p2p free callback or a dma-buf move_notify, buf->lock
+ * held (or the re-entered caller's).
  */
 void ga_buf_stop_dma(struct ga_buf *buf)
 {
@@ -253,7 +254,6 @@ void ga_buf_program(struct ga_card *card, struct ga_buf *buf)
 	}
 	mutex_unlock(&card->reg_lock);
 }
-
 
 /* ---- the buffer table of a card --------------------------------------------- */
 
