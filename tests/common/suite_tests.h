@@ -20,6 +20,13 @@ struct suite_test {
 /* The rows, ended by the { NULL } row suite_add_tests stops at. */
 #define SUITE_TESTS(...) ((const struct suite_test[]){__VA_ARGS__, {NULL, 0}})
 
+/* An includer that defines SUITE_TEARDOWN (the fs harness: the test's
+ * mount must stop cleanly) has every TCase run it after each test that
+ * passed, in the test's process (a checked fixture). */
+#ifdef SUITE_TEARDOWN
+void SUITE_TEARDOWN(void);
+#endif
+
 /* Add the TCase @name holding @tests, in order, with a timeout of @timeout
  * seconds (0: Check's default); the TCase, for fixtures. */
 static inline TCase *suite_add_tests(Suite *s, const char *name, int timeout,
@@ -32,6 +39,9 @@ static inline TCase *suite_add_tests(Suite *s, const char *name, int timeout,
 	/* tcase_add_test is the loop test over 0 .. 1 */
 	for (; tests->test; tests++)
 		tcase_add_loop_test(tc, tests->test, 0, tests->loops > 0 ? tests->loops : 1);
+#ifdef SUITE_TEARDOWN
+	tcase_add_checked_fixture(tc, NULL, SUITE_TEARDOWN);
+#endif
 	suite_add_tcase(s, tc);
 	return tc;
 }

@@ -233,6 +233,16 @@ int mnt_stop(void)
 	return rc;
 }
 
+void mnt_teardown(void)
+{
+	int rc;
+
+	if (!M.dir[0])
+		return;
+	rc = mnt_stop();
+	ck_assert_msg(rc == 0, "the test's mount did not stop cleanly (mnt_stop %d)", rc);
+}
+
 static int vsh(char **out, const char *fmt, va_list ap)
 {
 	char *cmd;

@@ -22,6 +22,9 @@
 #include <sys/types.h>
 
 #include "../common/put_file.h"
+/* After each test that passed, the mount it left (if any) is stopped, and
+ * must stop cleanly: mnt_teardown, a checked fixture of every TCase. */
+#define SUITE_TEARDOWN mnt_teardown
 #include "../common/suite_tests.h"
 
 struct mnt {
@@ -42,6 +45,8 @@ void mnt_dir(const char *tag);
 /* Unmount $M with the system's command (umount_cmd(@lazy)), wait until it
  * is gone and remove the directory: a mount made without mnt_start. */
 void mnt_umount(bool lazy);
+/* The mount left by a test, stopped: it must stop cleanly (mnt_stop 0). */
+void mnt_teardown(void);
 /* mnt_start with the daemon's stderr kept in a file, so a failure message
  * can show what the daemon said (daemon_output): a test that checks how
  * the daemon ended uses it. */

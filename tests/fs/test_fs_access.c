@@ -33,7 +33,6 @@ START_TEST(default_root_only)
 	ck_assert_int_eq(sh("cat $M/device/version >/dev/null"), 0);
 	ck_assert_int_ne(sh(AS_NOBODY "cat $M/device/version 2>/dev/null"), 0);
 	ck_assert_int_ne(sh(AS_NOBODY "ls $M 2>/dev/null"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -52,7 +51,6 @@ START_TEST(allow_other_reads_only)
 	ck_assert_int_eq(stat(P("registers/ar_cache"), &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0644);
 	ck_assert_uint_eq(st.st_uid, getuid());
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -81,7 +79,6 @@ START_TEST(group_with_write_access)
 	ck_assert_int_ne(sh(AS_NOBODY "sh -c 'echo 1 > $M/registers/version' 2>/dev/null"), 0);
 	ck_assert_int_ne(sh(AS_NOBODY "dd if=$M/registers/raw bs=4 count=1 2>/dev/null"), 0);
 	ck_assert_int_eq(sh(AS_NOBODY "rmdir $M/buffers/0"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -164,7 +161,6 @@ START_TEST(root_reads_write_only_quietly)
 	free(out);
 	ck_assert_int_ne(sh("echo 1 > $M/device/version 2>/dev/null"), 0);
 	ck_assert_int_eq(sh("test $(wc -l < $M/errors) = 1"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -60,7 +60,6 @@ START_TEST(write_buffer_lifecycle)
 	ck_assert_int_eq(sh("echo 0 > $M/registers/write_enable"), 0);
 	ck_assert_int_eq(sh("rmdir $M/buffers/0"), 0);
 	ck_assert_int_eq(sh("test \"$(ls $M/buffers)\" = alloc_size"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -83,7 +82,6 @@ START_TEST(index_order_and_removal)
 	ck_assert_int_eq(sh("rmdir $M/buffers/2 $M/buffers/1 $M/buffers/0"), 0);
 	/* made again: a new buffer, same name */
 	ck_assert_int_eq(sh("mkdir $M/buffers/0 && cat $M/buffers/0/status >/dev/null"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -104,7 +102,6 @@ START_TEST(busy_with_open_files)
 	ck_assert_int_eq(errno, ENODEV);
 	ck_assert_ptr_nonnull(strstr(err_last(), "buffers/1 was removed"));
 	close(fd);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -133,7 +130,6 @@ START_TEST(sizes)
 			    "mkdir $M/buffers/1"),
 			 0);
 	ck_assert_uint_eq(readnum("buffers/1/size"), 131072);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -185,7 +181,6 @@ START_TEST(read_buffer_send)
 			 0);
 	ck_assert_int_eq(sh("test $(stat -c %%s $M/read_buffers/0/data) -eq 65536"), 0);
 	ck_assert_int_eq(sh("test \"$(cat $M/sim/last_read)\" = v1frame"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -210,7 +205,6 @@ START_TEST(stale_inode_after_rmdir)
 		sh("cd $M/buffers/0 && rmdir ../0 && mkdir ../0 && "
 		   "cat status 2>&1 | grep -q 'No such file' && ls 2>&1 | grep -q 'No such file'"),
 		0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

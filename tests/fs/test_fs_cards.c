@@ -150,7 +150,6 @@ START_TEST(two_cards_one_node_exporter)
 	ck_assert_int_eq(mnt_stop(), 0);
 	M = card_a;
 	memset(&card_a, 0, sizeof(card_a));
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

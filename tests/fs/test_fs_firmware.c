@@ -72,7 +72,6 @@ START_TEST(monitors)
 	/* re-armed: both ends hold the last frame's size until the next one */
 	ck_assert_uint_eq(readnum("registers/outbound_frame_size_max"), 7);
 	ck_assert_uint_eq(readnum("registers/outbound_frame_size_min"), 7);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -83,7 +82,6 @@ START_TEST(monitors_absent_v1)
 	ck_assert_int_ne(access(P("registers/inbound_frames"), F_OK), 0);
 	ck_assert_int_ne(access(P("registers/outbound_monitor_reset"), F_OK), 0);
 	ck_assert_int_eq(access(P("registers/write_buffers"), F_OK), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -150,7 +148,6 @@ START_TEST(firmware_identity)
 	ck_assert_int_eq(sh("for f in $(ls $M/device/firmware); do "
 			    "grep -q \"^device/firmware/$f \" $M/README || exit 1; done"),
 			 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -212,7 +209,6 @@ START_TEST(firmware_user_values)
 	mnt_start("-o dma_data_bytes=64");
 	assert_file_eq("device/firmware/pcie_axi_data_bytes", "64\n");
 	assert_file_eq("device/firmware/pcie_axi_len_bits", "8\n");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -247,7 +243,6 @@ START_TEST(scratch_pad)
 	ck_assert_int_eq(mnt_stop(), 0);
 	mnt_start(NULL);
 	assert_file_eq("device/firmware/scratch_pad", "0x00000000\n");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -302,7 +297,6 @@ START_TEST(link_down)
 	ck_assert_int_eq(access(P("buffers/1"), F_OK), -1);
 	ck_assert_int_eq(sh("echo 5 > $M/registers/aw_cache && mkdir $M/buffers/1"), 0);
 	ck_assert_uint_eq(readnum("registers/aw_cache"), 5);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -362,7 +356,6 @@ START_TEST(link_flap)
 	ck_assert_str_eq(s, "READY\nFREE\n");
 	free(s);
 	ck_assert_int_ne(sh("grep -q 'no longer holds our buffers' $M/errors"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -157,7 +157,6 @@ START_TEST(pulse_gap_and_duplicate)
 	/* Reading again counts nothing twice. */
 	ck_assert_uint_eq(readnum("frames/seen"), 8);
 	ck_assert_uint_eq(readnum("frames/pulse_id_duplicates"), 1);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -203,7 +202,6 @@ START_TEST(pushed_out_of_order)
 	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_bucket", "le=\"10\""), 0);
 	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_bucket", "le=\"+Inf\""), 6);
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -235,7 +233,6 @@ START_TEST(new_run_new_sequence)
 			 0);
 	expect_nums("frames/",
 		    "pulse_id_backwards=0 pulse_id_gaps=0 not_compared=3 last_pulse_id=4");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -277,7 +274,6 @@ START_TEST(rearm_loop_no_false_gaps)
 	ck_assert_uint_eq(seen, delivered);
 	expect_nums("frames/", "not_seen=0 unchecked=0 not_compared=1 pulse_id_gaps=1 "
 			       "pulse_ids_missed=5 pulse_id_backwards=0 pulse_id_duplicates=0");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -316,7 +312,6 @@ START_TEST(fast_consumer_no_false_gaps)
 	ck_assert_uint_eq(seen + not_seen, delivered);
 	expect_nums("frames/", "pulse_id_gaps=0 pulse_ids_missed=0 pulse_id_backwards=0 "
 			       "pulse_id_duplicates=0 unchecked=0");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -410,7 +405,6 @@ START_TEST(histograms_are_valid)
 		ck_assert_msg(strstr(out, "rc=0\n"), "promtool:\n%.3000s", out);
 		free(out);
 	}
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -489,7 +483,6 @@ START_TEST(latency_sampled_once_per_lap)
 	ck_assert_uint_gt(write_sum, 0);
 	ck_assert_uint_gt(gpu_sum, 0);
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -511,7 +504,6 @@ START_TEST(v1_sampled_every_frame)
 	ck_assert_double_eq(sample(m, "gpuasync_frame_latency_seconds_count", "latency=\"write\""),
 			    3);
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -537,7 +529,6 @@ START_TEST(prbs_is_unchecked)
 	ck_assert_double_eq(sample(m, "gpuasync_batch_errors_total", "error=\"corrupt\""), 0);
 	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 0);
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -586,7 +577,6 @@ START_TEST(batch_errors_counted)
 		"frames/",
 		"pulse_id_gaps=1 pulse_ids_missed=10 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 23);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -603,7 +593,6 @@ START_TEST(batched_sizes_refused)
 	ck_assert_int_eq(sh("echo epixuhr > $M/sim/pattern && echo 256 > $M/sim/size"), 0);
 	expect_refused("sim/size", "240", EINVAL);
 	ck_assert_int_eq(sh("grep -q 'multiple of 16' $M/errors"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -618,7 +607,6 @@ START_TEST(observer_has_no_frames)
 	ck_assert_ptr_null(strstr(m, "gpuasync_frames_seen_total"));
 	ck_assert_ptr_null(strstr(m, "_bucket{"));
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -40,7 +40,6 @@ START_TEST(garbage_and_ranges)
 	ck_assert_int_eq(writef("registers/demux_select", "1\n"), 0);
 	ck_assert_int_eq(writef("sim/size", "2K\n"), 0);
 	ck_assert_uint_eq(readnum("sim/size"), 2048);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -67,7 +66,6 @@ START_TEST(one_value_one_newline)
 	ck_assert_int_eq(writef("sim/pattern", "zero\n"), 0);
 	assert_file_eq("sim/pattern", "zero\n");
 	ck_assert_int_eq(writef("buffers/0/write_enable", "1\n"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -88,7 +86,6 @@ START_TEST(huge_writes)
 		ck_assert_int_eq(writen("registers/ar_cache", big, sizeof(big)), -EINVAL);
 	}
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 5);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -119,7 +116,6 @@ START_TEST(read_only_and_write_only)
 	ck_assert_int_ne(sh("chmod 666 $M/registers/ar_cache 2>/dev/null"), 0);
 	ck_assert_int_ne(sh("mkdir $M/registers/x 2>/dev/null"), 0);
 	ck_assert_int_ne(sh("rmdir $M/registers 2>/dev/null"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -156,7 +152,6 @@ START_TEST(mkdir_names_and_limits)
 	ck_assert_int_eq(sh("for i in $(seq 0 15); do mkdir $M/buffers/$i || exit 1; done"), 0);
 	ck_assert_int_eq(mkdir(P("buffers/16"), 0755), -1);
 	ck_assert_int_eq(errno, ERANGE);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -190,7 +185,6 @@ START_TEST(removed_buffer)
 		ck_assert_int_eq(errno, ENODEV);
 		close(fd);
 	}
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -244,7 +238,6 @@ START_TEST(concurrent_writers)
 			    "wait"),
 			 0);
 	ck_assert_int_eq(sh("test $(ls $M/buffers | grep -c '^0$') -eq 1"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

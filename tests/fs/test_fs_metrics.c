@@ -111,7 +111,6 @@ START_TEST(promtool_accepts)
 	mnt_start("-o version=1");
 	make_states();
 	ck_assert_int_eq(sh("promtool check metrics < $M/metrics"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -143,7 +142,6 @@ START_TEST(eof_stays_eof)
 	n = pread(fd, buf, sizeof(buf), (off_t)first);
 	ck_assert_msg(n > 0, "the new text from 0 is longer: %zd bytes past the old end", n);
 	close(fd);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -198,7 +196,6 @@ START_TEST(names_units_labels)
 	ck_assert_ptr_null(strstr(m, "gpuasync_count_reset"));
 	ck_assert_ptr_null(strstr(m, "gpuasync_write_address"));
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -222,7 +219,6 @@ START_TEST(pcie_link_unknown_on_sim)
 	ck_assert_ptr_null(strstr(m, "gpuasync_pcie_current_link"));
 	ck_assert_ptr_null(strstr(m, "gpuasync_pcie_max_link"));
 	free(m);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -256,7 +252,6 @@ START_TEST(latency_min_no_sample)
 	ck_assert_int_eq(writef("registers/count_reset", "1"), 0);
 	assert_file_eq("buffers/0/latency/gpu_min", "no sample\n");
 	ck_assert_int_ne(sh("grep -q '^gpuasync_gpu_latency_min_seconds' $M/metrics"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -278,7 +273,6 @@ START_TEST(metrics_with_1024_buffers)
 			    "for i in reversed(range(1024)): os.rmdir(sys.argv[1] + "
 			    "\"/buffers/%%d\" %% i)' $M"),
 			 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -326,7 +320,6 @@ START_TEST(node_exporter_scrapes)
 	snprintf(want, sizeof(want), "\ngpuasync_rx_frame_count_total{%s} ", card_id_as(true));
 	ck_assert_ptr_nonnull(strstr(out, want));
 	free(out);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -81,7 +81,6 @@ START_TEST(mkdir_while_flowing)
 	ck_assert_msg(overflowed == 0, "%llu frames cut short", overflowed);
 	ck_assert_uint_eq(readnum("registers/write_enable"), 1);
 	ck_assert_uint_eq(readnum("registers/read_enable"), 1);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -134,7 +133,6 @@ START_TEST(generator)
 			    "$(cat $M/buffers/3/data | wc -c)"),
 			 0);
 	ck_assert_uint_eq(readnum("sim/stats/overflowed"), 1);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -147,7 +145,6 @@ START_TEST(dropped_while_disabled)
 	wait_num("sim/stats/dropped", 5);
 	ck_assert_uint_eq(readnum("sim/stats/delivered"), 0);
 	ck_assert_uint_eq(readnum("registers/rx_frame_count"), 5);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -182,7 +179,6 @@ START_TEST(fault_injection)
 	expect_refused("sim/rate", "fast", EINVAL);
 	expect_refused("sim/running", "2", ERANGE);
 	expect_refused("sim/first_user", "0x100", ERANGE);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -193,7 +189,6 @@ START_TEST(push_without_buffer)
 	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable"), 0);
 	ck_assert_int_eq(writef("sim/push", "x"), -EAGAIN);
 	ck_assert_ptr_nonnull(strstr(err_last(), "sim/push: EAGAIN"));
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -147,7 +147,6 @@ START_TEST(second_daemon_refused)
 	free(out);
 	ck_assert_int_eq(sh("test $(grep -c \" $M \" /proc/self/mountinfo) = 1"), 0);
 	ck_assert_int_eq(sh("test -d $M/buffers/0"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -172,7 +171,6 @@ START_TEST(dead_mount_refused)
 	mnt_umount(true);
 	mnt_start(NULL);
 	ck_assert_uint_eq(readnum("device/version"), 4);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -213,7 +211,6 @@ START_TEST(sim_warning_when_unattended)
 	unsetenv("INVOCATION_ID");
 	mnt_custom("-f -o config=/dev/null $M");
 	ck_assert_uint_eq(err_lines(), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

@@ -31,7 +31,6 @@ START_TEST(device_files)
 	ck_assert_int_eq(sh("test \"$(cat $M/device/layout)\" = v4"), 0);
 	/* Identity is read-only, even for root. */
 	expect_refused("device/version", "5\n", EACCES);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -122,7 +121,6 @@ START_TEST(device_pinned)
 	ck_assert_uint_eq(lines(s), 1);
 	free(s);
 	expect_refused("device/pinned", "x\n", EACCES);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -172,7 +170,6 @@ START_TEST(registers_path_maps)
 	ck_assert_uint_eq(regs[0x04 / 4] & 0xf, 9);
 	munmap((void *)regs, GA_CORE_SIZE);
 	expect_refused("device/registers_path", "/tmp/x 0x0\n", EACCES);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -342,7 +339,6 @@ START_TEST(register_read_write)
 	ck_assert_int_eq(sh("rmdir $M/buffers/0 2>/dev/null || { echo 0 > "
 			    "$M/registers/write_enable; rmdir $M/buffers/0; }"),
 			 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -383,7 +379,6 @@ START_TEST(register_raw_window)
 	ck_assert_int_eq(sh("test $(dd if=$M/registers/raw bs=4096 2>/dev/null | wc -c) -eq %u",
 			    GA_CORE_SIZE),
 			 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -514,7 +509,6 @@ START_TEST(absent_not_failing)
 		ck_assert_int_eq(stat(P("read_buffers/0/ipc_handle"), &st), gpu ? 0 : -1);
 		ck_assert_int_eq(sh("ls $M/buffers/1 | grep -qx ipc_handle"), gpu ? 0 : 1);
 	}
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -534,7 +528,6 @@ START_TEST(repo_readme_tree)
 		      "docs/guide.md tree differs from the mount (run fs/gen-readme-tree.sh):\n%s",
 		      diff);
 	free(diff);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -567,7 +560,6 @@ START_TEST(pyrogue_index)
 	ck_assert_int_ge(atoi(n), 60);
 	free(n);
 	ck_assert_int_eq(sh("rmdir $M/buffers/0 $M/read_buffers/0"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 

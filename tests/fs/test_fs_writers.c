@@ -158,7 +158,6 @@ START_TEST(writers_of_nothing)
 			 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 2);
 	ck_assert_uint_eq(err_lines(), before);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -180,7 +179,6 @@ START_TEST(sed_in_place_refused)
 			 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 3);
 	unlink("/tmp/gafs-sed.ini");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -208,7 +206,6 @@ START_TEST(order_and_append)
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 4);
 	ck_assert_int_eq(sh("printf '[registers]\\nar_cache = 6\\n' >> $M/settings"), 0);
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -245,7 +242,6 @@ START_TEST(block_cut_inside_a_line)
 		      err_last());
 	ck_assert_uint_eq(readnum("registers/ar_cache"), 6);
 	unlink(src);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -273,7 +269,6 @@ START_TEST(card_refusal_at_close)
 		ck_assert_uint_eq(readnum("registers/ar_cache"), 1);
 	}
 	unlink("/tmp/gafs-ign.ini");
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
@@ -296,7 +291,6 @@ START_TEST(raw_read_past_end)
 			    "    assert e.errno == 22\n"
 			    "' $M/registers/raw"),
 			 0);
-	ck_assert_int_eq(mnt_stop(), 0);
 }
 END_TEST
 
