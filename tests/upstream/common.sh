@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What tests/upstream/run.sh, tools.sh and rate.sh share, sourced after they set
-# ROOT and log(): the source they are given (GA_UPSTREAM_SRC), their output
-# directory, the kernel to boot (tests/kmod/qemu.sh) and the upstream trees
-# to test.  upstream_setup PREFIX TIMEOUT sets SRC, OUT, KEEP and TIMEOUT
-# (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
+# ROOT: HERE (this folder), log(), the source they are given
+# (GA_UPSTREAM_SRC), their output directory, the kernel to boot
+# (tests/kmod/qemu.sh) and the upstream trees to test.  upstream_setup TAG
+# PREFIX TIMEOUT defines log() (lines start "TAG: ") and sets SRC, OUT, KEEP
+# and TIMEOUT (exit 77 without a source); upstream_kver sets KVER; upstream_trees exports
 # every tree to $OUT/src-NAME and sets names[] and gitdir; upstream_build
 # TREE LOG builds a tree's p2p stub, emulator and GPU-enabled datadev, and
 # upstream_root NAME ROOT a guest root with them.
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 
+HERE=$ROOT/tests/upstream
+
 upstream_setup() {
+	UPSTREAM_TAG=$1
+	shift
+	log() { echo "$UPSTREAM_TAG: $*"; }
 	SRC=${GA_UPSTREAM_SRC:-}
 	if [ -z "$SRC" ]; then
 		log "SKIP: GA_UPSTREAM_SRC is not set (a checkout of github.com/slaclab/aes-stream-drivers, or its git directory)"

@@ -28,11 +28,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HERE=$ROOT/tests/upstream
-log() { echo "upstream-rate: $*"; }
 # shellcheck source=tests/upstream/common.sh
-. "$HERE/common.sh"
-upstream_setup gpuasync-rate 900
+. "$ROOT/tests/upstream/common.sh"
+upstream_setup upstream-rate gpuasync-rate 900
 upstream_kver
 SIZES=${GA_RATE_SIZES:-4096 65536}
 SECS=${GA_RATE_SECONDS:-3}

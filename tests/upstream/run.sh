@@ -20,11 +20,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HERE=$ROOT/tests/upstream
-log() { echo "upstream: $*"; }
 # shellcheck source=tests/upstream/common.sh
-. "$HERE/common.sh"
-upstream_setup gpuasync-upstream 900
+. "$ROOT/tests/upstream/common.sh"
+upstream_setup upstream gpuasync-upstream 900
 upstream_kver
 
 # ---- the trees to test ---------------------------------------------------------

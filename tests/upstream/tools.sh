@@ -23,11 +23,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HERE=$ROOT/tests/upstream
-log() { echo "upstream-tools: $*"; }
 # shellcheck source=tests/upstream/common.sh
-. "$HERE/common.sh"
-upstream_setup gpuasync-uptools 3600
+. "$ROOT/tests/upstream/common.sh"
+upstream_setup upstream-tools gpuasync-uptools 3600
 upstream_kver
 RUNS=${GA_UPSTREAM_TOOL_RUNS:-20}
 POLL=${GA_UPSTREAM_POLL_US:-1000}
