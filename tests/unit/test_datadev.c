@@ -318,6 +318,21 @@ static void fk_add_slot(bool write, unsigned int i, uint32_t lo, uint32_t size)
 	fk_set(GA_REG_RX_FRAME_COUNT, 0, fk_get(GA_REG_RX_FRAME_COUNT, 0) + fk.add_frames);
 }
 
+/* Buffer @i of direction @l added at address @addr (a dma-buf's offset
+ * when @from_dmabuf), its address registers reading @lo: the driver's
+ * bookkeeping and the counts it writes. */
+static void fk_add_buffer(unsigned int l, unsigned int i, uint32_t lo, uint64_t addr, uint32_t size,
+			  bool from_dmabuf)
+{
+	fk_add_slot(l == 1, i, lo, size);
+	fk.addr[l][i] = addr;
+	fk.size[l][i] = size;
+	fk.inval[l][i] = false;
+	fk.from_dmabuf[l][i] = from_dmabuf;
+	fk.count[l]++;
+	fk_counts();
+}
+
 static void fk_init(void)
 {
 	memset(&fk, 0, sizeof(fk));
@@ -412,14 +427,8 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 			if (fk.max_at_add > 1 && fk.max_at_add != fk_max_for(d->size))
 				return fk_fail(EINVAL);
 		}
-		fk_add_slot(d->write, i, (uint32_t)(d->address | 1), d->size);
-		fk.addr[l][i] = d->address;
-		fk.size[l][i] = d->size;
-		fk.inval[l][i] = false;
-		fk.from_dmabuf[l][i] = false;
-		fk.count[l]++;
+		fk_add_buffer(l, i, (uint32_t)(d->address | 1), d->address, d->size, false);
 		fk.adds++;
-		fk_counts();
 		return 0;
 	case GPU_Is_Dma_Buf_Supp:
 	case GPU_Is_GpuDirect_Supp:
@@ -444,14 +453,8 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		i = fk.count[l];
 		if (i >= FK_MAX || len == 0 || len % GA_GPU_PAGE_SIZE)
 			return fk_fail(EINVAL);
-		fk_add_slot(l == 1, i, 0xE0000000u | i << 16, (uint32_t)len);
-		fk.addr[l][i] = 0;
-		fk.size[l][i] = (uint32_t)len;
-		fk.inval[l][i] = false;
-		fk.from_dmabuf[l][i] = true;
-		fk.count[l]++;
+		fk_add_buffer(l, i, 0xE0000000u | i << 16, 0, (uint32_t)len, true);
 		fk.whole_adds[l]++;
-		fk_counts();
 		return 0;
 	}
 	case GPU_DmaBuf_Remove_Buffers:
@@ -500,14 +503,8 @@ static int fk_ioctl(unsigned long cmd, unsigned long arg)
 		i = fk.count[l];
 		if (i >= FK_MAX)
 			return fk_fail(EINVAL);
-		fk_add_slot(a->write, i, 0xD0000000u | i << 16, a->size);
-		fk.addr[l][i] = a->offset;
-		fk.size[l][i] = a->size;
-		fk.inval[l][i] = false;
-		fk.from_dmabuf[l][i] = true;
-		fk.count[l]++;
+		fk_add_buffer(l, i, 0xD0000000u | i << 16, a->offset, a->size, true);
 		fk.dmabuf_adds++;
-		fk_counts();
 		a->index = i;
 		return 0;
 	}
