@@ -723,6 +723,19 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+/* The watcher's state gone (its thread never started, or joined). */
+static void frames_free(struct fs *fs)
+{
+	struct fs_frames *fr = fs->frames;
+
+	fs->frames = NULL;
+	pthread_cond_destroy(&fr->cv);
+	pthread_mutex_destroy(&fr->mx);
+	pthread_mutex_destroy(&fr->scan_lock);
+	pthread_mutex_destroy(&fr->lock);
+	free(fr);
+}
+
 int fs_frames_start(struct fs *fs)
 {
 	struct fs_frames *fr;
@@ -747,12 +760,7 @@ int fs_frames_start(struct fs *fs)
 	fs->frames = fr;
 	ret = pthread_create(&fr->thread, NULL, watch_main, fs);
 	if (ret) {
-		fs->frames = NULL;
-		pthread_cond_destroy(&fr->cv);
-		pthread_mutex_destroy(&fr->mx);
-		pthread_mutex_destroy(&fr->scan_lock);
-		pthread_mutex_destroy(&fr->lock);
-		free(fr);
+		frames_free(fs);
 		return -ret;
 	}
 	fr->running = true;
@@ -771,12 +779,7 @@ void fs_frames_stop(struct fs *fs)
 	pthread_mutex_unlock(&fr->mx);
 	if (fr->running)
 		pthread_join(fr->thread, NULL);
-	fs->frames = NULL;
-	pthread_cond_destroy(&fr->cv);
-	pthread_mutex_destroy(&fr->mx);
-	pthread_mutex_destroy(&fr->scan_lock);
-	pthread_mutex_destroy(&fr->lock);
-	free(fr);
+	frames_free(fs);
 }
 
 void fs_frames_exclude(struct fs *fs)
