@@ -41,6 +41,27 @@ enum gen_field {
 	GEN_LAST_USER
 };
 
+/* A numeric field of @g (not GEN_PATTERN). */
+static unsigned long long gen_number(const struct ga_sim_gen *g, enum gen_field f)
+{
+	switch (f) {
+	case GEN_RUNNING:
+		return (unsigned long long)g->running;
+	case GEN_RATE:
+		return g->rate_hz;
+	case GEN_SIZE:
+		return g->size;
+	case GEN_REMAINING:
+		return g->remaining;
+	case GEN_FIRST_USER:
+		return g->first_user;
+	case GEN_LAST_USER:
+		return g->last_user;
+	default:
+		return 0;
+	}
+}
+
 static int gen_show(struct fs_ctx *c, struct strbuf *sb, enum gen_field f)
 {
 	struct ga_sim_gen g;
@@ -48,29 +69,12 @@ static int gen_show(struct fs_ctx *c, struct strbuf *sb, enum gen_field f)
 
 	if (ret < 0)
 		return ret;
-	switch (f) {
-	case GEN_RUNNING:
-		ret = sb_printf(sb, "%d\n", g.running);
-		break;
-	case GEN_RATE:
-		ret = sb_printf(sb, "%llu\n", (unsigned long long)g.rate_hz);
-		break;
-	case GEN_SIZE:
-		ret = sb_printf(sb, "%u\n", g.size);
-		break;
-	case GEN_PATTERN:
+	if (f == GEN_PATTERN)
 		ret = sb_printf(sb, "%s\n", ga_pattern_name(g.pattern));
-		break;
-	case GEN_REMAINING:
-		ret = sb_printf(sb, "%llu\n", (unsigned long long)g.remaining);
-		break;
-	case GEN_FIRST_USER:
-		ret = sb_printf(sb, "0x%02x\n", g.first_user);
-		break;
-	case GEN_LAST_USER:
-		ret = sb_printf(sb, "0x%02x\n", g.last_user);
-		break;
-	}
+	else if (f == GEN_FIRST_USER || f == GEN_LAST_USER)
+		ret = sb_printf(sb, "0x%02llx\n", gen_number(&g, f));
+	else
+		ret = sb_printf(sb, "%llu\n", gen_number(&g, f));
 	return ret ? -ENOMEM : 0;
 }
 
