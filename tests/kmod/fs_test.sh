@@ -38,6 +38,25 @@ grep -qxE '[0-9a-f]{40}' $M/device/firmware/git_hash && ok firmware_git_hash ||
 [ "$(cat $M/device/firmware/gpu_enable)" = 1 ] && [ "$(cat $M/device/link)" = up ] &&
 	ok firmware_link || bad firmware_link
 
+# The card's SysMon through the driver's register ioctl (the emulated card's
+# node has no parent device, so no hwmon is found under it): readings and
+# the supplies' limits converted by the library, and the temperature set
+# through the card's sysfs reaching health/ and metrics.
+if [ "$PIN" != dmabuf ]; then
+	case "$(cat $M/device/sysmon/source)" in
+	"registers BAR0 0x24000 (UltraScale, SYSMONE1)") ok sysmon_registers ;;
+	*) bad "sysmon_registers ($(cat $M/device/sysmon/source))" ;;
+	esac
+	[ "$(cat $M/device/sysmon/vccint_min) $(cat $M/device/sysmon/vccaux_max)" = "0.902 1.890" ] &&
+		[ "$(cat $M/health/fpga_voltage)" = "ok VccInt 0.950 V, VccAux 1.800 V, VccBRAM 0.950 V" ] &&
+		ok sysmon_supplies || bad "sysmon_supplies ($(cat $M/health/fpga_voltage))"
+	echo 101000 > $CARD/fpga_temperature
+	[ "$(cat $M/health/fpga_temperature)" = "over critical 101.0 C (critical 100.0 C)" ] &&
+		grep -q '^gpuasync_fpga_overheated{.*} 1$' $M/metrics && ok sysmon_overheated ||
+		bad "sysmon_overheated ($(cat $M/health/fpga_temperature))"
+	echo 45000 > $CARD/fpga_temperature
+fi
+
 # mkdir allocates, pins and registers a buffer: the kernel sees it.
 mkdir $M/buffers/0 && ok mkdir || bad mkdir
 [ "$(cat $CARD/buffers)" = "1 0" ] && ok kernel_sees_buffer || bad "kernel_sees_buffer ($(cat $CARD/buffers))"
