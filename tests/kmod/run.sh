@@ -18,7 +18,8 @@
 #   GA_KMOD_DEBUG_KERNEL=auto debug pass only if the kernel is already cached
 #   GA_KMOD_DEBUG_KERNEL=0    stock kernel only
 #   GA_KMOD_OUT=DIR           where builds and logs go (default: a temp dir)
-#   GA_KMOD_TIMEOUT=S         per boot (default 900)
+#   GA_KMOD_TIMEOUT=S         per boot (default 1800: the debug kernel
+#                             took 922 s on 2 loaded cores)
 #   GA_KMOD_INIT=FILE         the guest's /init instead of init.sh (a few
 #                             steps while working on them; same helpers)
 # Exit: 0 pass, 1 fail, 77 skipped (not root and packages missing).
@@ -29,7 +30,7 @@ HERE=$ROOT/tests/kmod
 # shellcheck source=tests/kmod/qemu.sh
 . "$HERE/qemu.sh"
 qemu_out "${GA_KMOD_OUT:-}" gpuasync-kmod
-TIMEOUT=${GA_KMOD_TIMEOUT:-900}
+TIMEOUT=${GA_KMOD_TIMEOUT:-1800}
 DEBUG=${GA_KMOD_DEBUG_KERNEL:-1}
 CACHE=${GA_KMOD_CACHE:-/var/cache/gpuasync-kmod}
 log() { echo "kmod: $*"; }
