@@ -20,6 +20,8 @@
  *    register fails like an IOMMU fault instead of writing anywhere;
  *  - a frame generator, driven by sysfs (gen_frames, gen_size, gen_user),
  *    pushes frames into the input stream so tests can make frames flow;
+ *    a recorded run's frames come in one at a time through replay_frame
+ *    and replay_push (gpuasync-play, docs/record.md);
  *  - emulate_upstream=1 makes the card behave as upstream's
  *    datadev_emulator does for its GPU tools (rdmaTestEmu,
  *    dmaGpuToggleTest): 4 buffers, DmaDataBytes 16, free-list and
@@ -131,6 +133,8 @@ struct ga_emu {
 	bool kick;
 	void *scratch;
 	u8 *ramp; /* GA_EMU_RAMP bytes, byte i = i & 0xff: generated payloads */
+	u8 *replay; /* GA_EMU_SCRATCH bytes once written: the payload to push */
+	u64 replayed; /* frames replay_push offered that the card took */
 	/* frame generator and statistics, model_lock */
 	u32 gen_left, gen_size, gen_seq;
 	u32 gen_user; /* 0..0xff */
@@ -362,6 +366,20 @@ static void ga_emu_upstream_tick(struct ga_emu *e)
 	e->up_busy = e->up_busy_base != 0;
 }
 
+/* A frame the input stream offered the model, by what became of it.
+ * Locking: model_lock held. */
+static void ga_emu_tally(struct ga_emu *e, enum ga_model_push r)
+{
+	if (r == GA_PUSH_DELIVERED) {
+		e->delivered++;
+		e->overflowed += e->m->last.overflow;
+	} else if (r == GA_PUSH_DROPPED) {
+		e->dropped++;
+	} else if (r != GA_PUSH_NO_BUFFER) {
+		e->diverted++;
+	}
+}
+
 /*
  * The frame generator: up to @max of the frames left, while they are
  * delivered, dropped or diverted; stops at backpressure (no armed buffer:
@@ -390,13 +408,7 @@ static void ga_emu_generate(struct ga_emu *e, unsigned int max)
 			p[k] = (u8)((e->gen_seq & 0xff) + k);
 		if (r == GA_PUSH_NO_BUFFER)
 			break;
-		if (r == GA_PUSH_DELIVERED) {
-			e->delivered++;
-			e->overflowed += e->m->last.overflow;
-		} else if (r == GA_PUSH_DROPPED)
-			e->dropped++;
-		else
-			e->diverted++;
+		ga_emu_tally(e, r);
 		e->gen_left--;
 		e->gen_seq++;
 	}
@@ -607,6 +619,7 @@ static void ga_emu_destroy(struct ga_card *card)
 	bitmap_free(e->watched);
 	vfree(e->shadow);
 	vfree(e->ramp);
+	vfree(e->replay);
 	vfree(e->scratch);
 	kvfree(e->m);
 	vfree(e->bar);
@@ -903,6 +916,72 @@ static DEVICE_ATTR_RW(fpga_temperature);
 GA_EMU_SETTING(gen_size, "%u", 1, GA_EMU_SCRATCH);
 GA_EMU_SETTING(gen_user, "0x%02x", 0, U8_MAX);
 
+/*
+ * A recorded run, frame by frame, from user space (gpuasync-play): the
+ * payload is written into replay_frame (binary, at its offsets, in as many
+ * writes as it takes; up to GA_EMU_SCRATCH bytes), then "SIZE FIRST LAST"
+ * (its length and its descriptor's TUSER bytes) into replay_push, which
+ * offers it to the input stream as the generator's frames are: -EAGAIN
+ * while no write buffer is armed (the frame waits, as on the card), else
+ * taken, and counted as delivered, dropped or diverted.
+ */
+static ssize_t replay_frame_write(struct file *f, struct kobject *kobj, struct bin_attribute *a,
+				  char *buf, loff_t off, size_t count)
+{
+	struct ga_emu *e = ga_emu_of(kobj_to_dev(kobj));
+	ssize_t ret = count;
+
+	mutex_lock(&e->model_lock);
+	if (!e->replay)
+		e->replay = vmalloc(GA_EMU_SCRATCH);
+	if (e->replay)
+		memcpy(e->replay + off, buf, count); /* kernfs keeps it below the size */
+	else
+		ret = -ENOMEM;
+	mutex_unlock(&e->model_lock);
+	return ret;
+}
+static BIN_ATTR_WO(replay_frame, GA_EMU_SCRATCH);
+
+static ssize_t replay_push_store(struct device *dev, struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	enum ga_model_push r;
+	u32 len, first, last;
+	char end;
+
+	if (sscanf(buf, "%u %i %i %c", &len, &first, &last, &end) != 3 || !len ||
+	    len > GA_EMU_SCRATCH || first > U8_MAX || last > U8_MAX)
+		return -EINVAL;
+	mutex_lock(&e->model_lock);
+	if (!e->replay) {
+		mutex_unlock(&e->model_lock);
+		return -ENODATA; /* nothing was written into replay_frame */
+	}
+	ga_emu_look(e, false);
+	r = ga_model_push(e->m, e->replay, len, first, last);
+	ga_emu_tally(e, r);
+	if (r != GA_PUSH_NO_BUFFER)
+		e->replayed++;
+	ga_emu_settle(e);
+	mutex_unlock(&e->model_lock);
+	return r == GA_PUSH_NO_BUFFER ? -EAGAIN : count;
+}
+static DEVICE_ATTR_WO(replay_push);
+
+static ssize_t replayed_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct ga_emu *e = ga_emu_of(dev);
+	u64 v;
+
+	mutex_lock(&e->model_lock);
+	v = e->replayed;
+	mutex_unlock(&e->model_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+static DEVICE_ATTR_RO(replayed);
+
 static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_gen_frames.attr,
 	&dev_attr_gen_size.attr,
@@ -922,11 +1001,19 @@ static struct attribute *ga_emu_attrs[] = {
 	&dev_attr_trapped_stores.attr,
 	&dev_attr_write_rises.attr,
 	&dev_attr_fpga_temperature.attr,
+	&dev_attr_replay_push.attr,
+	&dev_attr_replayed.attr,
+	NULL,
+};
+
+static struct bin_attribute *ga_emu_bin_attrs[] = {
+	&bin_attr_replay_frame,
 	NULL,
 };
 
 static const struct attribute_group ga_emu_group = {
 	.attrs = ga_emu_attrs,
+	.bin_attrs = ga_emu_bin_attrs,
 };
 
 

@@ -167,6 +167,34 @@ grep -q '^gpuasync_add_stopped_frames_total{.*} 0$' $M/metrics && ok live_metric
 echo 0 > $M/registers/write_enable
 i=$nb; while [ $i -gt 0 ]; do i=$((i - 1)); rmdir $M/buffers/$i || bad "live_rmdir $i"; done
 for i in 3 2 1 0; do rmdir $M/read_buffers/$i || bad "live_rmdir read $i"; done
+
+# A recorded run played into the card (gpuasync-play, docs/record.md): a
+# Jungfrau-shaped run of 12 frames, 3 pulse IDs lost before frame 4, frame 8
+# repeating frame 7's, into 12 armed buffers while the mount records what
+# it sees: frames/ counts the gap and the duplicate, and the recording holds
+# the file's frames (payload, TUSER bytes, pulse ID), frame for frame.
+/t/gpuasync-synth -o /tmp/run.gar -p jungfrau -s 8K -n 12 -g 4:3 -d 8 >/dev/null &&
+	ok replay_synth || bad replay_synth
+for i in $(seq 0 11); do mkdir $M/buffers/$i && echo 1 > $M/buffers/$i/write_enable ||
+	bad "replay_setup $i"; done
+echo /tmp/rec.gar > $M/frames/record && echo 1 > $M/registers/write_enable || bad replay_record
+s0=$(cat $M/frames/seen) r0=$(cat $CARD/replayed)
+/t/gpuasync-play $CARD /tmp/run.gar > /tmp/play.out 2>&1 && ok replay_played ||
+	bad "replay_played ($(cat /tmp/play.out))"
+wait_ge $M/frames/seen $((s0 + 12)) && [ "$(cat $CARD/replayed)" = $((r0 + 12)) ] &&
+	ok replay_seen || bad "replay_seen ($(cat $M/frames/seen) of $s0 + 12)"
+echo stop > $M/frames/record
+[ "$(cat $M/frames/pulse_id_gaps) $(cat $M/frames/pulse_ids_missed) $(cat $M/frames/pulse_id_duplicates)" = \
+	"1 3 1" ] && ok replay_frames_counts || bad "replay_frames_counts ($(grep -H . $M/frames/pulse_*))"
+/t/t_lib same_run /tmp/run.gar /tmp/rec.gar
+# a file cut inside a frame: refused naming the frame, nothing reaches the card
+head -c 20000 /tmp/run.gar > /tmp/cut.gar
+r0=$(cat $CARD/replayed)
+/t/gpuasync-play $CARD /tmp/cut.gar > /tmp/play.out 2>&1
+[ $? = 1 ] && grep -q "frame 2" /tmp/play.out && [ "$(cat $CARD/replayed)" = "$r0" ] &&
+	ok replay_cut_refused || bad "replay_cut_refused ($(cat /tmp/play.out))"
+echo 0 > $M/registers/write_enable
+for i in $(seq 11 -1 0); do rmdir $M/buffers/$i || bad "replay_rmdir $i"; done
 fi
 
 # A buffer left behind goes away with the daemon.

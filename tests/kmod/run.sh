@@ -56,6 +56,15 @@ build_tests() {
 		tail -20 "$OUT/t_lib.log"
 		return 1
 	fi
+	# Recorded runs in the guest: made (gpuasync-synth), played into the
+	# emulated card (gpuasync-play; fs_test.sh).
+	for p in gpuasync-synth gpuasync-play; do
+		guest_lib_program "$OUT/t/$p" "$ROOT/lib/tools/$p.c" >>"$OUT/t_lib.log" 2>&1 || {
+			log "FAIL: lib/tools/$p.c does not build for the guest:"
+			tail -20 "$OUT/t_lib.log"
+			return 1
+		}
+	done
 	# gpuasyncfs, built statically for the guest once the daemon exists.
 	FS_SKIP=
 	if [ ! -x "$ROOT/build/fs/gpuasyncfs" ] && [ ! -f "$ROOT/fs/main.c" ]; then

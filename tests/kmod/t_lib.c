@@ -20,6 +20,12 @@
  * remove all through GPU_DmaBuf_Remove_Buffers, not GA_Add_Dmabuf and
  * GPU_Rem_Nvidia_Memory.  Which of the driver's handlers ran is counted by
  * kprobes on them (tracefs kprobe_profile), so the driver says it.
+ *
+ *   t_lib same_run PLAYED RECORDED
+ *
+ * Two recorded runs (gpuasync/record.h) hold the same frames: as many, and
+ * each with the same payload, TUSER bytes and pulse ID (fs_test.sh plays
+ * one into the card with gpuasync-play while the mount records).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +38,8 @@
 #include <unistd.h>
 
 #include "gpuasync/device.h"
+#include "gpuasync/frame.h"
+#include "gpuasync/record.h"
 #include "nv_p2p_stub_uapi.h"
 
 static int failures;
@@ -230,6 +238,41 @@ static int dmabuf_path(const char *path)
 	return failures;
 }
 
+static int same_run(const char *a, const char *b)
+{
+	struct ga_rec_reader *ra, *rb;
+	struct ga_rec_frame fa, fb;
+	struct ga_header ha, hb;
+	struct ga_rec_file info;
+	unsigned long long n = 0;
+	int ka, kb = 0;
+
+	if (ga_rec_open(a, &ra, &info) || ga_rec_open(b, &rb, &info)) {
+		printf("KTEST FAIL replay_same (%s)\n", ga_last_error());
+		return 1;
+	}
+	while ((ka = ga_rec_next(ra, &fa)) == 1 && (kb = ga_rec_next(rb, &fb)) == 1) {
+		ga_header_decode(fa.desc, &ha);
+		ga_header_decode(fb.desc, &hb);
+		if (fa.payload_bytes != fb.payload_bytes || fa.pulse_ctl != fb.pulse_ctl ||
+		    ha.first_user != hb.first_user || ha.last_user != hb.last_user ||
+		    memcmp(fa.payload, fb.payload, fa.payload_bytes)) {
+			printf("KTEST FAIL replay_same (frame %llu differs)\n", n);
+			return 1;
+		}
+		n++;
+	}
+	if (ka != 0 || (kb = ga_rec_next(rb, &fb)) != 0) {
+		printf("KTEST FAIL replay_same (%llu frames alike, then %s)\n", n,
+		       ka < 0 || kb < 0 ? ga_last_error() : "one file ends first");
+		return 1;
+	}
+	ga_rec_close(ra);
+	ga_rec_close(rb);
+	printf("KTEST ok replay_same (%llu frames)\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
@@ -248,6 +291,8 @@ int main(int argc, char **argv)
 	int rc, i, s;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 3 && strcmp(argv[1], "same_run") == 0)
+		return same_run(argv[2], argv[3]);
 	if (argc > 2 && strcmp(argv[1], "dmabuf") == 0) {
 		snprintf(sys_dir, sizeof(sys_dir), "/sys/class/gpuasync/%s",
 			 strrchr(argv[2], '/') + 1);
