@@ -275,18 +275,16 @@ struct fuse_session *fs_session_new(struct fuse_args *args, struct fs *fs);
 void fs_opens_free_all(struct fs *fs);
 
 /* ---- module rows -------------------------------------------------------- */
-extern const struct fs_node fs_core_rows[];
-extern const unsigned int fs_core_nrows;
-extern const struct fs_node fs_buffer_rows[];
-extern const unsigned int fs_buffer_nrows;
-extern const struct fs_node fs_sim_rows[];
-extern const unsigned int fs_sim_nrows;
-extern const struct fs_node fs_frame_rows[];
-extern const unsigned int fs_frame_nrows;
-extern const struct fs_node fs_record_rows[];
-extern const unsigned int fs_record_nrows;
-extern const struct fs_node fs_health_rows[];
-extern const unsigned int fs_health_nrows;
+/* A file's table of rows, fs_NAME_rows, and its length, fs_NAME_nrows. */
+#define FS_ROWS(name)                                                                              \
+	extern const struct fs_node fs_##name##_rows[];                                            \
+	extern const unsigned int fs_##name##_nrows
+FS_ROWS(core);
+FS_ROWS(buffer);
+FS_ROWS(sim);
+FS_ROWS(frame);
+FS_ROWS(record);
+FS_ROWS(health);
 /* The health/ verdicts as metrics samples (health.c). */
 void fs_health_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 /*

@@ -435,6 +435,19 @@ static void make_docs(void)
 
 int fs_sysmon_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
 {
+	static const struct {
+		const char *name, *doc;
+		int (*show)(struct fs_ctx *c, struct strbuf *sb);
+	} health[2] = {
+		{"fpga_temperature",
+		 "ok or over critical, the FPGA's temperature and its critical limit; none: no "
+		 "SysMon",
+		 show_health},
+		{"fpga_voltage",
+		 "ok or out of range, the FPGA's supplies and the limits of those outside them; "
+		 "none: no SysMon",
+		 show_voltage},
+	};
 	struct ga_sysmon_reading r;
 	unsigned int n = 0, mm;
 	int probe = ga_dev_sysmon(fs->dev, &r);
@@ -476,28 +489,15 @@ int fs_sysmon_rows(struct fs *fs, struct fs_node *rows, unsigned int max)
 			nd->name = nd->name_store;
 		}
 	}
-	if (axiversion || fs->sim)
-		rows[n++] = (struct fs_node){.name = "fpga_temperature",
+	for (unsigned int h = 0; (axiversion || fs->sim) && h < 2; h++)
+		rows[n++] = (struct fs_node){.name = health[h].name,
 					     .parent = FS_D_HEALTH,
 					     .dir = FS_D_NONE,
 					     .mode = 0444,
 					     .flags = FS_LIVE,
-					     .show = show_health,
+					     .show = health[h].show,
 					     .reg = -1,
-					     .doc = "ok or over critical, the FPGA's temperature "
-						    "and its critical limit; "
-						    "none: no SysMon"};
-	if (axiversion || fs->sim)
-		rows[n++] = (struct fs_node){.name = "fpga_voltage",
-					     .parent = FS_D_HEALTH,
-					     .dir = FS_D_NONE,
-					     .mode = 0444,
-					     .flags = FS_LIVE,
-					     .show = show_voltage,
-					     .reg = -1,
-					     .doc = "ok or out of range, the FPGA's supplies and "
-						    "the limits of those outside them; "
-						    "none: no SysMon"};
+					     .doc = health[h].doc};
 	for (unsigned int sn = 0; probe == 0 && sn < GA_SYSMON_SENSOR_COUNT; sn++) {
 		struct fs_node *nd = &rows[n++];
 

@@ -67,6 +67,20 @@ static double sample(const char *text, const char *name, const char *label)
 	return 0;
 }
 
+/* Each NAME=VALUE of @want (unlabelled samples) as @text has it. */
+static void expect_samples(const char *text, const char *want)
+{
+	const char *p = want;
+	char name[96];
+	double v;
+	int n;
+
+	for (; sscanf(p, " %95[a-z_]=%lf%n", name, &v, &n) == 2; p += n)
+		ck_assert_msg(sample(text, name, "") == v, "%s is %g, want %g", name,
+			      sample(text, name, ""), v);
+	ck_assert_msg(!p[strspn(p, " ")], "expect_samples: '%s': NAME=VALUE expected", p);
+}
+
 static char *metrics(void)
 {
 	char *m = readf("metrics");
@@ -144,12 +158,9 @@ START_TEST(pulse_gap_and_duplicate)
 	ck_assert_uint_eq(readnum("frames/last_pulse_id"), GA_TIMING_PULSE0 + 9);
 	ck_assert_uint_eq(readnum("frames/batch_corrupt"), 0);
 	m = metrics();
-	ck_assert_double_eq(sample(m, "gpuasync_frames_seen_total", ""), 8);
-	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_gaps_total", ""), 1);
-	ck_assert_double_eq(sample(m, "gpuasync_pulse_ids_missed_total", ""), 3);
-	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_duplicates_total", ""), 1);
-	ck_assert_double_eq(sample(m, "gpuasync_pulse_id_backwards_total", ""), 0);
-	ck_assert_double_eq(sample(m, "gpuasync_ring_laps_total", ""), 2);
+	expect_samples(m, "gpuasync_frames_seen_total=8 gpuasync_pulse_id_gaps_total=1 "
+			  "gpuasync_pulse_ids_missed_total=3 gpuasync_pulse_id_duplicates_total=1 "
+			  "gpuasync_pulse_id_backwards_total=0 gpuasync_ring_laps_total=2");
 	/* Every frame has an age (the card's stamp is this host's clock). */
 	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 8);
 	ck_assert_double_gt(sample(m, "gpuasync_frame_age_seconds_sum", ""), 0);
@@ -524,8 +535,7 @@ START_TEST(prbs_is_unchecked)
 			       "pulse_ids_missed=0 pulse_id_backwards=0 pulse_id_duplicates=0");
 	ck_assert_int_eq(sh("test \"$(cat $M/frames/last_pulse_id)\" = none"), 0);
 	m = metrics();
-	ck_assert_double_eq(sample(m, "gpuasync_pulse_ids_missed_total", ""), 0);
-	ck_assert_double_eq(sample(m, "gpuasync_frames_unchecked_total", ""), 12);
+	expect_samples(m, "gpuasync_pulse_ids_missed_total=0 gpuasync_frames_unchecked_total=12");
 	ck_assert_double_eq(sample(m, "gpuasync_batch_errors_total", "error=\"corrupt\""), 0);
 	ck_assert_double_eq(sample(m, "gpuasync_frame_age_seconds_count", ""), 0);
 	free(m);

@@ -110,29 +110,18 @@ struct racer {
 };
 void *rearm_loop(void *p);
 
-/* kt_drp.c */
-extern const struct kcase drp_cases[];
-extern const unsigned int n_drp_cases;
+/* A file's cases, NAME_cases, and how many, n_NAME_cases. */
+#define KT_CASES(name)                                                                             \
+	extern const struct kcase name##_cases[];                                                  \
+	extern const unsigned int n_##name##_cases
 
-/* kt_proc.c */
-extern const struct kcase proc_cases[];
-extern const unsigned int n_proc_cases;
-
-/* kt_trap.c */
-extern const struct kcase trap_cases[];
-extern const unsigned int n_trap_cases;
-
-/* kt_regs.c */
-extern const struct kcase regs_cases[];
-extern const unsigned int n_regs_cases;
-
-/* kt_hwmon.c */
-extern const struct kcase hwmon_cases[];
-extern const unsigned int n_hwmon_cases;
-
-/* kt_dmabuf.c */
-extern const struct kcase dmabuf_cases[];
-extern const unsigned int n_dmabuf_cases;
+/* kt_drp.c, kt_proc.c, kt_trap.c, kt_regs.c, kt_hwmon.c, kt_dmabuf.c */
+KT_CASES(drp);
+KT_CASES(proc);
+KT_CASES(trap);
+KT_CASES(regs);
+KT_CASES(hwmon);
+KT_CASES(dmabuf);
 void hold_dmabuf(void);
 
 #endif /* KT_H */
