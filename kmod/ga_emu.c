@@ -970,16 +970,7 @@ static ssize_t replay_push_store(struct device *dev, struct device_attribute *at
 }
 static DEVICE_ATTR_WO(replay_push);
 
-static ssize_t replayed_show(struct device *dev, struct device_attribute *attr, char *buf)
-{
-	struct ga_emu *e = ga_emu_of(dev);
-	u64 v;
-
-	mutex_lock(&e->model_lock);
-	v = e->replayed;
-	mutex_unlock(&e->model_lock);
-	return sysfs_emit(buf, "%llu\n", v);
-}
+GA_EMU_SHOW(replayed)
 static DEVICE_ATTR_RO(replayed);
 
 static struct attribute *ga_emu_attrs[] = {
