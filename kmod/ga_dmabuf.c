@@ -29,6 +29,8 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
+#include "gpuasync/dma.h"
+
 #include "ga_dmabuf.h"
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
@@ -66,7 +68,7 @@ static int ga_phys_copy(struct ga_card *card, u64 bus, void *data, u32 len, bool
 			return -EFAULT;
 		va = kmap_local_page(pfn_to_page(PHYS_PFN(pa)));
 		if (to_bus)
-			memcpy(va + off, data, chunk);
+			ga_dma_put(va + off, data, chunk);
 		else
 			memcpy(data, va + off, chunk);
 		kunmap_local(va);

@@ -52,6 +52,8 @@
 #include <linux/workqueue.h>
 #include <linux/version.h>
 
+#include "gpuasync/dma.h"
+
 #include "nv-p2p.h"
 #include "nv_p2p_stub.h"
 #include "nv_p2p_stub_uapi.h"
@@ -832,7 +834,7 @@ int nv_p2p_stub_dma(u64 bus, void *buf, u32 len, bool to_bus)
 		chunk = min_t(u32, len, PAGE_SIZE - off % PAGE_SIZE);
 		va = kmap_local_page(page);
 		if (to_bus)
-			memcpy(va + off % PAGE_SIZE, buf, chunk);
+			ga_dma_put(va + off % PAGE_SIZE, buf, chunk);
 		else
 			memcpy(buf, va + off % PAGE_SIZE, chunk);
 		kunmap_local(va);

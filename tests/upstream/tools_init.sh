@@ -53,6 +53,34 @@ upstream_race() {
 	esac
 }
 
+# stall_watch PID SECONDS: kill PID after SECONDS; and when no frame moved
+# either way for 3 s while it runs, write into /tmp/stall what the card and
+# the tool each see: the card's state and events, and the first words
+# (descriptor, doorbell) of every page of /dev/nvidia_p2p_stub_mem the tool
+# has mapped, read from its memory.  A stalled run's evidence is taken
+# while the tool still holds its buffers, not after it gave them up.
+stall_watch() {
+	t=0 same=0 last=""
+	while [ -d /proc/$1 ]; do
+		sleep 1
+		t=$((t + 1))
+		[ $t -lt "$2" ] || { echo "killed after $2 s" >>/tmp/out; kill -9 $1; return; }
+		now="$(cat $SYS/up_frames) $(cat $SYS/tx_frames)"
+		[ "$now" = "$last" ] && same=$((same + 1)) || same=0
+		last=$now
+		[ $same = 3 ] || continue
+		{
+			echo "--- stalled at $t s: card: $(cat $SYS/up_state)"
+			echo "--- events: $(cat $SYS/up_log)"
+			grep nvidia_p2p_stub_mem /proc/$1/maps | while read -r range rest; do
+				a=$((0x${range%-*}))
+				printf -- '--- tool %x: %s\n' $a "$(dd if=/proc/$1/mem bs=8 count=1 \
+					skip=$((a / 8)) 2>/dev/null | od -An -tu4)"
+			done
+		} >/tmp/stall 2>&1
+	done
+}
+
 # tool NAME SECONDS CMD...: RUNS runs; every one must pass.  A run that
 # lost one of upstream's own races (upstream_race) is run again, at most
 # 1 + RUNS/10 times per tool, and counted on the KTEST line; any other
@@ -63,10 +91,15 @@ tool() {
 	n=0 pass=0 again=0 t0=$(date +%s)
 	while [ $n -lt "$RUNS" ]; do
 		n=$((n + 1))
-		if timeout "$secs" "$@" >/tmp/out 2>&1; then
-			pass=$((pass + 1))
-			continue
-		fi
+		rm -f /tmp/stall
+		"$@" >/tmp/out 2>&1 &
+		pid=$!
+		stall_watch $pid "$secs" &
+		watch=$!
+		wait $pid && pass=$((pass + 1)) ok=1 || ok=""
+		kill $watch 2>/dev/null
+		wait $watch 2>/dev/null
+		[ -z "$ok" ] || continue
 		why=$(upstream_race "$name")
 		if [ -n "$why" ] && [ $again -lt $((1 + RUNS / 10)) ]; then
 			again=$((again + 1)) n=$((n - 1))
@@ -79,6 +112,7 @@ tool() {
 		# What the card saw: its state and its last events.
 		echo "--- card: $(cat $SYS/up_state 2>/dev/null)"
 		echo "--- events: $(cat $SYS/up_log 2>/dev/null)"
+		cat /tmp/stall 2>/dev/null
 	done
 	extra=""
 	[ $again = 0 ] || extra="; $again run again after upstream's own race"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuasync/dma.h"
 #include "internal.h"
 
 static int host_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
@@ -76,7 +77,7 @@ int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, con
 	rc = ga_mem_host_check(blk, off, len);
 	if (rc)
 		return rc;
-	memcpy((uint8_t *)blk->host + off, src, len);
+	ga_dma_put((uint8_t *)blk->host + off, src, len);
 	return 0;
 }
 
