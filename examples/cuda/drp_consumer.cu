@@ -44,6 +44,14 @@
  * every 10 ms by a ping-pong through pinned memory (clk_one), so each
  * frame's latency is  seen - (made + offset at that time).
  *
+ * A recorded run (-f FILE, a .gar file: docs/record.md) is played into the
+ * buffers by the simulated card's replay instead of the generator, repeated
+ * until -n frames have gone; each reader's event kernel compares every
+ * payload byte with the file's frame (frame k is the file's k % F, held in
+ * GPU memory), and the CPU checks each descriptor's size and TUSER bytes
+ * against the file's; there is no pattern and no latency then (the time
+ * stamps are the file's).  -p HZ paces the generator or the replay.
+ *
  * Exit status 0 only when every frame and counter checked out; 3 when
  * device graph launch is unavailable (the error is printed).
  */
@@ -69,6 +77,7 @@
 extern "C" {
 #include <gpuasync/gpuasync.h>
 #include <gpuasync/frame.h>
+#include <gpuasync/record.h>
 #include <gpuasync/timing.h>
 }
 
@@ -131,6 +140,11 @@ struct drp_cfg {
 	uint32_t host_rearm; /* -H: the CPU re-arms, as the DRP's HOST_REARMS_DMA */
 	uint32_t rearm32;    /* the late DRP: 32-bit re-arm stores (else one byte) */
 	uint64_t spin_ns;
+	/* -f: the recorded run's payloads, each at an 8-byte aligned offset */
+	const uint8_t *ref;
+	const uint64_t *ref_off;
+	const uint32_t *ref_len;
+	uint32_t nref; /* frames in the file; 0: check the timing pattern */
 };
 
 /* A buffer back on the card's free list: a one-byte store (summer DRP) or
@@ -202,9 +216,23 @@ __global__ void drp_event(const drp_cfg *c, drp_reader *rd, unsigned int r)
 		e->desc[tid] = d[tid];
 	if (tid < GA_TIMING_HDR_BYTES / 4)
 		e->th[tid] = w[tid];
-	if (c->check)
+	if (c->nref) {
+		/* Frame k of the run is reader r's frames-th: the file's k % F. */
+		uint32_t f = (uint32_t)((rd->frames * c->nreaders + r) % c->nref);
+		uint32_t n = min(size, c->ref_len[f]);
+		const uint8_t *want = c->ref + c->ref_off[f], *got = (const uint8_t *)w;
+
+		for (uint32_t b = 4 * tid; b + 4 <= n; b += 4 * nt)
+			bad += *(const uint32_t *)(got + b) != *(const uint32_t *)(want + b);
+		if (tid == 0) {
+			for (uint32_t b = n & ~3u; b < n; b++)
+				bad += got[b] != want[b];
+			bad += size != c->ref_len[f];
+		}
+	} else if (c->check) {
 		for (uint32_t k = GA_TIMING_HDR_BYTES / 4 + tid; k < words; k += nt)
 			bad += w[k] != seq + k;
+	}
 	if (bad)
 		atomicAdd(&rd->bad, bad);
 }
@@ -419,6 +447,66 @@ static int64_t clk_offset_at(const std::vector<clk_sample> &v, uint64_t t)
 				 (double)(b.host - a.host));
 }
 
+/* A recorded run for -f: every payload in one block (each at an 8-byte
+ * aligned offset), with its length and descriptor word 0 as recorded. */
+struct ref_run {
+	std::vector<uint8_t> bytes;
+	std::vector<uint64_t> off;
+	std::vector<uint32_t> len, flags;
+};
+
+/* Read @path whole; every payload must fit a buffer's @room bytes. */
+static void ref_load(const char *path, uint32_t room, ref_run *rr)
+{
+	struct ga_rec_reader *r;
+	struct ga_rec_file info;
+	struct ga_rec_frame f;
+	uint32_t w0;
+	int rc;
+
+	if (ga_rec_open(path, &r, &info) < 0)
+		die("-f %s: %s", path, ga_last_error());
+	while ((rc = ga_rec_next(r, &f)) == 1) {
+		if (f.payload_bytes > room)
+			die("-f %s: frame %" PRIu64 " has %u bytes, a buffer holds %u", path,
+			    f.number, f.payload_bytes, room);
+		rr->off.push_back(rr->bytes.size());
+		rr->len.push_back(f.payload_bytes);
+		memcpy(&w0, f.desc, 4);
+		rr->flags.push_back(w0);
+		rr->bytes.insert(rr->bytes.end(), f.payload, f.payload + f.payload_bytes);
+		rr->bytes.resize((rr->bytes.size() + 7) & ~(size_t)7);
+	}
+	if (rc < 0)
+		die("-f %s: %s", path, ga_last_error());
+	ga_rec_close(r);
+	if (rr->off.empty())
+		die("-f %s: no frame in the file", path);
+}
+
+/* What is wrong with frame @k of a replay of @rr, against the file's
+ * frame k % F; NULL when nothing. */
+static const char *ref_why(const ref_run *rr, uint64_t k, const struct ga_header *h,
+			   const drp_entry *e, unsigned int nbuf)
+{
+	size_t f = k % rr->off.size();
+	uint8_t raw[GA_HDR_BYTES];
+	struct ga_header want;
+
+	memcpy(raw, &rr->flags[f], 4);
+	memcpy(raw + 4, &rr->len[f], 4);
+	ga_header_decode(raw, &want);
+	if (h->size != want.size)
+		return "size (not the file's)";
+	if (h->first_user != want.first_user || h->last_user != want.last_user)
+		return "TUSER bytes (not the file's)";
+	if (e->buf != k % nbuf)
+		return "buffer (round robin)";
+	if (e->bad)
+		return "payload (not the file's, byte for byte)";
+	return NULL;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -426,6 +514,12 @@ static void usage(void)
 		"  -n N      frames to consume (default 100000)\n"
 		"  -r R      readers (default 2; must divide the buffer count, at most %d)\n"
 		"  -g SIZE   start the simulated card's generator: N timing frames of SIZE bytes\n"
+		"  -f FILE   play the recorded run FILE (.gar) on the simulated card instead,\n"
+		"            repeated until N frames, and check each frame byte for byte\n"
+		"            against the file's\n"
+		"  -w WORDS  more words for the replay (sim/replay: docs/record.md)\n"
+		"  -p HZ     pace the generator or the replay at HZ frames/s (default 0: as\n"
+		"            fast as the buffers take them)\n"
 		"  -c 0      do not check payload words on the GPU\n"
 		"  -b B      blocks of 256 threads for the event kernel (default 2)\n"
 		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
@@ -449,11 +543,13 @@ int main(int argc, char **argv)
 	uint64_t nframes = 100000, gen_size = 0, spin_us = 1000;
 	unsigned int nreaders = 2, blocks = 2, check = 1, host_rearm = 0;
 	bool late = true;
-	const char *hist_path = NULL;
+	const char *hist_path = NULL, *ref_path = NULL, *replay_words = "";
+	uint64_t pace_hz = 0;
+	static ref_run rr;
 	double clock_timeout_s = 2;
 	int gpu = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:g:c:b:s:o:d:m:t:Hh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:g:f:w:p:c:b:s:o:d:m:t:Hh")) != -1) {
 		switch (opt) {
 		case 'n':
 			nframes = strtoull(optarg, NULL, 0);
@@ -463,6 +559,15 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			gen_size = strtoull(optarg, NULL, 0);
+			break;
+		case 'f':
+			ref_path = optarg;
+			break;
+		case 'w':
+			replay_words = optarg;
+			break;
+		case 'p':
+			pace_hz = strtoull(optarg, NULL, 0);
 			break;
 		case 'c':
 			check = strtoul(optarg, NULL, 0) != 0;
@@ -497,7 +602,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || nframes == 0 || nreaders == 0 || nreaders > MAX_READERS ||
-	    blocks == 0 || spin_us == 0)
+	    blocks == 0 || spin_us == 0 || (gen_size && ref_path))
 		usage();
 	if (gen_size && gen_size < GA_TIMING_HDR_BYTES)
 		die("-g %" PRIu64 ": a frame must hold the %u-byte TimingHeader", gen_size,
@@ -611,6 +716,27 @@ int main(int argc, char **argv)
 	cfg.host_rearm = host_rearm;
 	cfg.rearm32 = late;
 	cfg.spin_ns = spin_us * 1000;
+	if (ref_path) {
+		uint8_t *dref;
+		uint64_t *doff;
+		uint32_t *dlen;
+
+		ref_load(ref_path, (uint32_t)(fs_u64("buffers/0/size") - ddb), &rr);
+		CU(cudaMalloc((void **)&dref, rr.bytes.size()));
+		CU(cudaMemcpy(dref, rr.bytes.data(), rr.bytes.size(), cudaMemcpyHostToDevice));
+		CU(cudaMalloc((void **)&doff, rr.off.size() * sizeof(*doff)));
+		CU(cudaMemcpy(doff, rr.off.data(), rr.off.size() * sizeof(*doff),
+			      cudaMemcpyHostToDevice));
+		CU(cudaMalloc((void **)&dlen, rr.len.size() * sizeof(*dlen)));
+		CU(cudaMemcpy(dlen, rr.len.data(), rr.len.size() * sizeof(*dlen),
+			      cudaMemcpyHostToDevice));
+		cfg.ref = dref;
+		cfg.ref_off = doff;
+		cfg.ref_len = dlen;
+		cfg.nref = (uint32_t)rr.off.size();
+		printf("drp: %s: %u frames, %.1f MB, played until %" PRIu64 " frames\n", ref_path,
+		       cfg.nref, rr.bytes.size() / 1e6, nframes);
+	}
 	CU(cudaMalloc((void **)&dcfg, sizeof(cfg)));
 	CU(cudaMemcpy(dcfg, &cfg, sizeof(cfg), cudaMemcpyHostToDevice));
 	{
@@ -640,8 +766,10 @@ int main(int argc, char **argv)
 	 * engine on at some place in the ring: stop both first, so that no
 	 * frame of that run lands in this one and the ring starts at buffer 0
 	 * (an engine switched off starts again there). */
-	if (gen_size)
+	if (gen_size || ref_path) {
+		fs_write("sim/replay", "stop");
 		fs_write("sim/running", "0");
+	}
 	fs_write("registers/write_enable", "0");
 
 	/* ---- arm: doorbells cleared, every buffer on the free list ---- */
@@ -699,12 +827,29 @@ int main(int argc, char **argv)
 
 		fs_write("sim/running", "0");
 		fs_write("sim/pattern", "timing");
-		fs_write("sim/rate", "0");
+		snprintf(v, sizeof(v), "%" PRIu64, pace_hz);
+		fs_write("sim/rate", v);
 		snprintf(v, sizeof(v), "%" PRIu64, gen_size);
 		fs_write("sim/size", v);
 		snprintf(v, sizeof(v), "%" PRIu64, nframes);
 		fs_write("sim/remaining", v);
 		fs_write("sim/running", "1");
+	}
+	if (ref_path) {
+		/* The daemon's working directory is not ours: an absolute path. */
+		char *abs = realpath(ref_path, NULL), v[8192], rate[32];
+
+		if (!abs)
+			die("-f %s: %s", ref_path, strerror(errno));
+		if (pace_hz)
+			snprintf(rate, sizeof(rate), "%" PRIu64, pace_hz);
+		else
+			snprintf(rate, sizeof(rate), "max");
+		if ((size_t)snprintf(v, sizeof(v), "%s rate=%s repeat=0 count=%" PRIu64 " %s", abs,
+				     rate, nframes, replay_words) >= sizeof(v))
+			die("-f %s: path too long", ref_path);
+		free(abs);
+		fs_write("sim/replay", v);
 	}
 
 	/* ---- the CPU: pop in frame order and check ---- */
@@ -742,6 +887,8 @@ int main(int argc, char **argv)
 			if (h.size == 0 ||
 			    (late ? (e->desc[0] & DRP_ERR_MASK) != 0 : h.result || h.overflow))
 				why = "descriptor";
+			else if (ref_path)
+				why = ref_why(&rr, k, &h, e, nbuf);
 			else if (gen_size && h.size != gen_size)
 				why = "size";
 			else if (th.evt_counter != (uint32_t)k)
@@ -766,7 +913,8 @@ int main(int argc, char **argv)
 				bytes += h.size;
 			}
 			prev_pulse = pulse;
-			seen.push_back({made, e->t_seen});
+			if (!ref_path)
+				seen.push_back({made, e->t_seen});
 			/* The reader cleared the doorbell before publishing. */
 			if (host_rearm && e->buf < nbuf)
 				drp_rearm((uint8_t *)regs, cfg.free_off[e->buf], late);
@@ -829,6 +977,8 @@ stop:
 	/* ---- latency ---- */
 	std::vector<int64_t> lat;
 
+	if (ref_path)
+		printf("drp: latency not measured: a replay's time stamps are the file's\n");
 	for (const auto &f : seen)
 		lat.push_back((int64_t)(f.second - f.first) - clk_offset_at(clk.v, f.first));
 	if (!lat.empty()) {
@@ -872,6 +1022,9 @@ stop:
 	}
 	for (unsigned int i = 0; i < nbuf; i++)
 		cudaIpcCloseMemHandle(cfg.buf[i]);
+	cudaFree((void *)cfg.ref);
+	cudaFree((void *)cfg.ref_off);
+	cudaFree((void *)cfg.ref_len);
 	cudaHostUnregister((void *)regs);
 	munmap((void *)regs, GA_CORE_SIZE);
 	printf("%s\n", fails ? "drp: FAILED" : "drp: OK");

@@ -20,7 +20,8 @@
 # frames of 4 KiB, 4 readers x 20000 frames of ~64 KiB, 1 reader x 20000
 # frames of 33 bytes (odd length, header and one word), 2 readers x 20000
 # frames of 4 KiB with the CPU re-arming (-H), 2 readers x 20000 frames of
-# 4 KiB as the summer DRP; then 20 consumers killed with SIGKILL at random
+# 4 KiB as the summer DRP, the generator paced at 10 kHz (-p), recorded
+# runs replayed and compared byte for byte (-f, below); then 20 consumers killed with SIGKILL at random
 # points, each followed by a run that must be OK.  Exits 77 without
 # a GPU or FUSE, or where the GPU cannot launch graphs from the device.
 set -u
@@ -53,14 +54,14 @@ done
 run() {
 	CASE=$1
 	shift
-	local out rc
-	out=$("$D" "$@" "$MNT" 2>&1)
+	local rc
+	OUT=$("$D" "$@" "$MNT" 2>&1)
 	rc=$?
-	echo "$out"
-	[ $rc -eq 3 ] && skip "device graph launch unavailable: $(grep unavailable <<<"$out")"
+	echo "$OUT"
+	[ $rc -eq 3 ] && skip "device graph launch unavailable: $(grep unavailable <<<"$OUT")"
 	[ $rc -eq 0 ] || fail "consumer exit $rc"
-	grep -q '^drp: OK$' <<<"$out" || fail "no OK"
-	grep -qE "^drp: $2 frames, 0 bad .* 0 extra" <<<"$out" || fail "frame count line"
+	grep -q '^drp: OK$' <<<"$OUT" || fail "no OK"
+	grep -qE "^drp: $2 frames, 0 bad .* 0 extra" <<<"$OUT" || fail "frame count line"
 }
 run readers2_4k -n 50000 -r 2 -g 4096
 # The mount's frame watcher beside a GPU consumer that re-arms at once:
@@ -81,6 +82,34 @@ run reader1_odd -n 20000 -r 1 -g 33
 run host_rearm -n 20000 -r 2 -g 4096 -H
 # The summer-2026 DRP, still in the field: one-byte re-arm stores.
 run summer -n 20000 -r 2 -g 4096 -m summer
+# The generator paced (-p): every frame checked, and no faster than asked
+# (a generous bound: the pace is the card's, not this machine's).
+run paced_10k -n 5000 -r 2 -g 4096 -p 10000
+fps=$(sed -n 's/^drp: 5000 frames, .* s: \([0-9]*\) frames\/s.*/\1/p' <<<"$OUT")
+[ -n "$fps" ] && [ "$fps" -le 11000 ] || fail "paced at 10 kHz, ran at '$fps' frames/s"
+# Recorded runs played into the consumer (docs/record.md): synthesised
+# Jungfrau- and EpixUHR-shaped runs with a pulse-ID gap, a duplicate and
+# a corrupt batch, each frame compared byte for byte with the file's and
+# its size and TUSER bytes with the file's descriptor, over 3 plays.
+SYNTH=$B/lib/gpuasync-synth
+[ -x "$SYNTH" ] || fail "no $SYNTH"
+RUNS=$(mktemp -d /tmp/gpuasync-drp-runs.XXXXXX)
+CLEAN+=("$RUNS")
+CASE=synth
+"$SYNTH" -o "$RUNS/jf.gar" -p jungfrau -s 32K -n 1000 -r 1000 -g 100:3 -d 200 -e 300:corrupt ||
+	fail "gpuasync-synth jungfrau"
+"$SYNTH" -o "$RUNS/epix.gar" -p epixuhr -s 60000 -n 400 -g 50:2 -d 80 || fail "gpuasync-synth epixuhr"
+run replay_jungfrau -n 3000 -r 2 -f "$RUNS/jf.gar"
+grep -q "jf.gar: 1000 frames" <<<"$OUT" || fail "the file's frames not loaded"
+run replay_epixuhr -n 1200 -r 4 -f "$RUNS/epix.gar"
+run replay_paced -n 2000 -r 2 -f "$RUNS/jf.gar" -p 5000
+# The check can fail: live=1 rewrites each frame's TimingHeader as it
+# plays, so no frame is the file's byte for byte, and the consumer says so.
+CASE=replay_live_differs
+OUT=$("$D" -n 200 -r 2 -f "$RUNS/jf.gar" -w live=1 "$MNT" 2>&1) &&
+	fail "a live replay passed as the file's bytes: $OUT"
+grep -q "bad payload (not the file's, byte for byte)" <<<"$OUT" ||
+	fail "no payload difference reported: $OUT"
 # A consumer killed with SIGKILL at a random point (CUDA start-up, the
 # start-up sequence, mid-run) leaves the generator running and the ring
 # wherever it was: the next consumer, late or summer (which has no index
