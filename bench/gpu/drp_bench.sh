@@ -18,6 +18,14 @@
 # HOST_REARMS_DMA build, less its ioctl).  Prints frames/s of each and the ratio, and the DRP
 # consumer's latency histogram (card made the frame -> reader saw it);
 # with OUTDIR, each run's output and histogram are kept there.
+#
+# GA_DRP_PACES="1000 10000 100000" (frames/s) adds, after that, the DRP
+# consumer with 2 readers on 4096-byte frames paced at each rate (-p;
+# GA_DRP_PACED_S seconds of frames each, default 5), each run first
+# measuring the floor (-F 2000: a bare doorbell ping-pong, host store into
+# pinned memory, GPU thread polling with the readers' back-off) on the idle
+# GPU, and printing its latency against it (issue 30 item 4's goal: p50 at
+# most 2x, p99 at most 4x the floor's p50).
 set -u
 B=${1:?usage: drp_bench.sh BUILD_DIR [FRAMES] [SIZES] [READERS] [OUTDIR]}
 N=${2:-1000000}
@@ -65,4 +73,14 @@ for s in $SIZES; do
 		echo "size $s: DRP consumer, $1 readers${2:+, CPU re-arms}: $d frames/s, $(awk -v a="$d" -v b="$base" 'BEGIN{printf "%.2f", a/b}')x"
 		grep -E '^(latency|  [<>])|clock offset|timer step' <<<"$out"
 	done
+done
+for p in ${GA_DRP_PACES:-}; do
+	n=$((p * ${GA_DRP_PACED_S:-5}))
+	h=/dev/null
+	[ -n "$O" ] && h=$O/hist_paced_$p.txt
+	out=$("$D" -n "$n" -r 2 -g 4096 -p "$p" -F 2000 -o "$h" "$MNT" 2>&1) ||
+		{ echo "$out"; echo "DRP consumer paced at $p failed"; exit 1; }
+	[ -n "$O" ] && echo "$out" >"$O/drp_paced_$p.txt"
+	echo "paced at $p frames/s, 4096 bytes, 2 readers: $(rate "$out") frames/s"
+	grep -E '^(floor|latency)' <<<"$out"
 done

@@ -298,6 +298,27 @@ __global__ void clk_pingpong(volatile uint32_t *ping, volatile uint32_t *pong, u
 	}
 }
 
+/* The floor (-F): a bare doorbell ping-pong.  For i = 1..n the host stores
+ * i into pinned mapped memory; this kernel polls it with the readers'
+ * back-off (__nanosleep 8 ns doubling to 256) and answers. */
+__global__ void floor_pingpong(volatile uint32_t *ping, volatile uint32_t *pong, unsigned int n)
+{
+	for (unsigned int i = 1; i <= n; i++) {
+		uint64_t t0 = gtimer();
+		unsigned int ns = 8;
+
+		while (*ping != i) {
+			if (gtimer() - t0 > 1000000000ull)
+				return; /* the host gave up */
+			__nanosleep(ns);
+			if (ns < 256)
+				ns *= 2;
+		}
+		*pong = i;
+		__threadfence_system();
+	}
+}
+
 /* ---- host side ------------------------------------------------------------ */
 
 
@@ -507,6 +528,36 @@ static const char *ref_why(const ref_run *rr, uint64_t k, const struct ga_header
 	return NULL;
 }
 
+/* -F: @n ping-pongs with floor_pingpong on an idle GPU; the one-way times
+ * (half of each round trip), sorted, in ns.  Empty when it got no answer. */
+static std::vector<double> floor_measure(unsigned int n, double timeout_s)
+{
+	volatile uint32_t *flags;
+	std::vector<double> v;
+	cudaStream_t st;
+
+	CU(cudaHostAlloc((void **)&flags, 256, cudaHostAllocMapped));
+	CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	flags[0] = flags[32] = 0;
+	floor_pingpong<<<1, 1, 0, st>>>(flags, flags + 32, n);
+	CU(cudaGetLastError());
+	for (unsigned int i = 1; i <= n; i++) {
+		double give_up = now_s() + timeout_s;
+		uint64_t t0 = realtime_ns();
+
+		flags[0] = i;
+		while (flags[32] != i)
+			if (now_s() > give_up)
+				return std::vector<double>();
+		v.push_back((realtime_ns() - t0) / 2.0);
+	}
+	CU(cudaStreamSynchronize(st));
+	CU(cudaStreamDestroy(st));
+	CU(cudaFreeHost((void *)flags));
+	std::sort(v.begin(), v.end());
+	return v;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -520,6 +571,9 @@ static void usage(void)
 		"  -w WORDS  more words for the replay (sim/replay: docs/record.md)\n"
 		"  -p HZ     pace the generator or the replay at HZ frames/s (default 0: as\n"
 		"            fast as the buffers take them)\n"
+		"  -F N      first measure the floor: N bare doorbell ping-pongs (host store\n"
+		"            into pinned memory, a GPU thread polling with the readers'\n"
+		"            back-off answers); the latency is then also given against it\n"
 		"  -c 0      do not check payload words on the GPU\n"
 		"  -b B      blocks of 256 threads for the event kernel (default 2)\n"
 		"  -s US     the wait kernel's spin before its graph comes round (default 1000)\n"
@@ -545,11 +599,13 @@ int main(int argc, char **argv)
 	bool late = true;
 	const char *hist_path = NULL, *ref_path = NULL, *replay_words = "";
 	uint64_t pace_hz = 0;
+	unsigned int floor_n = 0;
+	std::vector<double> flr;
 	static ref_run rr;
 	double clock_timeout_s = 2;
 	int gpu = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:g:f:w:p:c:b:s:o:d:m:t:Hh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:g:f:w:p:F:c:b:s:o:d:m:t:Hh")) != -1) {
 		switch (opt) {
 		case 'n':
 			nframes = strtoull(optarg, NULL, 0);
@@ -568,6 +624,11 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pace_hz = strtoull(optarg, NULL, 0);
+			break;
+		case 'F':
+			floor_n = strtoul(optarg, NULL, 0);
+			if (floor_n == 0)
+				usage();
 			break;
 		case 'c':
 			check = strtoul(optarg, NULL, 0) != 0;
@@ -748,6 +809,17 @@ int main(int argc, char **argv)
 		}
 		CU(cudaMalloc((void **)&drd, nreaders * sizeof(*drd)));
 		CU(cudaMemcpy(drd, rd.data(), nreaders * sizeof(*drd), cudaMemcpyHostToDevice));
+	}
+
+	/* ---- the floor, on an idle GPU ---- */
+	if (floor_n) {
+		flr = floor_measure(floor_n, clock_timeout_s);
+		if (flr.empty())
+			die("-F: no answer from the GPU to a doorbell within %.0f s", clock_timeout_s);
+		printf("floor: %u doorbell ping-pongs, one-way: min %.2f p50 %.2f p90 %.2f p99 %.2f "
+		       "us\n",
+		       floor_n, flr[0] / 1e3, flr[flr.size() / 2] / 1e3, flr[flr.size() * 9 / 10] / 1e3,
+		       flr[flr.size() * 99 / 100] / 1e3);
 	}
 
 	/* ---- the clocks ---- */
@@ -1013,6 +1085,9 @@ stop:
 		}
 		if (f)
 			fclose(f);
+		if (!flr.empty())
+			printf("latency against the floor (its p50): p50 %.2fx, p99 %.2fx\n",
+			       s[n / 2] / flr[flr.size() / 2], s[n * 99 / 100] / flr[flr.size() / 2]);
 	}
 
 	fs_write("registers/write_enable", "0");

@@ -84,9 +84,14 @@ run host_rearm -n 20000 -r 2 -g 4096 -H
 run summer -n 20000 -r 2 -g 4096 -m summer
 # The generator paced (-p): every frame checked, and no faster than asked
 # (a generous bound: the pace is the card's, not this machine's).
-run paced_10k -n 5000 -r 2 -g 4096 -p 10000
+# With the floor measured first (-F) and the latency given against it.
+run paced_10k -n 5000 -r 2 -g 4096 -p 10000 -F 500
 fps=$(sed -n 's/^drp: 5000 frames, .* s: \([0-9]*\) frames\/s.*/\1/p' <<<"$OUT")
 [ -n "$fps" ] && [ "$fps" -le 11000 ] || fail "paced at 10 kHz, ran at '$fps' frames/s"
+grep -qE '^floor: 500 doorbell ping-pongs, one-way: min [0-9.]+ p50 [0-9.]+' <<<"$OUT" ||
+	fail "no floor line"
+grep -qE '^latency against the floor \(its p50\): p50 [0-9.]+x, p99 [0-9.]+x' <<<"$OUT" ||
+	fail "no latency against the floor"
 # Recorded runs played into the consumer (docs/record.md): synthesised
 # Jungfrau- and EpixUHR-shaped runs with a pulse-ID gap, a duplicate and
 # a corrupt batch, each frame compared byte for byte with the file's and
