@@ -33,9 +33,12 @@ const struct ga_sysmon_sensor_row ga_sysmon_sensors[GA_SYSMON_SENSOR_COUNT] = {
 };
 
 const struct ga_sysmon_limit_row ga_sysmon_limits[GA_SYSMON_LIMIT_COUNT] = {
-#define GA_SYSMON_LIMIT_ROW(id, sensor_, hwmon_, offset_, init_)                                   \
-	[GA_SYSMON_##id] = {                                                                       \
-		.sensor = GA_SYSMON_##sensor_, .hwmon = hwmon_, .offset = offset_, .init = init_},
+#define GA_SYSMON_LIMIT_ROW(id, sensor_, side_, hwmon_, offset_, init_)                            \
+	[GA_SYSMON_##id] = {.sensor = GA_SYSMON_##sensor_,                                         \
+			    .side = GA_SYSMON_SIDE_##side_,                                        \
+			    .hwmon = hwmon_,                                                       \
+			    .offset = offset_,                                                     \
+			    .init = init_},
 #define GA_DEF_SYSMON_LIMIT GA_SYSMON_LIMIT_ROW
 #include <gpuasync/sysmon.def>
 #undef GA_SYSMON_LIMIT_ROW
@@ -63,6 +66,24 @@ static_assert(GA_SYSMON_SINCE_MAP <= GA_MEMMAP_NEWEST, "the block needs a known 
 static_assert(GA_SYSMON_WORDS * 4 <= GA_SYSMON_SIZE, "the model's words lie in the block");
 /* The refusal below names the newest version: keep it in step with sysmon.def. */
 static_assert(GA_MEMMAP_NEWEST == 1, "update ga_memmap_refused's sentence");
+
+const char *ga_sysmon_side_name(unsigned int l)
+{
+	static const char *const name[] = {
+		[GA_SYSMON_SIDE_MAX] = "max",
+		[GA_SYSMON_SIDE_CRIT] = "critical",
+		[GA_SYSMON_SIDE_MIN] = "min",
+	};
+
+	return l < GA_SYSMON_LIMIT_COUNT ? name[ga_sysmon_limits[l].side] : "";
+}
+
+bool ga_sysmon_beyond(unsigned int l, int32_t value, int32_t limit)
+{
+	if (l >= GA_SYSMON_LIMIT_COUNT)
+		return false;
+	return ga_sysmon_limits[l].side == GA_SYSMON_SIDE_MIN ? value < limit : value > limit;
+}
 
 const char *ga_memmap_refused(uint32_t version)
 {

@@ -61,15 +61,6 @@ static void make_sensor_names(void)
 	}
 }
 
-/* "max", "min", "critical": what a limit is, from its hwmon file (temp1_crit). */
-static const char *limit_kind(unsigned int l)
-{
-	const char *k = strrchr(ga_sysmon_limits[l].hwmon, '_');
-
-	k = k ? k + 1 : ga_sysmon_limits[l].hwmon;
-	return strcmp(k, "crit") == 0 ? "critical" : k;
-}
-
 static unsigned int word_sensor(unsigned int w)
 {
 	return w < GA_SYSMON_SENSOR_COUNT * PER_SENSOR
@@ -83,7 +74,7 @@ static void word_name(unsigned int w, char *out, size_t len)
 		snprintf(out, len, "%s%s", sensor_name[w / PER_SENSOR], per_suffix[w % PER_SENSOR]);
 	else
 		snprintf(out, len, "%s_%s", sensor_name[word_sensor(w)],
-			 limit_kind(w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR));
+			 ga_sysmon_side_name(w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR));
 }
 
 static int32_t word_milli(const struct ga_sysmon_reading *r, unsigned int w)
@@ -155,21 +146,17 @@ static int overheated(const struct ga_sysmon_reading *r)
 {
 	const struct ga_sysmon_limit_row *l = &ga_sysmon_limits[GA_SYSMON_TEMP_CRIT];
 
-	return r->value[l->sensor] > r->limit[GA_SYSMON_TEMP_CRIT];
+	return ga_sysmon_beyond(GA_SYSMON_TEMP_CRIT, r->value[l->sensor],
+				r->limit[GA_SYSMON_TEMP_CRIT]);
 }
 
 /* 1 while supply @s is outside a limit known for it, else 0. */
 static int out_of_range(const struct ga_sysmon_reading *r, unsigned int s)
 {
-	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
-		const char *k = limit_kind(l);
-
-		if (ga_sysmon_limits[l].sensor != s || !r->limit_known[l])
-			continue;
-		if ((strcmp(k, "max") == 0 && r->value[s] > r->limit[l]) ||
-		    (strcmp(k, "min") == 0 && r->value[s] < r->limit[l]))
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
+		if (ga_sysmon_limits[l].sensor == s && r->limit_known[l] &&
+		    ga_sysmon_beyond(l, r->value[s], r->limit[l]))
 			return 1;
-	}
 	return 0;
 }
 
@@ -199,7 +186,7 @@ static int show_voltage(struct fs_ctx *c, struct strbuf *sb)
 			continue;
 		for (unsigned int l = 0, nl = 0; l < GA_SYSMON_LIMIT_COUNT; l++)
 			if (ga_sysmon_limits[l].sensor == s && r.limit_known[l]) {
-				sb_printf(sb, "%s%s ", nl++ ? ", " : " (", limit_kind(l));
+				sb_printf(sb, "%s%s ", nl++ ? ", " : " (", ga_sysmon_side_name(l));
 				put_milli(sb, GA_SYSMON_MV, r.limit[l], " V");
 			}
 		sb_printf(sb, ")");
@@ -360,14 +347,14 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 	}
 	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
 		unsigned int s = ga_sysmon_limits[l].sensor, first = l;
-		const char *k = limit_kind(l);
+		const char *k = ga_sysmon_side_name(l);
 
 		if (ga_sysmon_sensors[s].kind != GA_SYSMON_MV)
 			continue;
 		/* the family's header at its first row */
 		for (unsigned int e = 0; e < l; e++)
 			if (ga_sysmon_sensors[ga_sysmon_limits[e].sensor].kind == GA_SYSMON_MV &&
-			    strcmp(limit_kind(e), k) == 0 && first == l)
+			    ga_sysmon_limits[e].side == ga_sysmon_limits[l].side && first == l)
 				first = e;
 		if (first == l)
 			sb_printf(sb,
@@ -428,7 +415,7 @@ static void make_docs(void)
 		else
 			snprintf(word_doc[w], sizeof(word_doc[w]),
 				 "the %s limit the card's SysMon holds for its %s (%s)",
-				 limit_kind(w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR),
+				 ga_sysmon_side_name(w - GA_SYSMON_SENSOR_COUNT * PER_SENSOR),
 				 ga_sysmon_sensors[s].label, unit);
 	}
 }

@@ -345,6 +345,40 @@ START_TEST(hwmon_supply_limits_from_registers)
 }
 END_TEST
 
+/* Each limit row's side agrees with the file a driver names it by, and
+ * decides which readings are out: above MAX and CRIT, below MIN, never at. */
+START_TEST(limit_sides)
+{
+	static const struct {
+		enum ga_sysmon_side side;
+		const char *suffix, *name;
+	} want[] = {
+		{GA_SYSMON_SIDE_MAX, "_max", "max"},
+		{GA_SYSMON_SIDE_CRIT, "_crit", "critical"},
+		{GA_SYSMON_SIDE_MIN, "_min", "min"},
+	};
+	unsigned int seen[3] = {0};
+
+	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
+		const struct ga_sysmon_limit_row *row = &ga_sysmon_limits[l];
+		const char *sfx = strrchr(row->hwmon, '_');
+		bool below = row->side == GA_SYSMON_SIDE_MIN;
+
+		ck_assert_uint_lt(row->side, 3);
+		ck_assert_str_eq(sfx ? sfx : "", want[row->side].suffix);
+		ck_assert_str_eq(ga_sysmon_side_name(l), want[row->side].name);
+		ck_assert(ga_sysmon_beyond(l, row->init + (below ? -1 : 1), row->init));
+		ck_assert(!ga_sysmon_beyond(l, row->init, row->init));
+		ck_assert(!ga_sysmon_beyond(l, row->init + (below ? 1 : -1), row->init));
+		seen[row->side]++;
+	}
+	for (unsigned int k = 0; k < 3; k++)
+		ck_assert_uint_gt(seen[k], 0);
+	ck_assert(!ga_sysmon_beyond(GA_SYSMON_LIMIT_COUNT, 1, 0));
+	ck_assert_str_eq(ga_sysmon_side_name(GA_SYSMON_LIMIT_COUNT), "");
+}
+END_TEST
+
 static Suite *telemetry_suite(void)
 {
 	Suite *s = suite_create("telemetry");
@@ -355,6 +389,7 @@ static Suite *telemetry_suite(void)
 	tcase_add_test(tc, no_sysmon);
 	tcase_add_test(tc, newer_map_refused);
 	tcase_add_test(tc, link_down_then_back);
+	tcase_add_test(tc, limit_sides);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hwmon");
 	tcase_add_test(tc, hwmon_find);

@@ -56,6 +56,13 @@ enum ga_sysmon_kind {
 	GA_SYSMON_MV, /* millivolts */
 };
 
+/* What a limit row bounds (its side column). */
+enum ga_sysmon_side {
+	GA_SYSMON_SIDE_MAX,  /* a reading above it is out */
+	GA_SYSMON_SIDE_CRIT, /* likewise, and worse than MAX */
+	GA_SYSMON_SIDE_MIN,  /* a reading below it is out */
+};
+
 /* Memory-map versions: GA_MEMMAP_V0, ...; GA_MEMMAP_NEWEST the last row. */
 enum ga_memmap {
 #define GA_MEMMAP_ENUM(v, sysmon, doc) GA_MEMMAP_V##v,
@@ -146,6 +153,7 @@ struct ga_sysmon_sensor_row {
 
 struct ga_sysmon_limit_row {
 	uint8_t sensor;	   /* enum ga_sysmon_sensor */
+	uint8_t side;	   /* enum ga_sysmon_side */
 	const char *hwmon; /* "temp1_crit" */
 	uint16_t offset;
 	int32_t init; /* the emulated cards' value */
@@ -154,6 +162,11 @@ struct ga_sysmon_limit_row {
 extern const struct ga_sysmon_family_row ga_sysmon_families[GA_SYSMON_FAMILY_COUNT];
 extern const struct ga_sysmon_sensor_row ga_sysmon_sensors[GA_SYSMON_SENSOR_COUNT];
 extern const struct ga_sysmon_limit_row ga_sysmon_limits[GA_SYSMON_LIMIT_COUNT];
+
+/* "max", "critical", "min": what limit row @l is, in words. */
+const char *ga_sysmon_side_name(unsigned int l);
+/* Whether @value is outside limit row @l at @limit. */
+bool ga_sysmon_beyond(unsigned int l, int32_t value, int32_t limit);
 
 /* NULL for a version this software knows, else the reason it refuses it. */
 const char *ga_memmap_refused(uint32_t version);
