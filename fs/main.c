@@ -857,8 +857,9 @@ static int add_mount_options(struct fuse_args *args, const struct fs *fs)
 	char *opt = NULL;
 	int ret = 0;
 
-	/* Modes are checked by the kernel; the daemon adds its own refusals. */
-	ret |= fuse_opt_add_arg(args, "-odefault_permissions");
+	/* Modes are checked by the daemon (fs/tree.c, may()), not the kernel:
+	 * default_permissions would cost every open() of an uncached file a
+	 * permission GETATTR. */
 	ret |= fuse_opt_add_arg(args, "-osubtype=gpuasyncfs");
 	/* An observer changes nothing: a read-only mount says so to findmnt,
 	 * test -w and every writer (EROFS from the kernel). */

@@ -28,10 +28,12 @@
  * refused text changes nothing; every refusal replies with the errno and
  * leaves a line in errors (fs_reply_fail).
  *
- * Permissions: the kernel checks modes (default_permissions is always
- * set); the daemon additionally refuses to open read-only files for
- * writing and write-only files for reading, since root passes the
- * kernel's checks.
+ * Permissions: the daemon checks modes (may(), below), as the kernel's
+ * default_permissions would, which the mount does not ask for: with it,
+ * every open() of a file whose attributes are never cached (FS_SIZED: a
+ * register, metrics) cost the kernel's permission GETATTR, one more round
+ * trip.  The daemon also refuses to open read-only files for writing and
+ * write-only files for reading, since root passes mode checks.
  *
  * Every request gets exactly one reply; handlers end in fs_reply_fail()
  * or one fuse_reply_*() call.
@@ -60,6 +62,57 @@ static struct fs *req_fs(fuse_req_t req)
 static double attr_timeout(const struct fs_node *n)
 {
 	return (n->flags & (FS_VARSIZE | FS_SIZED)) ? 0.0 : ENTRY_TIMEOUT;
+}
+
+/* ---- permissions -------------------------------------------------------------------- */
+
+/* Whether the caller of @req is in group @gid: its own group, else its
+ * supplementary groups (read from /proc by libfuse: asked only when the
+ * answer matters). */
+static bool in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t list[64];
+	int n;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, 64, list);
+	for (int i = 0; i < n && i < 64; i++)
+		if (list[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the caller of @req may @want (R_OK, W_OK, X_OK bits) on a node of
+ * mode @mode, owned as every node is (fs->uid, fs->gid): the owner's bits
+ * for the owner, the group's for its members, the rest for everyone else,
+ * as the kernel decides.  Root passes for reading and writing; executing
+ * wants an x bit somewhere (directories have them all).
+ */
+static bool may(fuse_req_t req, const struct fs *fs, unsigned int mode, unsigned int want)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	unsigned int bits = mode & 7;
+
+	if (c->uid == 0)
+		return !(want & X_OK) || (mode & 0111);
+	if (c->uid == fs->uid)
+		bits = (mode >> 6) & 7;
+	else if (c->gid == fs->gid || ((((mode >> 3) ^ mode) & want) && in_group(req, fs->gid)))
+		bits = (mode >> 3) & 7;
+	return (bits & want) == want;
+}
+
+/* Whether the caller may change directory @parent (make, remove, rename
+ * in it): write and search permission, as the kernel asks. */
+static bool may_change_dir(fuse_req_t req, struct fs *fs, fuse_ino_t parent)
+{
+	unsigned int row, idx;
+
+	if (fs_node_of(fs, parent, &row, &idx) < 0)
+		return true; /* the handler answers ENOENT */
+	return may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK | X_OK);
 }
 
 /* ---- replies ------------------------------------------------------------------------ */
@@ -202,6 +255,12 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fs_err(-EPERM, "modes and owners are fixed; use the [access] settings");
 		fs_reply_fail_node(req, fs, &fs->rows[row], idx, -EPERM);
+		return;
+	}
+	/* Truncating or touching wants write permission (or ownership). */
+	if (fuse_req_ctx(req)->uid != fs->uid &&
+	    !may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK)) {
+		fuse_reply_err(req, EACCES);
 		return;
 	}
 	if ((to_set & FUSE_SET_ATTR_SIZE) && !(fs->rows[row].store || fs->rows[row].write_bin)) {
@@ -443,6 +502,10 @@ static int collection_parent(fuse_req_t req, struct fs *fs, fuse_ino_t parent, c
 		fuse_reply_err(req, ENOENT);
 		return -1;
 	}
+	if (!may(req, fs, fs_mode(fs, &fs->rows[prow]), W_OK | X_OK)) {
+		fuse_reply_err(req, EACCES); /* the mode says so: no errors line */
+		return -1;
+	}
 	*d = fs->rows[prow].dir;
 	child_path(fs, parent, name, path, len);
 	if (!fs_dir_is_collection(*d)) {
@@ -503,6 +566,10 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs *fs = req_fs(req);
 	char path[256];
 
+	if (!may_change_dir(req, fs, parent)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(-EPERM,
 	       "files of the tree cannot be removed; rmdir a buffer directory to release it");
@@ -517,6 +584,10 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 
 	(void)mode;
 	(void)fi;
+	if (!may_change_dir(req, fs, parent)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(-EACCES, "no such file, and files cannot be created (see README)");
 	fs_reply_fail(req, fs, path, -EACCES);
@@ -537,6 +608,10 @@ static void refuse_name(fuse_req_t req, fuse_ino_t parent, const char *name, int
 	struct fs *fs = req_fs(req);
 	char path[256];
 
+	if (!may_change_dir(req, fs, parent)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(err, "%s", why);
 	fs_reply_fail(req, fs, path, err);
@@ -592,6 +667,24 @@ static void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	fs_op_setxattr(req, ino, name, NULL, 0, 0);
 }
 
+/* access(2), test -r/-w/-x: the same decision as open's and mkdir's. */
+static void fs_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct fs *fs = req_fs(req);
+	unsigned int row, idx;
+
+	if (fs_node_of(fs, ino, &row, &idx) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (mask != F_OK && !may(req, fs, fs_mode(fs, &fs->rows[row]),
+				 (unsigned int)mask & (R_OK | W_OK | X_OK))) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fuse_reply_err(req, 0);
+}
+
 /* ---- files ------------------------------------------------------------------------------ */
 
 static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -612,6 +705,11 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	n = &fs->rows[row];
 	if (n->dir != FS_D_NONE) {
 		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if (!may(req, fs, fs_mode(fs, n),
+		 acc == O_RDONLY ? R_OK : acc == O_WRONLY ? W_OK : R_OK | W_OK)) {
+		fuse_reply_err(req, EACCES); /* the mode says so: no errors line */
 		return;
 	}
 	readable = n->show || n->read_bin;
@@ -930,6 +1028,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.write = fs_op_write,
 	.flush = fs_op_flush,
 	.release = fs_op_release,
+	.access = fs_op_access,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,
 	.releasedir = fs_op_releasedir,

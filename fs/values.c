@@ -212,12 +212,12 @@ int fs_render_node(struct fs *fs, const struct fs_node *n, unsigned int idx, str
 }
 
 /*
- * The render a stat made, handed to the open that follows.  With
- * default_permissions and an attribute timeout of 0 (FS_SIZED), every
- * open() of such a file is a GETATTR without a file handle (the kernel's
- * permission check), then OPEN, then READ: rendering at the stat and again
- * at the read doubled the cost of reading metrics (issue 30: 308 -> 695 us
- * with 1024 host-memory buffers).  So a stat's render is kept for the same
+ * The render a stat made, handed to the open that follows.  With an
+ * attribute timeout of 0 (FS_SIZED), a program that stats a file and then
+ * opens it (cat, tail, Python) makes a GETATTR, then OPEN, then READ (and
+ * so did every open() while the kernel checked modes, default_permissions):
+ * rendering at the stat and again at the read doubled the cost of reading
+ * metrics (issue 30: 308 -> 695 us with 1024 host-memory buffers).  So a stat's render is kept for the same
  * process's next stat or open of the same file within HANDOFF_NS, and
  * becomes that open file's snapshot (served by its first read at offset 0):
  * one render per open(), and st_size agrees with what is read.  Any change

@@ -82,6 +82,72 @@ START_TEST(group_with_write_access)
 }
 END_TEST
 
+/*
+ * The daemon checks modes itself (no default_permissions: the kernel's
+ * permission GETATTR cost every open() of a register a round trip).  A
+ * member of the files' group through a supplementary group only gets the
+ * group's bits; anyone else the rest; refusals are EACCES with no errors
+ * line, as the kernel's were; access(2) agrees with open().  And a
+ * register's open+read+close is OPEN, READ, RELEASE: no GETATTR.
+ */
+#define AS_MEMBER "setpriv --reuid=65534 --regid=65534 --groups=4242 "
+
+START_TEST(daemon_checks_modes)
+{
+	char *out, *log;
+
+	if (!have_setpriv())
+		return;
+	mnt_start_logged("-d -o allow_other,gid=4242,mode=0664");
+	/* everyone else: read, no write, no buffers, no truncation, no names */
+	ck_assert_int_eq(sh(AS_NOBODY "test -r $M/registers/ar_cache"), 0);
+	ck_assert_int_ne(sh(AS_NOBODY "test -w $M/registers/ar_cache"), 0);
+	ck_assert_int_ne(sh(AS_NOBODY "test -r $M/registers/raw"), 0);
+	out = sh_out(AS_NOBODY "sh -c 'echo 5 > $M/registers/ar_cache' 2>&1; " AS_NOBODY
+			       "truncate -s 0 $M/registers/ar_cache 2>&1; " AS_NOBODY
+			       "mkdir $M/buffers/0 2>&1; " AS_NOBODY
+			       "ln -s x $M/buffers/x 2>&1; wc -l < $M/errors");
+	ck_assert_msg(strstr(out, "Permission denied") && strstr(out, "\n0\n"), "%s", out);
+	ck_assert_int_eq(sh("test -d $M/buffers/0"), 1);
+	free(out);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 0);
+	/* a member by a supplementary group: the group's bits */
+	ck_assert_int_eq(sh(AS_MEMBER "test -w $M/registers/ar_cache"), 0);
+	ck_assert_int_eq(sh(AS_MEMBER "sh -c 'echo 5 > $M/registers/ar_cache'"), 0);
+	ck_assert_uint_eq(readnum("registers/ar_cache"), 5);
+	ck_assert_int_eq(sh(AS_MEMBER "mkdir $M/buffers/0 && " AS_MEMBER "rmdir $M/buffers/0"), 0);
+	ck_assert_int_ne(sh(AS_MEMBER "test -w $M/registers/version"), 0);
+	ck_assert_int_ne(sh(AS_MEMBER "test -r $M/registers/raw"), 0);
+	/* a register read: no permission GETATTR between LOOKUP and OPEN */
+	ck_assert_int_eq(sh("python3 -c 'import os; os.read(os.open(\"%s\", os.O_RDONLY), 64)' "
+			    "&& echo MARK > /dev/null",
+			    P("registers/rx_frame_count")),
+			 0);
+	log = daemon_output();
+	{
+		unsigned long long node = 0;
+		char *open = NULL, *p, want[96];
+		int pid = 0;
+
+		for (p = log; (p = strstr(p, "opcode: OPEN")); p++)
+			open = p;
+		ck_assert_msg(open && sscanf(open, "opcode: OPEN (%*d), nodeid: %llu, insize: "
+						   "%*u, pid: %d", &node, &pid) == 2,
+			      "no OPEN in the daemon's log:\n%.3000s", log);
+		snprintf(want, sizeof(want), "opcode: GETATTR (3), nodeid: %llu,", node);
+		for (p = log; (p = strstr(p, want)); p++) {
+			int gpid = 0;
+
+			sscanf(strstr(p, "pid: ") ? strstr(p, "pid: ") : "", "pid: %d", &gpid);
+			ck_assert_msg(gpid != pid, "a GETATTR for the register's open (pid %d):\n%.3000s",
+				      pid, log);
+		}
+	}
+	ck_assert_int_eq(mnt_stop(), 0);
+	free(log);
+}
+END_TEST
+
 /* Debian's node_exporter runs as user prometheus (its unit's User=) and
  * reads the textfile directory /var/lib/prometheus/node-exporter; the
  * recipe in docs/operations.md links the mount's metrics there.  Here the
@@ -165,4 +231,5 @@ START_TEST(root_reads_write_only_quietly)
 END_TEST
 
 SUITE_MAIN("fs_access", "access", TEST_TIMEOUT, {default_root_only}, {allow_other_reads_only},
-	   {group_with_write_access}, {prometheus_user_scrape}, {root_reads_write_only_quietly})
+	   {group_with_write_access}, {daemon_checks_modes}, {prometheus_user_scrape},
+	   {root_reads_write_only_quietly})
