@@ -258,8 +258,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		return;
 	}
 	/* Truncating or touching wants write permission (or ownership). */
-	if (fuse_req_ctx(req)->uid != fs->uid &&
-	    !may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK)) {
+	if (fuse_req_ctx(req)->uid != fs->uid && !may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -677,8 +676,8 @@ static void fs_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (mask != F_OK && !may(req, fs, fs_mode(fs, &fs->rows[row]),
-				 (unsigned int)mask & (R_OK | W_OK | X_OK))) {
+	if (mask != F_OK &&
+	    !may(req, fs, fs_mode(fs, &fs->rows[row]), (unsigned int)mask & (R_OK | W_OK | X_OK))) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -708,7 +707,9 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	if (!may(req, fs, fs_mode(fs, n),
-		 acc == O_RDONLY ? R_OK : acc == O_WRONLY ? W_OK : R_OK | W_OK)) {
+		 acc == O_RDONLY   ? R_OK
+		 : acc == O_WRONLY ? W_OK
+				   : R_OK | W_OK)) {
 		fuse_reply_err(req, EACCES); /* the mode says so: no errors line */
 		return;
 	}

@@ -131,16 +131,19 @@ START_TEST(daemon_checks_modes)
 
 		for (p = log; (p = strstr(p, "opcode: OPEN")); p++)
 			open = p;
-		ck_assert_msg(open && sscanf(open, "opcode: OPEN (%*d), nodeid: %llu, insize: "
-						   "%*u, pid: %d", &node, &pid) == 2,
+		ck_assert_msg(open && sscanf(open,
+					     "opcode: OPEN (%*d), nodeid: %llu, insize: "
+					     "%*u, pid: %d",
+					     &node, &pid) == 2,
 			      "no OPEN in the daemon's log:\n%.3000s", log);
 		snprintf(want, sizeof(want), "opcode: GETATTR (3), nodeid: %llu,", node);
 		for (p = log; (p = strstr(p, want)); p++) {
 			int gpid = 0;
 
 			sscanf(strstr(p, "pid: ") ? strstr(p, "pid: ") : "", "pid: %d", &gpid);
-			ck_assert_msg(gpid != pid, "a GETATTR for the register's open (pid %d):\n%.3000s",
-				      pid, log);
+			ck_assert_msg(gpid != pid,
+				      "a GETATTR for the register's open (pid %d):\n%.3000s", pid,
+				      log);
 		}
 	}
 	ck_assert_int_eq(mnt_stop(), 0);
