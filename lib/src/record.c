@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpuasync/frame.h"
 #include "gpuasync/record.h"
@@ -163,6 +164,24 @@ void ga_rec_derive(struct ga_rec_frame *f, const uint8_t *payload, uint32_t len)
 	f->th_time_ns = th.time_ns;
 	f->th_time_s = th.time_s;
 	f->flags |= GA_REC_F_TIMING;
+}
+
+void ga_rec_live(uint8_t *p, uint64_t pulse_add)
+{
+	struct ga_timing_header th;
+	struct timespec now;
+	uint64_t w;
+
+	ga_timing_decode(p, &th);
+	w = (th.pulse_ctl & ~GA_TIMING_PULSE_MASK) |
+	    ((th.pulse_ctl + pulse_add) & GA_TIMING_PULSE_MASK);
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(w >> (8 * i));
+	for (int i = 0; i < 4; i++) {
+		p[GA_TIMING_TIME_OFF + i] = (uint8_t)((uint32_t)now.tv_nsec >> (8 * i));
+		p[GA_TIMING_TIME_OFF + 4 + i] = (uint8_t)((uint32_t)now.tv_sec >> (8 * i));
+	}
 }
 
 /* ---- reading ---------------------------------------------------------------- */

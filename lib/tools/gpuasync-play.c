@@ -11,11 +11,17 @@
  * naming the frame, and nothing reaches the card.  Then each frame's
  * payload goes into CARD/replay_frame and its length and TUSER bytes into
  * CARD/replay_push, in file order; a frame that finds no armed write
- * buffer waits for one (as on the card), at most -w seconds.
+ * buffer waits for one (as on the card), at most -w seconds.  As the
+ * simulated card's sim/replay: -r max (as buffers take them), recorded
+ * (each frame at its recorded time after the play's first) or HZ; -n
+ * plays (0: until interrupted), -c frames in all, -l live (each
+ * TimingHeader's pulse ID moved on by the file's pulse-ID span a play,
+ * its time stamp now).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +32,25 @@
 #include <gpuasync/device.h>
 #include <gpuasync/frame.h>
 #include <gpuasync/record.h>
+#include <gpuasync/timing.h>
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuasync-play [-r RATE_HZ] [-w SECONDS] CARD FILE\n"
+	fprintf(f, "usage: gpuasync-play [-r max|recorded|HZ] [-n PLAYS] [-c FRAMES] [-l] "
+		   "[-w SECONDS] CARD FILE\n"
 		   "  CARD        the emulated card's sysfs directory "
 		   "(/sys/class/gpuasync/gpuasync_emu0)\n"
 		   "  FILE        a recorded run (frames/record, gpuasync-synth)\n"
-		   "  -r RATE_HZ  frames per second (default: as fast as armed buffers take "
-		   "them)\n"
+		   "  -r RATE     max: as fast as armed buffers take them (default); recorded: "
+		   "each\n"
+		   "              frame at its recorded time after the play's first; HZ: frames "
+		   "per second\n"
+		   "  -n PLAYS    plays of the file (default 1; 0: until interrupted)\n"
+		   "  -c FRAMES   frames in all, across plays (default 0: every frame of every "
+		   "play)\n"
+		   "  -l          live: each TimingHeader's pulse ID moves on by the file's span "
+		   "a play,\n"
+		   "              its time stamp is now\n"
 		   "  -w SECONDS  how long a frame may wait for an armed buffer (default 10)\n");
 }
 
@@ -88,6 +104,14 @@ static int push(int fd, uint32_t len, const uint8_t desc[8], uint64_t wait_ns)
 	return 0;
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 static int open_card(const char *card, const char *file, int flags)
 {
 	char path[4096];
@@ -107,18 +131,37 @@ int main(int argc, char **argv)
 	struct ga_rec_file info;
 	struct ga_rec_frame f;
 	double rate = 0, wait_s = 10;
-	uint64_t frames = 0, t0;
+	bool recorded = false, live = false;
+	uint64_t frames = 0, sent = 0, plays = 1, count = 0, t0, play;
+	uint64_t first = 0, last = 0, span = 0, pmin = UINT64_MAX, pmax = 0, pulse_span;
+	uint8_t *copy = NULL;
 	struct stat st;
 	int opt, ret, data, ctl;
 
-	while ((opt = getopt(argc, argv, "r:w:h")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:lw:h")) != -1) {
 		char *end;
 
 		switch (opt) {
 		case 'r':
+			recorded = strcmp(optarg, "recorded") == 0;
+			if (recorded || strcmp(optarg, "max") == 0)
+				break;
 			rate = strtod(optarg, &end);
 			if (*end || !(rate > 0 && rate <= 1e9))
 				goto bad;
+			break;
+		case 'n':
+			plays = strtoull(optarg, &end, 10);
+			if (*end || *optarg == '-')
+				goto bad;
+			break;
+		case 'c':
+			count = strtoull(optarg, &end, 10);
+			if (*end || *optarg == '-')
+				goto bad;
+			break;
+		case 'l':
+			live = true;
 			break;
 		case 'w':
 			wait_s = strtod(optarg, &end);
@@ -153,34 +196,68 @@ int main(int argc, char **argv)
 				(long long)st.st_size);
 			return 1;
 		}
+		if (!frames)
+			first = f.monotonic_ns;
+		last = f.monotonic_ns;
+		if (f.flags & GA_REC_F_TIMING) {
+			uint64_t p = f.pulse_ctl & GA_TIMING_PULSE_MASK;
+
+			pmin = p < pmin ? p : pmin;
+			pmax = p > pmax ? p : pmax;
+		}
 		frames++;
 	}
 	if (ret < 0 || ga_rec_rewind(r) < 0) {
 		fprintf(stderr, "gpuasync-play: %s\n", ga_last_error());
 		return 1;
 	}
+	/* As sim/replay: a play lasts its span and one mean frame interval. */
+	span = last - first + (frames > 1 ? (last - first) / (frames - 1) : 0);
+	pulse_span = pmin <= pmax ? pmax - pmin + 1 : 0;
+	if (live && !(copy = malloc((size_t)st.st_size))) {
+		fprintf(stderr, "gpuasync-play: out of memory\n");
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	t0 = now_ns();
-	for (uint64_t k = 0; (ret = ga_rec_next(r, &f)) == 1; k++) {
-		if (rate > 0)
-			sleep_until(t0 + (uint64_t)((double)k * 1e9 / rate));
-		ret = put_payload(data, f.payload, f.payload_bytes);
-		if (ret == 0)
-			ret = push(ctl, f.payload_bytes, f.desc, (uint64_t)(wait_s * 1e9));
-		if (ret < 0) {
-			fprintf(stderr, "gpuasync-play: frame %llu: %s\n",
-				(unsigned long long)f.number,
-				ret == -ETIMEDOUT ? "no write buffer armed within the wait (-w)"
-						  : strerror(-ret));
+	for (play = 0; !stop && (!plays || play < plays) && (!count || sent < count); play++) {
+		if (play && ga_rec_rewind(r) < 0)
+			break;
+		while (!stop && (!count || sent < count) && (ret = ga_rec_next(r, &f)) == 1) {
+			const uint8_t *p = f.payload;
+
+			if (recorded)
+				sleep_until(t0 + play * span + (f.monotonic_ns - first));
+			else if (rate > 0)
+				sleep_until(t0 + (uint64_t)((double)sent * 1e9 / rate));
+			if (live && (f.flags & GA_REC_F_TIMING) &&
+			    f.th_off + GA_TIMING_HDR_BYTES <= f.payload_bytes) {
+				memcpy(copy, f.payload, f.payload_bytes);
+				ga_rec_live(copy + f.th_off, play * pulse_span);
+				p = copy;
+			}
+			ret = put_payload(data, p, f.payload_bytes);
+			if (ret == 0)
+				ret = push(ctl, f.payload_bytes, f.desc, (uint64_t)(wait_s * 1e9));
+			if (ret < 0) {
+				fprintf(stderr, "gpuasync-play: play %llu, frame %llu: %s\n",
+					(unsigned long long)play + 1, (unsigned long long)f.number,
+					ret == -ETIMEDOUT ? "no write buffer armed within the wait (-w)"
+							  : strerror(-ret));
+				return 1;
+			}
+			sent++;
+		}
+		if (ret < 0) { /* changed since the check */
+			fprintf(stderr, "gpuasync-play: %s\n", ga_last_error());
 			return 1;
 		}
 	}
-	if (ret < 0) { /* changed since the check */
-		fprintf(stderr, "gpuasync-play: %s\n", ga_last_error());
-		return 1;
-	}
 	ga_rec_close(r);
-	printf("%llu frames played in %.3f s\n", (unsigned long long)frames,
-	       (double)(now_ns() - t0) / 1e9);
+	free(copy);
+	printf("%llu frames played in %.3f s (%llu plays begun)\n", (unsigned long long)sent,
+	       (double)(now_ns() - t0) / 1e9, (unsigned long long)play);
 	return 0;
 bad:
 	usage(stderr);

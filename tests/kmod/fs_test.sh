@@ -193,6 +193,33 @@ r0=$(cat $CARD/replayed)
 /t/gpuasync-play $CARD /tmp/cut.gar > /tmp/play.out 2>&1
 [ $? = 1 ] && grep -q "frame 2" /tmp/play.out && [ "$(cat $CARD/replayed)" = "$r0" ] &&
 	ok replay_cut_refused || bad "replay_cut_refused ($(cat /tmp/play.out))"
+# Plays, counts and pace, as sim/replay's: a 4-frame run at 50 Hz played 3
+# times live goes on in pulse ID (one step back only where it starts after
+# the run above); 2 plays as recorded step back at each play and take the
+# recorded time at least (the last frame is due 0.08 + 0.06 s after the
+# first); -n 0 -c 5 plays 5 frames and ends.
+rearm() { for i in $(seq 0 11); do echo 1 > $M/buffers/$i/write_enable || bad "replay_rearm $i"; done; }
+/t/gpuasync-synth -o /tmp/four.gar -p jungfrau -s 8K -n 4 -r 50 >/dev/null || bad replay_synth4
+rearm
+b0=$(cat $M/frames/pulse_id_backwards) g0=$(cat $M/frames/pulse_id_gaps) s0=$(cat $M/frames/seen)
+/t/gpuasync-play -n 3 -l $CARD /tmp/four.gar > /tmp/play.out 2>&1 &&
+	grep -q "^12 frames played in .* (3 plays begun)" /tmp/play.out &&
+	wait_ge $M/frames/seen $((s0 + 12)) &&
+	[ "$(cat $M/frames/pulse_id_backwards) $(cat $M/frames/pulse_id_gaps)" = "$((b0 + 1)) $g0" ] &&
+	ok replay_live_plays || bad "replay_live_plays ($(cat /tmp/play.out); $(grep -H . $M/frames/pulse_id_*))"
+rearm
+b0=$(cat $M/frames/pulse_id_backwards) s0=$(cat $M/frames/seen)
+/t/gpuasync-play -n 2 -r recorded $CARD /tmp/four.gar > /tmp/play.out 2>&1 &&
+	t=$(sed -n 's/^8 frames played in \([0-9.]*\) s (2 plays begun)$/\1/p' /tmp/play.out) &&
+	[ -n "$t" ] && [ "$(echo "$t" | tr -d .)" -ge 0140 ] && wait_ge $M/frames/seen $((s0 + 8)) &&
+	[ "$(cat $M/frames/pulse_id_backwards)" = $((b0 + 2)) ] &&
+	ok replay_recorded_pace || bad "replay_recorded_pace ($(cat /tmp/play.out); backwards $(cat $M/frames/pulse_id_backwards) from $b0)"
+rearm
+r0=$(cat $CARD/replayed)
+/t/gpuasync-play -n 0 -c 5 $CARD /tmp/four.gar > /tmp/play.out 2>&1 &&
+	grep -q "^5 frames played in .* (2 plays begun)" /tmp/play.out &&
+	[ "$(cat $CARD/replayed)" = $((r0 + 5)) ] &&
+	ok replay_count || bad "replay_count ($(cat /tmp/play.out))"
 echo 0 > $M/registers/write_enable
 for i in $(seq 11 -1 0); do rmdir $M/buffers/$i || bad "replay_rmdir $i"; done
 fi

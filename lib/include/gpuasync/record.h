@@ -89,6 +89,12 @@ void ga_rec_frame_encode(const struct ga_rec_frame *f, uint8_t *out);
  * sub-frames, into @f's derived fields; the rules of the mount's frames/. */
 void ga_rec_derive(struct ga_rec_frame *f, const uint8_t *payload, uint32_t len);
 
+/* A replay made to look live: the TimingHeader at @th (a frame's payload +
+ * th_off, of a frame with GA_REC_F_TIMING) gets its pulse ID plus
+ * @pulse_add (so pulse IDs go on across plays) and the host's
+ * CLOCK_REALTIME now as its time stamp. */
+void ga_rec_live(uint8_t *th, uint64_t pulse_add);
+
 /* Reading a file, one record at a time in bounded memory. */
 struct ga_rec_reader;
 /* Open @path and check its header: 0, or -errno with the reason in

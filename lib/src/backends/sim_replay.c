@@ -129,23 +129,8 @@ void sim_replay_fill(void *ctx, void *dst, uint32_t len)
 		len = it->len;
 	memcpy(dst, it->payload, len);
 	/* Live: the TimingHeader says now, and pulse IDs go on across plays. */
-	if (rp->cfg.live && it->timing && it->th_off + GA_TIMING_HDR_BYTES <= len) {
-		uint8_t *p = (uint8_t *)dst + it->th_off;
-		struct ga_timing_header th;
-		struct timespec now;
-		uint64_t w;
-
-		ga_timing_decode(p, &th);
-		w = (th.pulse_ctl & ~GA_TIMING_PULSE_MASK) |
-		    ((th.pulse_ctl + it->play * rp->pulse_span) & GA_TIMING_PULSE_MASK);
-		clock_gettime(CLOCK_REALTIME, &now);
-		for (int i = 0; i < 8; i++)
-			p[i] = (uint8_t)(w >> (8 * i));
-		for (int i = 0; i < 4; i++) {
-			p[GA_TIMING_TIME_OFF + i] = (uint8_t)((uint32_t)now.tv_nsec >> (8 * i));
-			p[GA_TIMING_TIME_OFF + 4 + i] = (uint8_t)((uint32_t)now.tv_sec >> (8 * i));
-		}
-	}
+	if (rp->cfg.live && it->timing && it->th_off + GA_TIMING_HDR_BYTES <= len)
+		ga_rec_live((uint8_t *)dst + it->th_off, it->play * rp->pulse_span);
 }
 
 void sim_replay_sent(struct sim *s)
