@@ -71,16 +71,20 @@ static double attr_timeout(const struct fs_node *n)
  * answer matters). */
 static bool in_group(fuse_req_t req, gid_t gid)
 {
-	gid_t list[64];
+	gid_t some[64], *list = some;
+	bool in = false;
 	int n;
 
 	if (fuse_req_ctx(req)->gid == gid)
 		return true;
-	n = fuse_req_getgroups(req, 64, list);
-	for (int i = 0; i < n && i < 64; i++)
-		if (list[i] == gid)
-			return true;
-	return false;
+	n = fuse_req_getgroups(req, 64, some);
+	if (n > 64 && (list = malloc((size_t)n * sizeof(*list))))
+		n = fuse_req_getgroups(req, n, list); /* more than 64 groups: all of them */
+	for (int i = 0; list && i < n && !in; i++)
+		in = list[i] == gid;
+	if (list != some)
+		free(list);
+	return in;
 }
 
 /*
@@ -104,15 +108,19 @@ static bool may(fuse_req_t req, const struct fs *fs, unsigned int mode, unsigned
 	return (bits & want) == want;
 }
 
-/* Whether the caller may change directory @parent (make, remove, rename
- * in it): write and search permission, as the kernel asks. */
-static bool may_change_dir(fuse_req_t req, struct fs *fs, fuse_ino_t parent)
+/* A request that would change directory @parent (make, remove, rename,
+ * link in it) without write and search permission there, as the kernel
+ * asks: refused with EACCES and no errors line (the mode says so); true
+ * when it was. */
+static bool dir_change_refused(fuse_req_t req, struct fs *fs, fuse_ino_t parent)
 {
 	unsigned int row, idx;
 
-	if (fs_node_of(fs, parent, &row, &idx) < 0)
-		return true; /* the handler answers ENOENT */
-	return may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK | X_OK);
+	if (fs_node_of(fs, parent, &row, &idx) < 0 ||
+	    may(req, fs, fs_mode(fs, &fs->rows[row]), W_OK | X_OK))
+		return false; /* a missing parent: the handler answers ENOENT */
+	fuse_reply_err(req, EACCES);
+	return true;
 }
 
 /* ---- replies ------------------------------------------------------------------------ */
@@ -501,10 +509,8 @@ static int collection_parent(fuse_req_t req, struct fs *fs, fuse_ino_t parent, c
 		fuse_reply_err(req, ENOENT);
 		return -1;
 	}
-	if (!may(req, fs, fs_mode(fs, &fs->rows[prow]), W_OK | X_OK)) {
-		fuse_reply_err(req, EACCES); /* the mode says so: no errors line */
+	if (dir_change_refused(req, fs, parent))
 		return -1;
-	}
 	*d = fs->rows[prow].dir;
 	child_path(fs, parent, name, path, len);
 	if (!fs_dir_is_collection(*d)) {
@@ -565,10 +571,8 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs *fs = req_fs(req);
 	char path[256];
 
-	if (!may_change_dir(req, fs, parent)) {
-		fuse_reply_err(req, EACCES);
+	if (dir_change_refused(req, fs, parent))
 		return;
-	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(-EPERM,
 	       "files of the tree cannot be removed; rmdir a buffer directory to release it");
@@ -583,10 +587,8 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 
 	(void)mode;
 	(void)fi;
-	if (!may_change_dir(req, fs, parent)) {
-		fuse_reply_err(req, EACCES);
+	if (dir_change_refused(req, fs, parent))
 		return;
-	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(-EACCES, "no such file, and files cannot be created (see README)");
 	fs_reply_fail(req, fs, path, -EACCES);
@@ -607,10 +609,8 @@ static void refuse_name(fuse_req_t req, fuse_ino_t parent, const char *name, int
 	struct fs *fs = req_fs(req);
 	char path[256];
 
-	if (!may_change_dir(req, fs, parent)) {
-		fuse_reply_err(req, EACCES);
+	if (dir_change_refused(req, fs, parent))
 		return;
-	}
 	child_path(fs, parent, name, path, sizeof(path));
 	fs_err(err, "%s", why);
 	fs_reply_fail(req, fs, path, err);

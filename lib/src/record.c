@@ -166,6 +166,33 @@ void ga_rec_derive(struct ga_rec_frame *f, const uint8_t *payload, uint32_t len)
 	f->flags |= GA_REC_F_TIMING;
 }
 
+void ga_rec_extent_add(struct ga_rec_extent *e, const struct ga_rec_frame *f)
+{
+	if (!e->frames++) {
+		e->first_ns = f->monotonic_ns;
+		e->pulse_min = UINT64_MAX;
+	}
+	e->last_ns = f->monotonic_ns;
+	if (f->flags & GA_REC_F_TIMING) {
+		uint64_t p = f->pulse_ctl & GA_TIMING_PULSE_MASK;
+
+		e->pulse_min = p < e->pulse_min ? p : e->pulse_min;
+		e->pulse_max = p > e->pulse_max ? p : e->pulse_max;
+	}
+}
+
+uint64_t ga_rec_play_ns(const struct ga_rec_extent *e)
+{
+	uint64_t span = e->last_ns - e->first_ns;
+
+	return e->frames > 1 ? span + span / (e->frames - 1) : span;
+}
+
+uint64_t ga_rec_pulse_span(const struct ga_rec_extent *e)
+{
+	return e->frames && e->pulse_min <= e->pulse_max ? e->pulse_max - e->pulse_min + 1 : 0;
+}
+
 void ga_rec_live(uint8_t *p, uint64_t pulse_add)
 {
 	struct ga_timing_header th;

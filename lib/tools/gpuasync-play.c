@@ -132,8 +132,8 @@ int main(int argc, char **argv)
 	struct ga_rec_frame f;
 	double rate = 0, wait_s = 10;
 	bool recorded = false, live = false;
-	uint64_t frames = 0, sent = 0, plays = 1, count = 0, t0, play;
-	uint64_t first = 0, last = 0, span = 0, pmin = UINT64_MAX, pmax = 0, pulse_span;
+	uint64_t sent = 0, plays = 1, count = 0, t0, play;
+	struct ga_rec_extent x = {0};
 	uint8_t *copy = NULL;
 	struct stat st;
 	int opt, ret, data, ctl;
@@ -196,24 +196,12 @@ int main(int argc, char **argv)
 				(long long)st.st_size);
 			return 1;
 		}
-		if (!frames)
-			first = f.monotonic_ns;
-		last = f.monotonic_ns;
-		if (f.flags & GA_REC_F_TIMING) {
-			uint64_t p = f.pulse_ctl & GA_TIMING_PULSE_MASK;
-
-			pmin = p < pmin ? p : pmin;
-			pmax = p > pmax ? p : pmax;
-		}
-		frames++;
+		ga_rec_extent_add(&x, &f);
 	}
 	if (ret < 0 || ga_rec_rewind(r) < 0) {
 		fprintf(stderr, "gpuasync-play: %s\n", ga_last_error());
 		return 1;
 	}
-	/* As sim/replay: a play lasts its span and one mean frame interval. */
-	span = last - first + (frames > 1 ? (last - first) / (frames - 1) : 0);
-	pulse_span = pmin <= pmax ? pmax - pmin + 1 : 0;
 	if (live && !(copy = malloc((size_t)st.st_size))) {
 		fprintf(stderr, "gpuasync-play: out of memory\n");
 		return 1;
@@ -228,13 +216,14 @@ int main(int argc, char **argv)
 			const uint8_t *p = f.payload;
 
 			if (recorded)
-				sleep_until(t0 + play * span + (f.monotonic_ns - first));
+				sleep_until(t0 + play * ga_rec_play_ns(&x) +
+					    (f.monotonic_ns - x.first_ns));
 			else if (rate > 0)
 				sleep_until(t0 + (uint64_t)((double)sent * 1e9 / rate));
 			if (live && (f.flags & GA_REC_F_TIMING) &&
 			    f.th_off + GA_TIMING_HDR_BYTES <= f.payload_bytes) {
 				memcpy(copy, f.payload, f.payload_bytes);
-				ga_rec_live(copy + f.th_off, play * pulse_span);
+				ga_rec_live(copy + f.th_off, play * ga_rec_pulse_span(&x));
 				p = copy;
 			}
 			ret = put_payload(data, p, f.payload_bytes);
@@ -243,8 +232,9 @@ int main(int argc, char **argv)
 			if (ret < 0) {
 				fprintf(stderr, "gpuasync-play: play %llu, frame %llu: %s\n",
 					(unsigned long long)play + 1, (unsigned long long)f.number,
-					ret == -ETIMEDOUT ? "no write buffer armed within the wait (-w)"
-							  : strerror(-ret));
+					ret == -ETIMEDOUT
+						? "no write buffer armed within the wait (-w)"
+						: strerror(-ret));
 				return 1;
 			}
 			sent++;

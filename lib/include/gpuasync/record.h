@@ -89,6 +89,19 @@ void ga_rec_frame_encode(const struct ga_rec_frame *f, uint8_t *out);
  * sub-frames, into @f's derived fields; the rules of the mount's frames/. */
 void ga_rec_derive(struct ga_rec_frame *f, const uint8_t *payload, uint32_t len);
 
+/* What a replay's schedule and live rewrite need of a whole file, made
+ * frame by frame (ga_rec_extent_add, from a zeroed struct): frames, their
+ * first and last CLOCK_MONOTONIC times, the lowest and highest pulse ID. */
+struct ga_rec_extent {
+	uint64_t frames, first_ns, last_ns, pulse_min, pulse_max;
+};
+void ga_rec_extent_add(struct ga_rec_extent *e, const struct ga_rec_frame *f);
+/* How long one play lasts: the recorded span and one mean frame interval. */
+uint64_t ga_rec_play_ns(const struct ga_rec_extent *e);
+/* Pulse IDs one play covers (0 when no frame had a TimingHeader): what a
+ * live replay adds to them at each play. */
+uint64_t ga_rec_pulse_span(const struct ga_rec_extent *e);
+
 /* A replay made to look live: the TimingHeader at @th (a frame's payload +
  * th_off, of a frame with GA_REC_F_TIMING) gets its pulse ID plus
  * @pulse_add (so pulse IDs go on across plays) and the host's

@@ -276,7 +276,7 @@ static int replay_check(struct sim_replay *rp)
 {
 	struct ga_rec_reader *r;
 	struct ga_rec_frame f;
-	uint64_t first = 0, last = 0, pmin = UINT64_MAX, pmax = 0;
+	struct ga_rec_extent x = {0};
 	int ret = ga_rec_open(rp->path, &r, NULL);
 
 	if (ret < 0)
@@ -293,34 +293,23 @@ static int replay_check(struct sim_replay *rp)
 				     rp->path, (unsigned long long)f.number);
 			break;
 		}
-		if (!f.number)
-			first = f.monotonic_ns;
-		if (f.monotonic_ns < last) {
+		if (x.frames && f.monotonic_ns < x.last_ns) {
 			ret = ga_err(-EBADMSG,
 				     "%s: frame %llu: its CLOCK_MONOTONIC time is before the "
 				     "frame's before it",
 				     rp->path, (unsigned long long)f.number);
 			break;
 		}
-		last = f.monotonic_ns;
-		if (f.flags & GA_REC_F_TIMING) {
-			uint64_t p = f.pulse_ctl & GA_TIMING_PULSE_MASK;
-
-			pmin = p < pmin ? p : pmin;
-			pmax = p > pmax ? p : pmax;
-		}
-		rp->file_frames++;
+		ga_rec_extent_add(&x, &f);
 	}
 	ga_rec_close(r);
 	if (ret < 0)
 		return ret;
-	if (!rp->file_frames)
+	if (!x.frames)
 		return ga_err(-ENODATA, "%s: no frames recorded", rp->path);
-	/* A play lasts its span and one mean frame interval more. */
-	rp->span_ns = last - first;
-	if (rp->file_frames > 1)
-		rp->span_ns += (last - first) / (rp->file_frames - 1);
-	rp->pulse_span = pmin <= pmax ? pmax - pmin + 1 : 0;
+	rp->file_frames = x.frames;
+	rp->span_ns = ga_rec_play_ns(&x);
+	rp->pulse_span = ga_rec_pulse_span(&x);
 	return 0;
 }
 
