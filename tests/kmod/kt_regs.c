@@ -87,6 +87,14 @@ static long lost_updates(int fd, const struct gmem *g, struct hammer *h)
 	       "%lu writes beside them\n",
 	       h->masked ? "GA_Write_Register_Masked" : "read, then write", lost, round,
 	       h->writes);
+	/*
+	 * A lost update can leave a stale count in the word even with no
+	 * buffer left (the hammer read it at 4 and wrote it back at 0), and a
+	 * remove-all with nothing to remove writes no register: with one
+	 * buffer back, the driver writes its own counts twice.
+	 */
+	if (!n)
+		add_buf(fd, 1, g->va, KB64);
 	ioctl(fd, GPU_Rem_Nvidia_Memory, 0);
 	return round < ROUNDS && !lost ? -1 : lost;
 }
@@ -128,6 +136,9 @@ static void t_masked_write(void)
 	h.masked = false;
 	lost = lost_updates(fd, &g, &h);
 	CHECK(lost > 0, "read, then write: no driver update lost in %d rounds (%ld)", ROUNDS, lost);
+	CHECK(field(fd, GA_REG_WRITE_COUNT, 0) == 0 && field(fd, GA_REG_READ_COUNT, 0) == 0,
+	      "ring counts %u/%u left in the word", field(fd, GA_REG_WRITE_COUNT, 0),
+	      field(fd, GA_REG_READ_COUNT, 0));
 	gfree(s, &g);
 	close(s);
 	check_clean(fd, "after the masked writes");

@@ -15,6 +15,18 @@ insmod /up/datadev.ko cfgTxCount=16 cfgRxCount=16 cfgSize=65536 cfgMode=2 || bad
 [ -c /dev/datadev_0 ] && [ -c /dev/nvidia_p2p_stub_mem ] && ok device_nodes || bad device_nodes
 sed -n '/DataGPU State/,/^$/p' /proc/datadev_0
 
+# Upstream's emulator probes for receive buffers for seconds after the
+# driver loads when its first look found too few, and logs each probe (the
+# driver logs each miss).  Tests that count kernel-log lines start after it.
+emu_settled() {
+	dmesg | grep -q "emu: init busy-poll complete" || return 1
+	dmesg | grep -q "emu: starting RX buffer seed phase" || return 0
+	dmesg | grep -q "emu: seed phase complete"
+}
+i=0
+while ! emu_settled && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+emu_settled && ok emulator_settled || bad "emulator_settled (no end of its start-up in 60 s)"
+
 run /t/t_up /dev/datadev_0
 if [ -x /t/gpuasyncfs ]; then run /t/fs_up.sh; else echo "KTEST skip fs: ${FS_SKIP:-no daemon}"; fi
 # Two lanes, two owners: a GPU owner, a mount and a lanes-only client at once.
