@@ -410,7 +410,8 @@ static int show_record_status(struct fs_ctx *c, struct strbuf *sb)
 
 /* ---- sim/replay: the simulated card plays a file ----------------------------- */
 
-/* "PATH [rate=recorded|max|HZ] [repeat=N] [count=N] [live=0|1] [queue=SIZE]". */
+/* "PATH [rate=recorded|max|HZ] [repeat=N] [count=N] [live=0|1] [queue=SIZE]
+ * [hold=auto|0|1]". */
 static int parse_replay(char *text, struct ga_sim_replay *r)
 {
 	char *save = NULL, *w, *v;
@@ -457,10 +458,19 @@ static int parse_replay(char *text, struct ga_sim_replay *r)
 			if (fs_parse_u64(v, strlen(v), 1ull << 40, true, &n) < 0 || n < 4096)
 				return fs_err(-EINVAL, "replay: queue=%s: a size of 4K or more", v);
 			r->queue_bytes = n;
+		} else if (!strcmp(w, "hold")) {
+			bool on;
+
+			if (!strcmp(v, "auto"))
+				r->hold = GA_SIM_REPLAY_HOLD_AUTO;
+			else if (fs_parse_bool(v, strlen(v), &on) < 0)
+				return fs_err(-EINVAL, "replay: hold=%s: auto, 0 or 1", v);
+			else
+				r->hold = on ? GA_SIM_REPLAY_HOLD_ON : GA_SIM_REPLAY_HOLD_OFF;
 		} else {
 			return fs_err(-EINVAL,
 				      "replay: '%s': write PATH [rate=recorded|max|HZ] [repeat=N] "
-				      "[count=N] [live=0|1] [queue=SIZE], or stop",
+				      "[count=N] [live=0|1] [queue=SIZE] [hold=auto|0|1], or stop",
 				      w);
 		}
 	}
@@ -514,7 +524,8 @@ static int show_replay_status(struct fs_ctx *c, struct strbuf *sb)
 		return ret;
 	ret = sb_printf(sb,
 			"state %s\npath %s\nframes %llu\nplays %llu\nfile_frames %llu\n"
-			"queued_bytes %llu\nqueued_most %llu\nqueue_max %llu\nerror %s\n",
+			"queued_bytes %llu\nqueued_most %llu\nqueue_max %llu\nheld %d\n"
+			"held_bytes %llu\nerror %s\n",
 			!st.path[0]  ? "off"
 			: st.running ? "playing"
 			: st.failed  ? "failed"
@@ -522,7 +533,8 @@ static int show_replay_status(struct fs_ctx *c, struct strbuf *sb)
 			st.path[0] ? st.path : "-", (unsigned long long)st.frames,
 			(unsigned long long)st.plays, (unsigned long long)st.file_frames,
 			(unsigned long long)st.queued_bytes, (unsigned long long)st.queued_most,
-			(unsigned long long)st.queue_max, st.error[0] ? st.error : "-");
+			(unsigned long long)st.queue_max, st.held, (unsigned long long)st.held_bytes,
+			st.error[0] ? st.error : "-");
 	return ret ? -ENOMEM : 0;
 }
 
@@ -550,7 +562,7 @@ const struct fs_node fs_record_rows[] = {
 	  .doc = "the recording: state, path, frames and bytes written, drops (queue full), queued bytes" },
 	{ .name = "replay", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0644, .flags = FS_LIVE,
 	  .show = show_replay, .store = store_replay, .visible = has_replay, .reg = -1,
-	  .doc = "write PATH [rate=recorded|max|HZ] [repeat=N] [count=N] [live=0|1] [queue=SIZE] to play a recorded run into the write buffers, stop to end" },
+	  .doc = "write PATH [rate=recorded|max|HZ] [repeat=N] [count=N] [live=0|1] [queue=SIZE] [hold=auto|0|1] to play a recorded run into the write buffers, stop to end" },
 	{ .name = "replay_status", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
 	  .show = show_replay_status, .visible = has_replay, .reg = -1,
 	  .doc = "the replay: state, path, frames sent, plays begun, frames in the file, read-ahead bytes" },

@@ -922,6 +922,13 @@ int main(int argc, char **argv)
 			die("-f %s: path too long", ref_path);
 		free(abs);
 		fs_write("sim/replay", v);
+		/* From the file as it plays, or from its copy in GPU memory. */
+		if (!fs_read("sim/replay_status", v, sizeof(v))) {
+			const char *held = strstr(v, "\nheld "), *bytes = strstr(v, "held_bytes ");
+
+			printf("drp: replay held %c (%llu bytes)\n", held ? held[6] : '?',
+			       bytes ? strtoull(bytes + 11, NULL, 10) : 0ull);
+		}
 	}
 
 	/* ---- the CPU: pop in frame order and check ---- */

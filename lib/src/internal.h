@@ -106,6 +106,12 @@ struct ga_mem_ops {
 	 * fills on the CPU), 0 or a negative errno otherwise. */
 	int (*write_pattern)(void *ctx, const struct ga_mem_block *blk, size_t off,
 			     enum ga_pattern pattern, uint32_t seq, size_t len);
+	/* Optional: @len bytes at @src_off of @src, a block of this context,
+	 * to @off of @blk, copied where the memory is (no host copy; with
+	 * write_defer: deferred as a copy in its terms).  A replay plays
+	 * from a copy of its file held this way (sim_replay.c). */
+	int (*write_from)(void *ctx, const struct ga_mem_block *blk, size_t off,
+			  const struct ga_mem_block *src, size_t src_off, size_t len);
 	int (*host_alloc)(void *ctx, size_t size, void **p);
 	void (*host_free)(void *ctx, void *p);
 	/* Optional: read the same @len bytes at @off of each of @n blocks into

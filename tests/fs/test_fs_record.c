@@ -152,48 +152,57 @@ START_TEST(record_then_replay_identical)
 	ck_assert_uint_eq(status_num("frames/record_status", "drops"), 0);
 	ck_assert_int_eq(mnt_stop(), 0);
 
-	/* Mount 2: the file played as fast as the same ring takes it. */
-	mnt_start(NULL);
-	make_write_buffers(4, "64K");
-	ck_assert_int_eq(sh("echo $D/run2.gar > $M/frames/record"), 0);
-	for (unsigned int i = 0; i < 4; i++)
-		arm_write(i);
-	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && "
-			    "echo \"$D/run1.gar rate=max\" > $M/sim/replay"),
-			 0);
-	wait_num("sim/stats/delivered", 4);
-	consume_rest();
-	read_counters(b);
-	for (unsigned int i = 0; i < NCOUNTERS; i++) {
-		ck_assert_msg(!strcmp(a[i], b[i]), "frames/%s: %s recorded, %s replayed",
-			      counters[i], a[i], b[i]);
-		free(a[i]);
-		free(b[i]);
-	}
-	ck_assert_int_eq(sh("echo stop > $M/frames/record"), 0);
-	ck_assert_uint_eq(status_num("sim/replay_status", "frames"), 12);
-	ck_assert_int_eq(sh("grep -qx 'state ended' $M/sim/replay_status"), 0);
-	ck_assert_int_eq(mnt_stop(), 0);
+	/* Mount 2: the file played as fast as the same ring takes it, read
+	 * from the file as it plays (hold=0) and from its copy in the card's
+	 * memory (hold=1). */
+	for (int hold = 0; hold < 2; hold++) {
+		mnt_start(NULL);
+		make_write_buffers(4, "64K");
+		ck_assert_int_eq(sh("echo $D/run2-%d.gar > $M/frames/record", hold), 0);
+		for (unsigned int i = 0; i < 4; i++)
+			arm_write(i);
+		ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && "
+				    "echo \"$D/run1.gar rate=max hold=%d\" > $M/sim/replay",
+				    hold),
+				 0);
+		ck_assert_uint_eq(status_num("sim/replay_status", "held"), hold);
+		wait_num("sim/stats/delivered", 4);
+		consume_rest();
+		read_counters(b);
+		for (unsigned int i = 0; i < NCOUNTERS; i++) {
+			ck_assert_msg(!strcmp(a[i], b[i]),
+				      "frames/%s: %s recorded, %s replayed (hold=%d)", counters[i],
+				      a[i], b[i], hold);
+			free(b[i]);
+		}
+		ck_assert_int_eq(sh("echo stop > $M/frames/record"), 0);
+		ck_assert_uint_eq(status_num("sim/replay_status", "frames"), 12);
+		ck_assert_int_eq(sh("grep -qx 'state ended' $M/sim/replay_status"), 0);
+		ck_assert_int_eq(mnt_stop(), 0);
 
-	/* Frame for frame: descriptor, payload (CRC), pulse ID, sub-frames. */
-	da = sh_out("$PY $READER $D/run1.gar --dump");
-	db = sh_out("$PY $READER $D/run2.gar --dump");
-	ck_assert_int_eq(sh("$PY $READER $D/run1.gar --dump | wc -l | grep -qx 12"), 0);
-	ck_assert_str_eq(da, db);
-	/* ...and the payloads byte for byte, by the NumPy reader. */
-	ck_assert_int_eq(sh("$PY -c 'import sys; sys.path.insert(0, \"%s/python/gpuasync\")\n"
-			    "import record, numpy as np\n"
-			    "a = [(f.descriptor, f.payload.copy()) for f in "
-			    "record.RunFile(\"%s/run1.gar\")]\n"
-			    "b = [(f.descriptor, f.payload.copy()) for f in "
-			    "record.RunFile(\"%s/run2.gar\")]\n"
-			    "assert len(a) == len(b) == 12\n"
-			    "assert all(x[0] == y[0] and np.array_equal(x[1], y[1]) "
-			    "for x, y in zip(a, b))'",
-			    GAFS_SRC, dir, dir),
-			 0);
-	free(da);
-	free(db);
+		/* Frame for frame: descriptor, payload (CRC), pulse ID, sub-frames. */
+		da = sh_out("$PY $READER $D/run1.gar --dump");
+		db = sh_out("$PY $READER $D/run2-%d.gar --dump", hold);
+		ck_assert_int_eq(sh("$PY $READER $D/run1.gar --dump | wc -l | grep -qx 12"), 0);
+		ck_assert_str_eq(da, db);
+		/* ...and the payloads byte for byte, by the NumPy reader. */
+		ck_assert_int_eq(
+			sh("$PY -c 'import sys; sys.path.insert(0, \"%s/python/gpuasync\")\n"
+			   "import record, numpy as np\n"
+			   "a = [(f.descriptor, f.payload.copy()) for f in "
+			   "record.RunFile(\"%s/run1.gar\")]\n"
+			   "b = [(f.descriptor, f.payload.copy()) for f in "
+			   "record.RunFile(\"%s/run2-%d.gar\")]\n"
+			   "assert len(a) == len(b) == 12\n"
+			   "assert all(x[0] == y[0] and np.array_equal(x[1], y[1]) "
+			   "for x, y in zip(a, b))'",
+			   GAFS_SRC, dir, dir, hold),
+			0);
+		free(da);
+		free(db);
+	}
+	for (unsigned int i = 0; i < NCOUNTERS; i++)
+		free(a[i]);
 	scratch_done();
 }
 END_TEST
@@ -277,6 +286,7 @@ START_TEST(bad_files_refused)
 	/* Bad words: refused, nothing changed. */
 	expect_refused("sim/replay", "relative.gar", EINVAL);
 	expect_refused("sim/replay", "/x.gar rate=fast", EINVAL);
+	expect_refused("sim/replay", "/x.gar hold=maybe", EINVAL);
 	expect_refused("sim/replay", "/x.gar bogus=1", EINVAL);
 	expect_refused("sim/replay", "/nonexistent/x.gar", ENOENT);
 	expect_refused("frames/record", "relative.gar", EINVAL);
@@ -371,6 +381,8 @@ START_TEST(replay_streams_bounded)
 	ck_assert_int_eq(sh("echo 0 > $M/registers/write_enable && "
 			    "echo \"$D/big.gar rate=max repeat=2 queue=512K\" > $M/sim/replay"),
 			 0);
+	/* auto holds nothing in host memory: it streams */
+	ck_assert_uint_eq(status_num("sim/replay_status", "held"), 0);
 	wait_num("sim/stats/dropped", 2048);
 	wait_status("sim/replay_status", "frames", 2048);
 	ck_assert_uint_eq(status_num("sim/replay_status", "plays"), 2);
@@ -444,6 +456,23 @@ START_TEST(repeat_live_and_recorded_pace)
 	ck_assert_int_eq(ret, 0);
 	ck_assert_uint_eq(n, 24);
 	ga_rec_close(r);
+
+	/* The same from the copy in the card's memory: the TimingHeader the
+	 * live rewrite makes goes over the copied payload. */
+	mnt_start(NULL);
+	make_write_buffers(32, "64K");
+	for (unsigned int i = 0; i < 32; i++)
+		arm_write(i);
+	ck_assert_int_eq(sh("echo 1 > $M/registers/write_enable && "
+			    "echo \"$D/t.gar rate=max repeat=3 live=1 hold=1\" > $M/sim/replay"),
+			 0);
+	ck_assert_uint_eq(status_num("sim/replay_status", "held"), 1);
+	ck_assert_uint_ge(status_num("sim/replay_status", "held_bytes"), 8 * 32);
+	wait_num("sim/stats/delivered", 24);
+	expect_nums("frames/",
+		    "seen=24 pulse_id_backwards=0 pulse_id_gaps=0 pulse_id_duplicates=0");
+	ck_assert_uint_eq(readnum("frames/last_pulse_id"), 0x123400000000ull + 23);
+	ck_assert_int_eq(mnt_stop(), 0);
 	scratch_done();
 }
 END_TEST

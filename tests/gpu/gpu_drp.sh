@@ -106,8 +106,15 @@ CASE=synth
 "$SYNTH" -o "$RUNS/epix.gar" -p epixuhr -s 60000 -n 400 -g 50:2 -d 80 || fail "gpuasync-synth epixuhr"
 run replay_jungfrau -n 3000 -r 2 -f "$RUNS/jf.gar"
 grep -q "jf.gar: 1000 frames" <<<"$OUT" || fail "the file's frames not loaded"
+grep -q "^drp: replay held 1" <<<"$OUT" || fail "not played from its copy in GPU memory (hold=auto)"
 run replay_epixuhr -n 1200 -r 4 -f "$RUNS/epix.gar"
 run replay_paced -n 2000 -r 2 -f "$RUNS/jf.gar" -p 5000
+# Played from the file's copy in GPU memory (hold, the default there) and
+# read from the file as it plays: the same bytes either way.
+run replay_held -n 1500 -r 2 -f "$RUNS/jf.gar" -w hold=1
+grep -q "^drp: replay held 1" <<<"$OUT" || fail "hold=1 not held"
+run replay_streamed -n 1500 -r 2 -f "$RUNS/jf.gar" -w hold=0
+grep -q "^drp: replay held 0" <<<"$OUT" || fail "hold=0 held"
 # The check can fail: live=1 rewrites each frame's TimingHeader as it
 # plays, so no frame is the file's byte for byte, and the consumer says so.
 CASE=replay_live_differs

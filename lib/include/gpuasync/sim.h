@@ -199,6 +199,12 @@ struct ga_sim_replay {
 	bool live;	      /* rewrite each TimingHeader: pulse IDs go on
 			       * across plays, time stamps are the host's now */
 	uint64_t queue_bytes; /* read-ahead bound; 0 = 16 MiB */
+	/* Hold the file's payloads in the card's memory and play from there
+	 * (a copy where the memory is, as a card's DMA lands them: no file
+	 * read and no host copy per frame).  AUTO: where the memory makes
+	 * data itself (GPU memory) and the payloads take at most 1 GiB. */
+	enum ga_sim_replay_hold { GA_SIM_REPLAY_HOLD_AUTO, GA_SIM_REPLAY_HOLD_OFF,
+				  GA_SIM_REPLAY_HOLD_ON } hold;
 };
 struct ga_sim_replay_status {
 	bool running, failed;
@@ -206,6 +212,8 @@ struct ga_sim_replay_status {
 	uint64_t plays;	      /* plays of the file begun */
 	uint64_t file_frames; /* frames in the file */
 	uint64_t queued_bytes, queue_max, queued_most;
+	bool held;	      /* played from a copy in the card's memory */
+	uint64_t held_bytes;  /* what that copy takes */
 	char path[256];
 	char error[400];
 };

@@ -36,6 +36,7 @@
 #include "gpuasync/batch.h"
 #include "gpuasync/sim.h"
 #include "gpuasync/sysmon.h"
+#include "gpuasync/timing.h"
 #include "internal.h"
 
 /* Fake bus addresses: 0xDEAD | gen(5) | dir(1) | index(10) | offset(32). */
@@ -322,6 +323,11 @@ int sim_replay_next(struct sim *s, uint64_t t, uint32_t *len, uint8_t *first_use
 		    uint8_t *last_user);
 /* ga_model_push_fill's fill for that frame (ctx: the struct sim). */
 void sim_replay_fill(void *ctx, void *dst, uint32_t len);
+/* The frame at the queue's head when the replay plays from its held copy
+ * (else NULL): the copy's block, where the payload is in it, and the
+ * TimingHeader a live replay writes over it at *@th_off (UINT32_MAX: none). */
+const struct ga_mem_block *sim_replay_held(struct sim *s, uint64_t *src_off, uint32_t *th_off,
+					   uint8_t th[GA_TIMING_HDR_BYTES]);
 /* The card took that frame (delivered or dropped): the next one.  s->lock held. */
 void sim_replay_sent(struct sim *s);
 /* When the next frame is due (ns, CLOCK_MONOTONIC), 0 for as soon as

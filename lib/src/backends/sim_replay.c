@@ -11,6 +11,13 @@
  * through ga_model_push_fill, as the generator's batched patterns go.  So
  * memory is the read-ahead and one record, whatever the file's size.
  *
+ * Held (ga_sim_replay.hold): start also copies every payload once into a
+ * block of the card's memory (GPU memory on a CUDA card) and keeps what
+ * the schedule needs of each frame; the reader then queues frames without
+ * reading the file, and the card thread has the memory layer copy each
+ * payload where the memory is (write_from), as a card's DMA lands bytes:
+ * no file read and no host copy per frame.
+ *
  * Locking: rp->mx guards the queue and the counts; it is a leaf, taken by
  * the card thread under s->lock and by the reader with nothing else held.
  * The reader takes s->lock only to wake the card thread (sim_lock), with
@@ -32,9 +39,23 @@
 
 #define REPLAY_QUEUE_DEFAULT (16u << 20)
 #define REPLAY_PATH_MAX	     256
+#define HOLD_AUTO_MAX	     (1ull << 30) /* payload bytes held without being asked */
+#define HOLD_FRAMES_MAX	     (4u << 20)	  /* frames held at most (their table) */
+#define HOLD_ALIGN	     16u	  /* each payload: the GPU copies 16 bytes a step */
+
+/* What a held frame's play needs (the payload is in the held block). */
+struct rp_held {
+	uint64_t off; /* in the held block */
+	uint64_t rel; /* recorded time from the play's first frame, ns */
+	uint32_t len, th_off;
+	uint8_t desc[8];
+	bool timing;
+	uint8_t th[GA_TIMING_HDR_BYTES]; /* the recorded TimingHeader (live) */
+};
 
 struct rp_item {
 	struct rp_item *next;
+	const struct rp_held *held; /* a held frame: no payload below */
 	uint32_t len, th_off;
 	uint8_t desc[8];
 	bool timing;
@@ -49,7 +70,11 @@ struct sim_replay {
 	char path[REPLAY_PATH_MAX];
 	pthread_t thread;
 	/* what the check found */
-	uint64_t file_frames, span_ns, pulse_span;
+	uint64_t file_frames, span_ns, pulse_span, payload_bytes;
+	/* the copy in the card's memory (hold), or held false */
+	bool held;
+	struct ga_mem_block block;
+	struct rp_held *hf;
 	/* guarded by mx */
 	pthread_mutex_t mx;
 	pthread_cond_t cv; /* the reader: room in the queue, or stop */
@@ -133,6 +158,24 @@ void sim_replay_fill(void *ctx, void *dst, uint32_t len)
 		ga_rec_live((uint8_t *)dst + it->th_off, it->play * rp->pulse_span);
 }
 
+const struct ga_mem_block *sim_replay_held(struct sim *s, uint64_t *src_off, uint32_t *th_off,
+					   uint8_t th[GA_TIMING_HDR_BYTES])
+{
+	struct sim_replay *rp = s->replay;
+	const struct rp_item *it = rp ? rp->head : NULL; /* only the card thread takes items */
+
+	if (!it || !it->held)
+		return NULL;
+	*src_off = it->held->off;
+	*th_off = UINT32_MAX;
+	if (rp->cfg.live && it->timing) {
+		memcpy(th, it->held->th, GA_TIMING_HDR_BYTES);
+		ga_rec_live(th, it->play * rp->pulse_span);
+		*th_off = it->th_off;
+	}
+	return &rp->block;
+}
+
 void sim_replay_sent(struct sim *s)
 {
 	struct sim_replay *rp = s->replay;
@@ -143,7 +186,7 @@ void sim_replay_sent(struct sim *s)
 	rp->head = it->next;
 	if (!rp->head)
 		rp->tail = NULL;
-	rp->queued -= sizeof(*it) + it->len;
+	rp->queued -= sizeof(*it) + (it->held ? 0 : it->len);
 	rp->frames++;
 	pthread_cond_signal(&rp->cv);
 	pthread_mutex_unlock(&rp->mx);
@@ -169,6 +212,76 @@ static void kick(struct sim *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Queue @it behind the others, waiting for room (one frame is let in
+ * whatever its size).  False when the replay stops (@it freed). */
+static bool reader_queue(struct sim_replay *rp, struct rp_item *it)
+{
+	uint64_t bytes = sizeof(*it) + (it->held ? 0 : it->len);
+	bool was_empty;
+
+	pthread_mutex_lock(&rp->mx);
+	while (!rp->stop && rp->head && rp->queued + bytes > rp->cfg.queue_bytes)
+		pthread_cond_wait(&rp->cv, &rp->mx);
+	if (rp->stop) {
+		pthread_mutex_unlock(&rp->mx);
+		free(it);
+		return false;
+	}
+	was_empty = !rp->head;
+	if (rp->tail)
+		rp->tail->next = it;
+	else
+		rp->head = it;
+	rp->tail = it;
+	rp->queued += bytes;
+	if (rp->queued > rp->queued_most)
+		rp->queued_most = rp->queued;
+	pthread_mutex_unlock(&rp->mx);
+	if (was_empty)
+		kick(rp->s);
+	return true;
+}
+
+static void reader_play_begins(struct sim_replay *rp)
+{
+	pthread_mutex_lock(&rp->mx);
+	rp->plays++;
+	pthread_mutex_unlock(&rp->mx);
+}
+
+/* The held copy's plays: frames queued from the table, the file unread. */
+static void reader_held(struct sim_replay *rp)
+{
+	uint64_t sent = 0;
+
+	for (uint64_t play = 0; !rp->cfg.repeat || play < rp->cfg.repeat; play++) {
+		reader_play_begins(rp);
+		for (uint64_t k = 0; k < rp->file_frames; k++) {
+			const struct rp_held *h = &rp->hf[k];
+			struct rp_item *it;
+
+			if (rp->cfg.count && sent == rp->cfg.count)
+				return;
+			it = calloc(1, sizeof(*it));
+			if (!it) {
+				reader_fail(rp, ga_err(-ENOMEM, "no memory for frame %llu",
+						       (unsigned long long)k));
+				return;
+			}
+			it->held = h;
+			it->len = h->len;
+			it->th_off = h->th_off;
+			it->timing = h->timing;
+			memcpy(it->desc, h->desc, 8);
+			it->play = play;
+			it->rel = play * rp->span_ns + h->rel;
+			if (!reader_queue(rp, it))
+				return;
+			sent++;
+		}
+	}
+}
+
 static void *reader_main(void *arg)
 {
 	struct sim_replay *rp = arg;
@@ -177,6 +290,10 @@ static void *reader_main(void *arg)
 	uint64_t sent = 0, first_mono = 0;
 	int ret;
 
+	if (rp->held) {
+		reader_held(rp);
+		goto out;
+	}
 	ret = ga_rec_open(rp->path, &r, NULL);
 	if (ret < 0) {
 		reader_fail(rp, ret);
@@ -185,12 +302,9 @@ static void *reader_main(void *arg)
 	for (uint64_t play = 0; !rp->cfg.repeat || play < rp->cfg.repeat; play++) {
 		if (play && ga_rec_rewind(r) < 0)
 			break;
-		pthread_mutex_lock(&rp->mx);
-		rp->plays++;
-		pthread_mutex_unlock(&rp->mx);
+		reader_play_begins(rp);
 		while ((ret = ga_rec_next(r, &f)) > 0) {
 			struct rp_item *it;
-			bool was_empty;
 
 			if (rp->cfg.count && sent == rp->cfg.count)
 				goto out;
@@ -203,6 +317,7 @@ static void *reader_main(void *arg)
 				goto out;
 			}
 			it->next = NULL;
+			it->held = NULL;
 			it->len = f.payload_bytes;
 			it->th_off = f.th_off;
 			it->timing = f.flags & GA_REC_F_TIMING;
@@ -210,29 +325,9 @@ static void *reader_main(void *arg)
 			it->play = play;
 			it->rel = play * rp->span_ns + (f.monotonic_ns - first_mono);
 			memcpy(it->payload, f.payload, f.payload_bytes);
-			pthread_mutex_lock(&rp->mx);
-			/* Room for it (one frame is let in whatever its size). */
-			while (!rp->stop && rp->head &&
-			       rp->queued + sizeof(*it) + it->len > rp->cfg.queue_bytes)
-				pthread_cond_wait(&rp->cv, &rp->mx);
-			if (rp->stop) {
-				pthread_mutex_unlock(&rp->mx);
-				free(it);
+			if (!reader_queue(rp, it))
 				goto out;
-			}
-			was_empty = !rp->head;
-			if (rp->tail)
-				rp->tail->next = it;
-			else
-				rp->head = it;
-			rp->tail = it;
-			rp->queued += sizeof(*it) + it->len;
-			if (rp->queued > rp->queued_most)
-				rp->queued_most = rp->queued;
-			pthread_mutex_unlock(&rp->mx);
 			sent++;
-			if (was_empty)
-				kick(rp->s);
 		}
 		if (ret < 0) {
 			reader_fail(rp, ret); /* changed since it was checked */
@@ -250,6 +345,17 @@ out:
 
 /* ---- the controls ------------------------------------------------------------ */
 
+/* The held copy goes (the memory layer's free waits for the copies still
+ * queued from it). */
+static void replay_unhold(struct sim_replay *rp)
+{
+	if (rp->held)
+		rp->s->dev->mem->free(rp->s->dev->mem_ctx, &rp->block);
+	rp->held = false;
+	free(rp->hf);
+	rp->hf = NULL;
+}
+
 static void replay_free(struct sim_replay *rp)
 {
 	struct rp_item *it, *next;
@@ -265,6 +371,7 @@ static void replay_free(struct sim_replay *rp)
 		next = it->next;
 		free(it);
 	}
+	replay_unhold(rp);
 	pthread_cond_destroy(&rp->cv);
 	pthread_mutex_destroy(&rp->mx);
 	free(rp);
@@ -301,6 +408,7 @@ static int replay_check(struct sim_replay *rp)
 			break;
 		}
 		ga_rec_extent_add(&x, &f);
+		rp->payload_bytes += (f.payload_bytes + HOLD_ALIGN - 1) / HOLD_ALIGN * HOLD_ALIGN;
 	}
 	ga_rec_close(r);
 	if (ret < 0)
@@ -311,6 +419,88 @@ static int replay_check(struct sim_replay *rp)
 	rp->span_ns = ga_rec_play_ns(&x);
 	rp->pulse_span = ga_rec_pulse_span(&x);
 	return 0;
+}
+
+/* Whether to hold the payloads in the card's memory (0: no, 1: yes), or a
+ * refusal of hold=on. */
+static int hold_wanted(const struct sim_replay *rp, const struct ga_mem_ops *mem)
+{
+	bool can = mem && mem->write_from && mem->alloc && mem->free;
+
+	switch (rp->cfg.hold) {
+	case GA_SIM_REPLAY_HOLD_OFF:
+		return 0;
+	case GA_SIM_REPLAY_HOLD_ON:
+		if (!can)
+			return ga_err(-ENOTSUP,
+				      "sim replay: hold=1: the card's memory (%s) cannot copy "
+				      "within itself",
+				      mem ? mem->name : "none");
+		if (rp->file_frames > HOLD_FRAMES_MAX)
+			return ga_err(-EFBIG, "sim replay: hold=1: %llu frames, more than %u held",
+				      (unsigned long long)rp->file_frames, HOLD_FRAMES_MAX);
+		return 1;
+	default: /* where the memory makes data itself, and not too much */
+		return can && mem->write_pattern && rp->payload_bytes <= HOLD_AUTO_MAX &&
+		       rp->file_frames <= HOLD_FRAMES_MAX;
+	}
+}
+
+/* Copy every payload of the file into a block of the card's memory and
+ * keep what each frame's play needs: read once more, frame by frame. */
+static int replay_hold(struct sim_replay *rp)
+{
+	const struct ga_mem_ops *mem = rp->s->dev->mem;
+	void *ctx = rp->s->dev->mem_ctx;
+	struct ga_rec_reader *r = NULL;
+	struct ga_rec_frame f;
+	uint64_t k = 0, off = 0, first_ns = 0;
+	int ret = hold_wanted(rp, mem);
+
+	if (ret <= 0)
+		return ret;
+	rp->hf = calloc(rp->file_frames, sizeof(*rp->hf));
+	if (!rp->hf)
+		return ga_err(-ENOMEM, "sim replay: no memory for the table of %llu frames",
+			      (unsigned long long)rp->file_frames);
+	ret = mem->alloc(ctx, rp->payload_bytes, &rp->block);
+	if (ret < 0) {
+		ret = ga_err(ret, "sim replay: hold: %llu bytes of the card's memory: %s",
+			     (unsigned long long)rp->payload_bytes, ga_last_error());
+		goto fail;
+	}
+	rp->held = true;
+	ret = ga_rec_open(rp->path, &r, NULL);
+	while (ret >= 0 && (ret = ga_rec_next(r, &f)) > 0 && k < rp->file_frames) {
+		struct rp_held *h = &rp->hf[k++];
+
+		if (k == 1)
+			first_ns = f.monotonic_ns;
+		h->off = off;
+		h->rel = f.monotonic_ns - first_ns;
+		h->len = f.payload_bytes;
+		h->th_off = f.th_off;
+		h->timing = f.flags & GA_REC_F_TIMING;
+		memcpy(h->desc, f.desc, 8);
+		if (h->timing && f.th_off + GA_TIMING_HDR_BYTES <= f.payload_bytes)
+			memcpy(h->th, f.payload + f.th_off, GA_TIMING_HDR_BYTES);
+		else
+			h->timing = false;
+		/* Queued copies take the bytes before the call returns. */
+		ret = mem->write_async ? mem->write_async(ctx, &rp->block, off, f.payload, h->len)
+				       : mem->write(ctx, &rp->block, off, f.payload, h->len);
+		off += (h->len + HOLD_ALIGN - 1) / HOLD_ALIGN * HOLD_ALIGN;
+	}
+	ga_rec_close(r);
+	if (!ret && k != rp->file_frames)
+		ret = ga_err(-EBADMSG, "%s: changed since it was checked", rp->path);
+	if (!ret && mem->write_async && mem->sync)
+		ret = mem->sync(ctx);
+	if (!ret)
+		return 0;
+fail:
+	replay_unhold(rp);
+	return ret;
 }
 
 static int get_sim_dev(struct ga_dev *dev, struct sim **s)
@@ -385,29 +575,23 @@ int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *cfg)
 		rp->cfg.queue_bytes = REPLAY_QUEUE_DEFAULT;
 	/* Before anything reaches the card: a bad file plays not one frame. */
 	ret = replay_check(rp);
-	if (ret < 0) {
-		free(rp);
-		return ret;
-	}
+	if (ret >= 0)
+		ret = replay_hold(rp);
+	if (ret < 0)
+		goto fail;
 	pthread_mutex_init(&rp->mx, NULL);
 	pthread_cond_init(&rp->cv, NULL);
 	sim_lock(s);
 	if (input_busy(s)) {
-		pthread_mutex_unlock(&s->lock);
-		pthread_cond_destroy(&rp->cv);
-		pthread_mutex_destroy(&rp->mx);
-		free(rp);
-		return ga_err(-EBUSY, s->replay ? "sim replay: a replay is playing (stop it first)"
-						: "sim replay: the generator is running (sim "
-						  "running 0 first)");
+		ret = ga_err(-EBUSY, s->replay ? "sim replay: a replay is playing (stop it first)"
+					       : "sim replay: the generator is running (sim "
+						 "running 0 first)");
+		goto fail_locked;
 	}
 	ret = -pthread_create(&rp->thread, NULL, reader_main, rp);
 	if (ret < 0) {
-		pthread_mutex_unlock(&s->lock);
-		pthread_cond_destroy(&rp->cv);
-		pthread_mutex_destroy(&rp->mx);
-		free(rp);
-		return ga_err(ret, "sim replay: no reader thread");
+		ret = ga_err(ret, "sim replay: no reader thread");
+		goto fail_locked;
 	}
 	old = s->replay;
 	s->replay = rp;
@@ -420,6 +604,15 @@ int ga_sim_replay_start(struct ga_dev *dev, const struct ga_sim_replay *cfg)
 	pthread_mutex_unlock(&s->lock);
 	replay_free(old); /* the one that had ended */
 	return 0;
+
+fail_locked:
+	pthread_mutex_unlock(&s->lock);
+	pthread_cond_destroy(&rp->cv);
+	pthread_mutex_destroy(&rp->mx);
+fail:
+	replay_unhold(rp);
+	free(rp);
+	return ret;
 }
 
 int ga_sim_replay_stop(struct ga_dev *dev)
@@ -464,6 +657,8 @@ int ga_sim_replay_status(struct ga_dev *dev, struct ga_sim_replay_status *st)
 		st->queued_bytes = rp->queued;
 		st->queued_most = rp->queued_most;
 		st->queue_max = rp->cfg.queue_bytes;
+		st->held = rp->held;
+		st->held_bytes = rp->held ? rp->payload_bytes : 0;
 		snprintf(st->path, sizeof(st->path), "%s", rp->path);
 		snprintf(st->error, sizeof(st->error), "%s", rp->error);
 		pthread_mutex_unlock(&rp->mx);

@@ -151,23 +151,49 @@ static int env_dma_write_desc(void *ctx, uint64_t bus, const uint8_t desc[GA_HDR
 
 static void gen_fill(void *ctx, void *dst, uint32_t len);
 
-/* A generated frame's payload, made by the memory layer where it can
- * (CUDA: on the GPU, in the burst's batch) instead of on this CPU. */
+/* A replayed frame from the replay's held copy: the memory layer copies
+ * it where the memory is, then a live replay's TimingHeader goes over it. */
+static int replay_held_write(struct sim *s, uint64_t bus, struct sim_block *b, size_t off,
+			     uint32_t len, const struct ga_mem_block *held, uint64_t src_off,
+			     uint32_t th_off, const uint8_t *th)
+{
+	int rc;
+
+	sim_phase(s, "burst: memory layer, held replay copy");
+	rc = s->dev->mem->write_from(s->dev->mem_ctx, &b->blk, off, held, src_off, len);
+	sim_phase(s, "burst");
+	if (!rc && th_off != UINT32_MAX && th_off + GA_TIMING_HDR_BYTES <= len)
+		rc = env_dma_write(s, bus + th_off, th, GA_TIMING_HDR_BYTES);
+	return rc;
+}
+
+/* A frame's payload made by the memory layer where it can instead of on
+ * this CPU: a generated pattern (CUDA: on the GPU, in the burst's batch),
+ * or a replayed frame from the replay's held copy. */
 static int env_dma_write_fill(void *ctx, uint64_t bus, uint32_t len,
 			      void (*fill)(void *, void *, uint32_t), void *fill_ctx)
 {
 	struct sim *s = ctx;
 	const struct ga_mem_ops *mem = s->dev->mem;
+	const struct ga_mem_block *held = NULL;
+	uint8_t th[GA_TIMING_HDR_BYTES];
+	uint32_t th_off = UINT32_MAX;
+	uint64_t src_off = 0;
 	struct sim_block *b;
 	size_t off;
 	int rc;
 
-	if (!s->desc_hold || !mem || !mem->write_pattern || fill != gen_fill || fill_ctx != s)
+	if (fill == sim_replay_fill && fill_ctx == s)
+		held = sim_replay_held(s, &src_off, &th_off, th);
+	if (!held &&
+	    (!s->desc_hold || !mem || !mem->write_pattern || fill != gen_fill || fill_ctx != s))
 		return 1;
 	b = env_block(s, bus, len, &off);
 	if (!b)
 		return -EFAULT;
 	desc_flush(s);
+	if (held)
+		return replay_held_write(s, bus, b, off, len, held, src_off, th_off, th);
 	sim_phase(s, "burst: memory layer, pattern");
 	rc = mem->write_pattern(s->dev->mem_ctx, &b->blk, off, s->gen.pattern, s->gen_seq, len);
 	sim_phase(s, "burst");

@@ -47,6 +47,7 @@
 	X(cuMemsetD8Async)                                                                         \
 	X(cuMemcpyHtoDAsync)                                                                       \
 	X(cuMemcpyDtoHAsync)                                                                       \
+	X(cuMemcpyDtoDAsync)                                                                       \
 	X(cuMemHostAlloc)                                                                          \
 	X(cuMemFreeHost)                                                                           \
 	X(cuStreamCreate)                                                                          \
@@ -273,6 +274,8 @@ int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, cons
 		     size_t len);
 int cuda_write_flush(void *ctx);
 bool cuda_write_room(void *ctx, size_t bytes, bool batch, bool wait);
+int cuda_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
+		    const struct ga_mem_block *src, size_t src_off, size_t len);
 int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 		       enum ga_pattern pattern, uint32_t seq, size_t len);
 int cuda_batch_sync(struct cuda_ctx *c);

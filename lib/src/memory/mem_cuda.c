@@ -504,6 +504,7 @@ static const struct ga_mem_ops cuda_ops = {
 	.write_flush = cuda_write_flush,
 	.write_room = cuda_write_room,
 	.write_pattern = cuda_write_pattern,
+	.write_from = cuda_write_from,
 	.host_alloc = cuda_host_alloc,
 	.host_free = cuda_host_free,
 	.read_many = cuda_read_many,

@@ -562,6 +562,46 @@ int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 	return rc;
 }
 
+/*
+ * A copy between two blocks of this context, as a kernel job in the
+ * deferred batch (the GPU copies at its memory's speed; nothing crosses
+ * PCIe), or a device-to-device copy on the stream where there is no
+ * kernel.  The source must not change while the copy may be queued.
+ */
+int cuda_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
+		    const struct ga_mem_block *src, size_t src_off, size_t len)
+{
+	struct cuda_ctx *c = ctx;
+	CUdeviceptr dst, from;
+	bool pushed;
+	int rc = cuda_check_range(src, src_off, len);
+
+	if (!rc)
+		rc = cuda_op_enter(c, blk, off, len, &pushed);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	dst = (CUdeviceptr)(blk->dptr + off);
+	from = (CUdeviceptr)(src->dptr + src_off);
+	pthread_mutex_lock(&c->lock);
+	if (len <= UINT32_MAX && cuda_fill_ready_locked(c)) {
+		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES)
+			rc = batch_send_locked(c);
+		if (!rc)
+			c->wb_job[c->wb_nj++] = (struct fill_job){
+				.dst = dst, .src = from, .len = (uint32_t)len, .pattern = FILL_COPY};
+	} else {
+		CUresult res;
+
+		rc = stage_close_locked(c);
+		res = rc ? CUDA_SUCCESS : c->f.cuMemcpyDtoDAsync(dst, from, len, c->stream);
+		if (res != CUDA_SUCCESS)
+			rc = cuda_fail(c, res, "cuMemcpyDtoDAsync");
+	}
+	pthread_mutex_unlock(&c->lock);
+	cuda_leave(c, pushed);
+	return rc;
+}
+
 /* Send a deferred batch before anything that must see its writes (a read,
  * a wait for the stream, a free).  Prerequisite: context current. */
 int cuda_batch_sync(struct cuda_ctx *c)

@@ -81,6 +81,14 @@ int ga_mem_host_write(void *ctx, const struct ga_mem_block *blk, size_t off, con
 	return 0;
 }
 
+static int host_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
+			   const struct ga_mem_block *src, size_t src_off, size_t len)
+{
+	int rc = ga_mem_host_check(src, src_off, len);
+
+	return rc ? rc : ga_mem_host_write(ctx, blk, off, (const uint8_t *)src->host + src_off, len);
+}
+
 int ga_mem_no_ipc(char *hex, size_t len, const char *what)
 {
 	if (hex && len)
@@ -107,6 +115,7 @@ const struct ga_mem_ops ga_mem_host_ops = {
 	.free = host_free,
 	.read = ga_mem_host_read,
 	.write = ga_mem_host_write,
+	.write_from = host_write_from,
 	.ipc_handle = host_ipc_handle,
 	.close = host_close,
 };
