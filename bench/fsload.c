@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@
 #include <gpuasync/regs.h>
 
 #include "fsload.h"
+#include "rearm.h"
 #include "measure.h"
 
 #define NBUF 8
@@ -52,72 +52,6 @@ static int put(const char *dir, const char *rel, const char *val)
 	if (close(fd) < 0)
 		ok = 0;
 	return ok ? 0 : -1;
-}
-
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-/* The consumer: re-arm every buffer, over and over, through the mapping. */
-struct rearm {
-	volatile uint32_t *regs;
-	uint32_t free_off[NBUF];
-	atomic_bool run, stop;
-};
-
-static void *rearm_main(void *arg)
-{
-	struct rearm *ra = arg;
-
-	while (!atomic_load(&ra->stop)) {
-		if (!atomic_load(&ra->run)) {
-			usleep(1000);
-			continue;
-		}
-		for (int i = 0; i < NBUF; i++)
-			ra->regs[ra->free_off[i] / 4] = 1;
-		/* A GPU re-arms once per frame, not in a tight loop of stores
-		 * to the page the card's registers live in. */
-		for (int k = 0; k < 64; k++)
-			relax();
-	}
-	return NULL;
-}
-
-static int map_registers(const char *dir, struct rearm *ra)
-{
-	char path[256], file[200];
-	unsigned long long off = 0;
-	FILE *f;
-	int fd, ok;
-	void *p;
-
-	snprintf(path, sizeof(path), "%s/device/registers_path", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%199s %llx", file, &off) == 2;
-	fclose(f);
-	if (!ok)
-		return -1;
-	fd = open(file, O_RDWR);
-	if (fd < 0)
-		return -1;
-	p = mmap(NULL, GA_CORE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	ra->regs = p;
-	for (int i = 0; i < NBUF; i++)
-		if (ga_reg_offset(GA_REG_FREE_LIST, GA_LAYOUT_V4, 4, (unsigned int)i, 1024,
-				  &ra->free_off[i]))
-			return -1;
-	return 0;
 }
 
 struct ops {
@@ -207,7 +141,7 @@ int bench_load(const char *dir, int n)
 		if (mkdir(rel, 0755))
 			return -1;
 	}
-	if (map_registers(dir, &ra) || pthread_create(&th, NULL, rearm_main, &ra))
+	if (rearm_map(dir, &ra, NBUF) || pthread_create(&th, NULL, rearm_main, &ra))
 		return -1;
 	for (int p = 0; p < 4; p++) {
 		size_t len = (size_t)(per * ROUNDS + per) * sizeof(double);
@@ -230,7 +164,7 @@ int bench_load(const char *dir, int n)
 	enter_phase(dir, &ra, 0);
 	atomic_store(&ra.stop, true);
 	pthread_join(th, NULL);
-	munmap((void *)ra.regs, GA_CORE_SIZE);
+	rearm_unmap(&ra);
 	for (int p = 0; p < 4; p++) {
 		summarize_all(&sm[p], &o[p]);
 		free(sm[p].rd);

@@ -8,8 +8,9 @@
  *   $ echo stop > /mnt/gpuasync/frames/record               # flush, close
  *
  * The watcher reads each new frame's payload into a record and queues it;
- * a thread of the recorder's own writes the queue to the file, so a slow
- * disk never holds the watcher back.  The queue is bounded (queue=SIZE,
+ * a thread of the recorder's own encodes each record (its CRC covers the
+ * payload: the costly part) and writes the queue to the file, so neither
+ * the CRC nor a slow disk holds the watcher back.  The queue is bounded (queue=SIZE,
  * default 64 MiB): a frame that does not fit is not recorded and counted
  * as a drop (the record's "seen" field shows where).  Every record goes
  * to the file in one write, so a daemon killed with SIGKILL leaves a file
@@ -39,6 +40,7 @@
 struct rec_item {
 	struct rec_item *next;
 	size_t bytes;
+	struct ga_rec_frame f; /* encoded into data by the writer; the payload is there already */
 	uint8_t data[];
 };
 
@@ -98,6 +100,8 @@ static void *writer_main(void *arg)
 			R.tail = NULL;
 		failed = R.state == REC_FAILED;
 		pthread_mutex_unlock(&R.mx);
+		if (!failed)
+			ga_rec_frame_encode(&it->f, it->data);
 		ret = failed ? 0 : write_all(R.fd, it->data, it->bytes);
 		pthread_mutex_lock(&R.mx);
 		R.queued -= it->bytes;
@@ -184,7 +188,7 @@ static void record_frame(struct fs *fs, unsigned int b, struct ga_buf *buf, cons
 		it = NULL;
 	} else {
 		f.payload = payload;
-		ga_rec_frame_encode(&f, it->data);
+		it->f = f;
 		it->bytes = n;
 		it->next = NULL;
 	}
