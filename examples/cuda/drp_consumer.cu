@@ -580,7 +580,8 @@ static void usage(void)
 		"  -o FILE   write the latency histogram there (le_ns count, one bucket a line)\n"
 		"  -d GPU    CUDA device ordinal (default 0)\n"
 		"  -t SEC    wait this long for the GPU's answer to a clock ping (default 2;\n"
-		"            longer under compute-sanitizer)\n"
+		"            longer under compute-sanitizer), and for a frame at least 10 s\n"
+		"            or this long\n"
 		"  -m MODE   late (default): the late-2026 DRP (start-up with the index reset\n"
 		"            through the mapping, then gpuEnableTx; 32-bit re-arms; 64 KiB\n"
 		"            aligned buffers; descriptor error mask 0x%08x);\n"
@@ -602,8 +603,12 @@ int main(int argc, char **argv)
 	unsigned int floor_n = 0;
 	std::vector<double> flr;
 	static ref_run rr;
-	double clock_timeout_s = 2;
+	double clock_timeout_s = 2, frame_wait_s;
 	int gpu = 0, opt;
+
+	/* Line by line: under a sanitizer or a timeout, what was printed
+	 * last says where it stood. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	while ((opt = getopt(argc, argv, "n:r:g:f:w:p:F:c:b:s:o:d:m:t:Hh")) != -1) {
 		switch (opt) {
@@ -665,6 +670,7 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || nframes == 0 || nreaders == 0 || nreaders > MAX_READERS ||
 	    blocks == 0 || spin_us == 0 || (gen_size && ref_path))
 		usage();
+	frame_wait_s = clock_timeout_s > 10 ? clock_timeout_s : 10;
 	if (gen_size && gen_size < GA_TIMING_HDR_BYTES)
 		die("-g %" PRIu64 ": a frame must hold the %u-byte TimingHeader", gen_size,
 		    GA_TIMING_HDR_BYTES);
@@ -944,10 +950,10 @@ int main(int argc, char **argv)
 		const char *why = NULL;
 
 		while (q->head == tail) {
-			if (now_s() - last_progress > 10) {
-				printf("drp: FAIL: no frame %" PRIu64 " after 10 s (reader %" PRIu64
+			if (now_s() - last_progress > frame_wait_s) {
+				printf("drp: FAIL: no frame %" PRIu64 " after %.0f s (reader %" PRIu64
 				       ")\n",
-				       k, k % nreaders);
+				       k, frame_wait_s, k % nreaders);
 				goto stop;
 			}
 		}
