@@ -456,6 +456,8 @@ static int replay_hold(struct sim_replay *rp)
 	struct ga_rec_frame f;
 	uint64_t k = 0, off = 0, first_ns = 0;
 	int ret = hold_wanted(rp, mem);
+	/* Whole GPU pages, as every block of the card's memory. */
+	size_t size = (rp->payload_bytes + GA_GPU_PAGE_SIZE - 1) / GA_GPU_PAGE_SIZE * GA_GPU_PAGE_SIZE;
 
 	if (ret <= 0)
 		return ret;
@@ -463,10 +465,18 @@ static int replay_hold(struct sim_replay *rp)
 	if (!rp->hf)
 		return ga_err(-ENOMEM, "sim replay: no memory for the table of %llu frames",
 			      (unsigned long long)rp->file_frames);
-	ret = mem->alloc(ctx, rp->payload_bytes, &rp->block);
+	ret = mem->alloc(ctx, size, &rp->block);
+	if (ret < 0 && rp->cfg.hold != GA_SIM_REPLAY_HOLD_ON) {
+		/* auto: the file plays from itself instead */
+		ga_log("sim replay: %s: not held (%zu bytes of the card's memory: %s)", rp->path,
+		       size, ga_last_error());
+		free(rp->hf);
+		rp->hf = NULL;
+		return 0;
+	}
 	if (ret < 0) {
-		ret = ga_err(ret, "sim replay: hold: %llu bytes of the card's memory: %s",
-			     (unsigned long long)rp->payload_bytes, ga_last_error());
+		ret = ga_err(ret, "sim replay: hold=1: %zu bytes of the card's memory: %s", size,
+			     ga_last_error());
 		goto fail;
 	}
 	rp->held = true;
