@@ -563,13 +563,66 @@ START_TEST(test_alloc_waits_for_frees)
 }
 END_TEST
 
+/*
+ * Blocks copied into from another block where the memory is (write_from,
+ * a replay's held copy): the bytes at any offset and length, seen by the
+ * next read; a source range outside its block refused.  Every block at a
+ * 64 KiB aligned address (GPUDirect RDMA pins 64 KiB pages), also after
+ * the kernel's own small allocation.
+ */
+static void from_case(const struct ga_mem_ops *o, void *c)
+{
+	enum { SZ = 256 * 1024, NB = 8 };
+	static const size_t len[NB] = {1, 3, 16, 100, 4096, 4099, 65536, SZ / 2};
+	struct ga_mem_block src = {0}, b[NB];
+	uint8_t *want = malloc(SZ), *got = malloc(SZ);
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	fill(want, SZ, 77);
+	ck_assert_int_eq(o->alloc(c, SZ, &src), 0);
+	ck_assert_int_eq(o->write(c, &src, 0, want, SZ), 0);
+	for (int i = 0; i < NB; i++) {
+		size_t off = (size_t)i * 4097 % 8192, soff = (size_t)i * 1237;
+
+		memset(&b[i], 0, sizeof(b[i]));
+		ck_assert_int_eq(o->alloc(c, SZ, &b[i]), 0);
+		ck_assert_msg(b[i].dptr % GA_GPU_PAGE_SIZE == 0, "block at 0x%llx",
+			      (unsigned long long)b[i].dptr);
+		ck_assert_int_eq(o->write_from(c, &b[i], off, &src, soff, len[i]), 0);
+		ck_assert_int_eq(o->read(c, &b[i], off, got, len[i]), 0);
+		ck_assert_msg(!memcmp(got, want + soff, len[i]), "%zu bytes from %zu to %zu", len[i],
+			      soff, off);
+	}
+	ck_assert_int_eq(o->write_from(c, &b[0], 0, &src, SZ - 8, 16), -ERANGE);
+	for (int i = 0; i < NB; i++)
+		o->free(c, &b[i]);
+	o->free(c, &src);
+	free(want);
+	free(got);
+}
+
+START_TEST(test_write_from)
+{
+	const struct ga_mem_ops *o2 = NULL;
+	void *c2 = NULL;
+
+	if (!have_gpu())
+		return;
+	from_case(ops, mctx); /* a kernel job where the library has the kernel */
+	open_with("GPUASYNC_CUDA_NO_FILL", "1", NULL, &o2, &c2);
+	from_case(o2, c2); /* a device-to-device copy */
+	o2->close(c2);
+}
+END_TEST
+
 static Suite *mem_cuda_suite(void)
 {
 	return suite_of("mem_cuda", "core", 0,
 			SUITE_TESTS({test_open_reports}, {test_bad_index}, {test_alloc_rw_leak},
 				    {test_async_order}, {test_threads}, {test_ipc},
 				    {test_read_many}, {test_defer_copies},
-				    {test_alloc_waits_for_frees}));
+				    {test_alloc_waits_for_frees}, {test_write_from}));
 }
 
 int main(int argc, char **argv)

@@ -111,6 +111,29 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 		cuda_frees_wait(c);
 		res = c->f.cuMemAlloc(&d, size);
 	}
+	/*
+	 * GPUDirect RDMA pins 64 KiB pages, so a block must start on one.
+	 * The driver packs blocks below 2 MiB behind earlier ones: after any
+	 * other program's or library's block that is not a 64 KiB multiple
+	 * (the 4 KiB one the GPU kernel's table once took) the next one is
+	 * off.  Then it is made again from whole 2 MiB pages, which start on
+	 * 2 MiB; the rest of the last page is unused.
+	 */
+	if (res == CUDA_SUCCESS && d % GA_GPU_PAGE_SIZE) {
+		size_t big = (size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+
+		ga_log("cuda: block at 0x%llx is not 64 KiB aligned: %zu bytes taken instead",
+		       (unsigned long long)d, big);
+		c->f.cuMemFree(d);
+		d = 0;
+		res = c->f.cuMemAlloc(&d, big);
+		if (res == CUDA_SUCCESS && d % GA_GPU_PAGE_SIZE) {
+			c->f.cuMemFree(d);
+			rc = ga_err(-ENOMEM, "cuMemAlloc gave no 64 KiB aligned block of %zu bytes",
+				    size);
+			goto out;
+		}
+	}
 	if (res != CUDA_SUCCESS) {
 		rc = cuda_fail(c, res, "cuMemAlloc");
 		goto out;

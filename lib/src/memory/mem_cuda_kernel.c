@@ -55,7 +55,9 @@ bool cuda_fill_ready_locked(struct cuda_ctx *c)
 	if (res == CUDA_SUCCESS)
 		res = c->f.cuMemHostGetDevicePointer(&c->stage_dev, c->stage, 0);
 	if (res == CUDA_SUCCESS)
-		res = c->f.cuMemAlloc(&c->fill_jump, sizeof(jump));
+		/* A whole GPU page: a smaller block would leave the driver's
+		 * next ones off 64 KiB (cuda_alloc). */
+		res = c->f.cuMemAlloc(&c->fill_jump, GA_GPU_PAGE_SIZE);
 	if (res == CUDA_SUCCESS)
 		res = c->f.cuMemcpyHtoDAsync(c->fill_jump, jump, sizeof(jump), c->stream);
 	if (res == CUDA_SUCCESS)
