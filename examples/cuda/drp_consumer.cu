@@ -1010,12 +1010,33 @@ int main(int argc, char **argv)
 stop:
 	t1 = now_s();
 	{
-		uint32_t one = 1;
+		/* On a stream of its own that waits for nothing: a plain
+		 * cudaMemcpy would wait for the readers, which wait for it
+		 * (under compute-sanitizer, where kernels run one at a time,
+		 * for ever).  Then each reader gets a bounded time to end. */
+		static const uint32_t one = 1;
+		double give_up = now_s() + frame_wait_s;
+		cudaStream_t sst;
 
-		CU(cudaMemcpy(dstop, &one, sizeof(one), cudaMemcpyHostToDevice));
+		CU(cudaStreamCreateWithFlags(&sst, cudaStreamNonBlocking));
+		CU(cudaMemcpyAsync(dstop, &one, sizeof(one), cudaMemcpyHostToDevice, sst));
+		CU(cudaStreamSynchronize(sst));
+		CU(cudaStreamDestroy(sst));
+		for (unsigned int r = 0; r < nreaders; r++) {
+			cudaError_t e;
+
+			while ((e = cudaStreamQuery(st[r])) == cudaErrorNotReady &&
+			       now_s() < give_up)
+				usleep(1000);
+			if (e == cudaErrorNotReady) {
+				printf("drp: FAIL: reader %u did not stop within %.0f s of the stop "
+				       "flag\n",
+				       r, frame_wait_s);
+				exit(1);
+			}
+			CU(e);
+		}
 	}
-	for (unsigned int r = 0; r < nreaders; r++)
-		CU(cudaStreamSynchronize(st[r]));
 	clk.stop = true;
 	pthread_join(clk.thread, NULL);
 	if (clk.lost)
