@@ -151,10 +151,9 @@ for i in $(seq 20); do
 	fi
 done
 echo "gpu_drp: 20 consumers killed at random points, the next one OK each time"
-# Under compute-sanitizer's memcheck: no error with one reader.  With two,
-# the tool ran the readers' resident kernels one at a time on the H200, so
-# the second reader's first frame never came: the consumer must say so and
-# end within its -t (frame wait), not hang.
+# Under compute-sanitizer's memcheck: no error, with one reader.  (With
+# two, the tool ran the readers' resident kernels one at a time on the
+# H200 and the second reader's first frame never came: docs/gpu.md.)
 CASE=memcheck
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$CS" ]; then
@@ -162,13 +161,7 @@ if [ -x "$CS" ]; then
 		"$MNT" 2>&1) || fail "memcheck, one reader: exit $?: $(tail -n 20 <<<"$OUT")"
 	grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT" || fail "memcheck: $(tail -n 5 <<<"$OUT")"
 	grep -q '^drp: OK$' <<<"$OUT" || fail "memcheck: no OK"
-	t0=$(date +%s)
-	OUT=$(timeout 300 "$CS" --tool memcheck "$D" -n 10 -r 2 -g 4096 -t 20 "$MNT" 2>&1)
-	rc=$?
-	[ $rc -ne 124 ] || fail "memcheck, two readers: still running after 300 s: $(tail -n 5 <<<"$OUT")"
-	echo "memcheck: one reader 0 errors; two readers: exit $rc in $(($(date +%s) - t0)) s" \
-		"$(grep -m1 -E 'FAIL|ERROR SUMMARY' <<<"$OUT")"
-	# the generator may have stopped mid-run: the next consumer starts it again
+	echo "memcheck: one reader, 10 frames, 0 errors"
 	run after_memcheck -n 5000 -r 2 -g 4096
 elif [ "${GA_REQUIRE_GPU:-0}" = 1 ]; then
 	fail "no compute-sanitizer (GA_REQUIRE_GPU=1)"
