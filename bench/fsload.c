@@ -38,22 +38,6 @@
 
 #define NBUF 8
 
-static int put(const char *dir, const char *rel, const char *val)
-{
-	char path[256];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	/* the value is applied at close */
-	if (close(fd) < 0)
-		ok = 0;
-	return ok ? 0 : -1;
-}
-
 struct ops {
 	struct stat_out rd, wr, mk, rm;
 };
@@ -75,7 +59,7 @@ static void measure(const char *dir, int n, struct samples *o)
 
 		o->rd[o->n] = open_read_close_us(reg);
 		t0 = now_us();
-		if (put(dir, "registers/ar_cache", i & 1 ? "1\n" : "2\n")) {
+		if (mnt_put(dir, "registers/ar_cache", i & 1 ? "1\n" : "2\n")) {
 			perror("echo > registers/ar_cache");
 			exit(1);
 		}
@@ -113,9 +97,9 @@ static void enter_phase(const char *dir, struct rearm *ra, int p)
 	static const char *const generator[4] = {"0\n", "1\n", "1\n", "1\n"};
 
 	atomic_store(&ra->run, p == 1);
-	put(dir, "sim/rate", "0\n");
-	put(dir, "registers/write_enable", engine[p]);
-	put(dir, "sim/running", generator[p]);
+	mnt_put(dir, "sim/rate", "0\n");
+	mnt_put(dir, "registers/write_enable", engine[p]);
+	mnt_put(dir, "sim/running", generator[p]);
 	if (p == 3)
 		for (int i = 0; i < NBUF; i++)
 			ra->regs[ra->free_off[i] / 4] = 1;

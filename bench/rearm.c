@@ -2,6 +2,7 @@
 /* The benches' consumer (rearm.h). */
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -69,6 +70,21 @@ int rearm_map(const char *dir, struct rearm *ra, unsigned int n)
 		if (ga_reg_offset(GA_REG_FREE_LIST, GA_LAYOUT_V4, 4, i, 1024, &ra->free_off[i]))
 			return -1;
 	return 0;
+}
+
+int mnt_put(const char *dir, const char *rel, const char *val)
+{
+	char path[512];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	if (close(fd) < 0) /* the value is applied at close */
+		ok = 0;
+	return ok ? 0 : -1;
 }
 
 void rearm_unmap(struct rearm *ra)

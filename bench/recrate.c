@@ -32,17 +32,7 @@ static const char *dir;
 
 static int put(const char *rel, const char *val)
 {
-	char path[512];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	if (close(fd) < 0) /* applied at close */
-		ok = 0;
-	return ok ? 0 : -1;
+	return mnt_put(dir, rel, val);
 }
 
 /* A number file, or the value of "KEY N" in a status file. */

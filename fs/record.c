@@ -537,8 +537,8 @@ static int show_replay_status(struct fs_ctx *c, struct strbuf *sb)
 			st.path[0] ? st.path : "-", (unsigned long long)st.frames,
 			(unsigned long long)st.plays, (unsigned long long)st.file_frames,
 			(unsigned long long)st.queued_bytes, (unsigned long long)st.queued_most,
-			(unsigned long long)st.queue_max, st.held, (unsigned long long)st.held_bytes,
-			st.error[0] ? st.error : "-");
+			(unsigned long long)st.queue_max, st.held,
+			(unsigned long long)st.held_bytes, st.error[0] ? st.error : "-");
 	return ret ? -ENOMEM : 0;
 }
 
@@ -569,7 +569,7 @@ const struct fs_node fs_record_rows[] = {
 	  .doc = "write PATH [rate=recorded|max|HZ] [repeat=N] [count=N] [live=0|1] [queue=SIZE] [hold=auto|0|1] to play a recorded run into the write buffers, stop to end" },
 	{ .name = "replay_status", .parent = FS_D_SIM, .dir = FS_D_NONE, .mode = 0444, .flags = FS_LIVE,
 	  .show = show_replay_status, .visible = has_replay, .reg = -1,
-	  .doc = "the replay: state, path, frames sent, plays begun, frames in the file, read-ahead bytes" },
+	  .doc = "the replay: state, path, frames sent, plays begun, frames in the file, read-ahead bytes, whether it plays from a held copy" },
 };
 const unsigned int fs_record_nrows = sizeof(fs_record_rows) / sizeof(fs_record_rows[0]);
 /* clang-format on */

@@ -591,8 +591,8 @@ static void from_case(const struct ga_mem_ops *o, void *c)
 			      (unsigned long long)b[i].dptr);
 		ck_assert_int_eq(o->write_from(c, &b[i], off, &src, soff, len[i]), 0);
 		ck_assert_int_eq(o->read(c, &b[i], off, got, len[i]), 0);
-		ck_assert_msg(!memcmp(got, want + soff, len[i]), "%zu bytes from %zu to %zu", len[i],
-			      soff, off);
+		ck_assert_msg(!memcmp(got, want + soff, len[i]), "%zu bytes from %zu to %zu",
+			      len[i], soff, off);
 	}
 	ck_assert_int_eq(o->write_from(c, &b[0], 0, &src, SZ - 8, 16), -ERANGE);
 	for (int i = 0; i < NB; i++)

@@ -203,8 +203,11 @@ struct ga_sim_replay {
 	 * (a copy where the memory is, as a card's DMA lands them: no file
 	 * read and no host copy per frame).  AUTO: where the memory makes
 	 * data itself (GPU memory) and the payloads take at most 1 GiB. */
-	enum ga_sim_replay_hold { GA_SIM_REPLAY_HOLD_AUTO, GA_SIM_REPLAY_HOLD_OFF,
-				  GA_SIM_REPLAY_HOLD_ON } hold;
+	enum ga_sim_replay_hold {
+		GA_SIM_REPLAY_HOLD_AUTO,
+		GA_SIM_REPLAY_HOLD_OFF,
+		GA_SIM_REPLAY_HOLD_ON
+	} hold;
 };
 struct ga_sim_replay_status {
 	bool running, failed;
@@ -212,8 +215,8 @@ struct ga_sim_replay_status {
 	uint64_t plays;	      /* plays of the file begun */
 	uint64_t file_frames; /* frames in the file */
 	uint64_t queued_bytes, queue_max, queued_most;
-	bool held;	      /* played from a copy in the card's memory */
-	uint64_t held_bytes;  /* what that copy takes */
+	bool held;	     /* played from a copy in the card's memory */
+	uint64_t held_bytes; /* what that copy takes */
 	char path[256];
 	char error[400];
 };

@@ -457,7 +457,8 @@ static int replay_hold(struct sim_replay *rp)
 	uint64_t k = 0, off = 0, first_ns = 0;
 	int ret = hold_wanted(rp, mem);
 	/* Whole GPU pages, as every block of the card's memory. */
-	size_t size = (rp->payload_bytes + GA_GPU_PAGE_SIZE - 1) / GA_GPU_PAGE_SIZE * GA_GPU_PAGE_SIZE;
+	size_t size =
+		(rp->payload_bytes + GA_GPU_PAGE_SIZE - 1) / GA_GPU_PAGE_SIZE * GA_GPU_PAGE_SIZE;
 
 	if (ret <= 0)
 		return ret;

@@ -587,8 +587,10 @@ int cuda_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
 		if (batch_overlaps_locked(c, dst, len) || c->wb_nj == WB_COPIES)
 			rc = batch_send_locked(c);
 		if (!rc)
-			c->wb_job[c->wb_nj++] = (struct fill_job){
-				.dst = dst, .src = from, .len = (uint32_t)len, .pattern = FILL_COPY};
+			c->wb_job[c->wb_nj++] = (struct fill_job){.dst = dst,
+								  .src = from,
+								  .len = (uint32_t)len,
+								  .pattern = FILL_COPY};
 	} else {
 		CUresult res;
 

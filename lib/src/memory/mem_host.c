@@ -86,7 +86,8 @@ static int host_write_from(void *ctx, const struct ga_mem_block *blk, size_t off
 {
 	int rc = ga_mem_host_check(src, src_off, len);
 
-	return rc ? rc : ga_mem_host_write(ctx, blk, off, (const uint8_t *)src->host + src_off, len);
+	return rc ? rc
+		  : ga_mem_host_write(ctx, blk, off, (const uint8_t *)src->host + src_off, len);
 }
 
 int ga_mem_no_ipc(char *hex, size_t len, const char *what)
