@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "measure.h"
 #include "rearm.h"
 
 static const char *dir;
@@ -61,12 +61,10 @@ static unsigned long long num(const char *rel, const char *key)
 	return v;
 }
 
+/* Seconds, from the benches' clock (measure.c). */
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return now_us() / 1e6;
 }
 
 /* Wait until @rel stops changing for 0.3 s (at most 20 s). */
