@@ -28,6 +28,14 @@
 #include "gpuasync/regs.h"
 
 struct ga_card;
+
+/* A number for each command gpuasync/ioctls.def lists, in its order: the
+ * index of its counter in ga_card.cmds. */
+enum ga_cmd {
+#define GA_DEF_IOCTL(name, ...) GA_CMD_##name,
+#include <gpuasync/ioctls.def>
+	GA_NR_CMDS
+};
 struct vm_area_struct;
 struct dma_buf;
 struct dma_buf_attachment;
@@ -184,6 +192,10 @@ struct ga_card {
 	/* Longest wait for the card to go idle inside a free callback (us);
 	 * racy max: callbacks of one card rarely overlap, and it is a gauge. */
 	atomic64_t cb_quiesce_max_us;
+	/* Commands this card answered, by row (debugfs gpuasync/<name>/commands):
+	 * which of upstream's paths a program took, told by the driver. */
+	atomic64_t cmds[GA_NR_CMDS];
+	struct dentry *debugfs;
 };
 
 /*

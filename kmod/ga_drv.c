@@ -33,6 +33,7 @@
  * driver's setup and teardown.
  */
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hwmon.h>
@@ -733,8 +734,10 @@ typedef long (*ga_ioctl_fn)(struct ga_file *gf, unsigned int cmd, unsigned long 
 static const struct ga_ioctl_desc {
 	struct ga_abi_row row;
 	ga_ioctl_fn fn;
+	const char *label; /* the token: row.name is its expanded number */
 } ga_ioctls[] = {
-#define GA_IOCTL_DESC(name, ...) { .row = GA_ABI_ROW(name, __VA_ARGS__) .fn = ga_ioctl_##name },
+#define GA_IOCTL_DESC(name, ...) \
+	{ .row = GA_ABI_ROW(name, __VA_ARGS__) .fn = ga_ioctl_##name, .label = #name },
 #define GA_DEF_IOCTL GA_IOCTL_DESC
 #include <gpuasync/ioctls.def>
 #undef GA_IOCTL_DESC
@@ -765,10 +768,32 @@ static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 				d->row.name, _IOC_SIZE(cmd), d->row.min_size, d->row.size);
 			return -ENOTTY;
 		}
+		atomic64_inc(&gf->card->cmds[i]);
 		return d->fn(gf, cmd, arg);
 	}
 	return -ENOTTY;
 }
+
+/*
+ * debugfs gpuasync/<card>/commands: each command of the table and how often
+ * this card answered it ("GPU_DmaBuf_Add_Wr_Buffer 3"), refusals included,
+ * a size this driver does not know not (another command).  Counted at the
+ * dispatch rather than probed: tests read it with no kernel text patched.
+ */
+static struct dentry *ga_debugfs;
+
+static int ga_commands_show(struct seq_file *s, void *v)
+{
+	struct ga_card *card = s->private;
+	size_t i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(ga_ioctls) != GA_NR_CMDS);
+	for (i = 0; i < GA_NR_CMDS; i++)
+		seq_printf(s, "%s %lld\n", ga_ioctls[i].label,
+			   (long long)atomic64_read(&card->cmds[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ga_commands);
 
 /* ---- mmap ---------------------------------------------------------------- */
 
@@ -1483,6 +1508,9 @@ int ga_card_register(struct ga_card *card, struct device *parent)
 	if (!card->proc)
 		dev_warn(card->dev, "no /proc/%s (is another driver's entry of that name there?)\n",
 			 card->name);
+	/* debugfs takes error pointers and reports its own failures. */
+	card->debugfs = debugfs_create_dir(card->name, ga_debugfs);
+	debugfs_create_file("commands", 0444, card->debugfs, card, &ga_commands_fops);
 	return 0;
 
 out_del_cdev:
@@ -1513,6 +1541,8 @@ void ga_card_unregister(struct ga_card *card)
 	/* Waits for readers of the status page to finish. */
 	proc_remove(card->proc);
 	card->proc = NULL;
+	debugfs_remove_recursive(card->debugfs);
+	card->debugfs = NULL;
 	mutex_lock(&card->lock);
 	mutex_lock(&card->reg_lock);
 	WRITE_ONCE(card->dead, true);
@@ -1743,12 +1773,14 @@ int ga_drv_init(void)
 		unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
 		return ret;
 	}
+	ga_debugfs = debugfs_create_dir("gpuasync", NULL);
 	return 0;
 }
 
 /* Every card is unregistered by now. */
 void ga_drv_exit(void)
 {
+	debugfs_remove_recursive(ga_debugfs);
 	class_destroy(ga_class);
 	unregister_chrdev_region(ga_devt, GA_MAX_CARDS);
 	WARN(atomic_read(&ga_live_pins), "gpuasync: %d GPU pins leaked\n",

@@ -610,10 +610,8 @@ static void ga_emu_stop(struct ga_card *card)
 	}
 }
 
-static void ga_emu_destroy(struct ga_card *card)
+static void ga_emu_free(struct ga_emu *e)
 {
-	struct ga_emu *e = card->priv;
-
 	if (e->pdev)
 		platform_device_unregister(e->pdev);
 	bitmap_free(e->watched);
@@ -624,6 +622,11 @@ static void ga_emu_destroy(struct ga_card *card)
 	kvfree(e->m);
 	vfree(e->bar);
 	kfree(e);
+}
+
+static void ga_emu_destroy(struct ga_card *card)
+{
+	ga_emu_free(card->priv);
 }
 
 /* The emulated card's sysfs attributes (below), only in its directory. */
@@ -1089,7 +1092,7 @@ static int ga_emu_create(int i)
 	card = ret ? NULL :
 		     ga_card_alloc(name, emulate_dma_barrier ? &ga_emu_ops : &ga_emu_ops_nobarrier, e);
 	if (!card) {
-		ga_emu_destroy(&(struct ga_card){ .priv = e });
+		ga_emu_free(e);
 		return ret ? ret : -ENOMEM;
 	}
 	card->emulated = true;

@@ -110,6 +110,7 @@ consume() { # until /tmp/stop, then one more scan: prints "seen cut"
 		[ -n "$last" ] && break
 		[ -e /tmp/stop ] && last=1
 		for d in $M/buffers/*; do
+			[ -d $d ] || continue # buffers/alloc_size and the like
 			read -r s < $d/status || continue
 			case $s in
 			READY|ERROR)

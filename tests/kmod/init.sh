@@ -242,7 +242,7 @@ if [ -x /t/gpuasyncfs ] && [ -x /t/fs_test.sh ]; then
 	if [ -c /dev/udmabuf ]; then
 		echo 8 > /proc/sys/vm/nr_hugepages
 		# The library hands each buffer over as a whole dma-buf: upstream's
-		# GPU_DmaBuf_Add_* and GPU_DmaBuf_Remove_Buffers, counted by kprobes.
+		# GPU_DmaBuf_Add_* and GPU_DmaBuf_Remove_Buffers, as the driver counts them.
 		if [ -x /t/t_lib ]; then run /t/t_lib dmabuf /dev/gpuasync_emu0; fi
 		run /t/fs_test.sh dmabuf
 		echo 0 > /proc/sys/vm/nr_hugepages
@@ -266,6 +266,9 @@ if [ -w $K ]; then
 fi
 
 rmmod gpuasync && ok unload_final || bad unload_final
+# Its debugfs directory (per-card command counts) goes with it.
+[ -d /sys/kernel/debug/block ] && [ ! -e /sys/kernel/debug/gpuasync ] && ok debugfs_removed ||
+	bad debugfs_removed
 stubstat && ok stub_clean_final || bad stub_clean_final
 rmmod nv_p2p_stub && ok unload_stub || bad unload_stub
 

@@ -6,6 +6,10 @@
  * buffer table, sysfs), before buffers, with buffers live and enabled, and
  * after they are gone.  Whether each key is spelled and ordered as
  * upstream's is proc_cmp.sh's job, against upstream's own output.
+ *
+ * And the driver's own count of the commands it answered (debugfs
+ * gpuasync/<card>/commands): a row per command of gpuasync/ioctls.def, in
+ * its order, counting exactly the calls that reached that command.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -186,7 +190,84 @@ static void t_proc(void)
 	close(fd);
 }
 
+/* ---- debugfs commands ---------------------------------------------------- */
+
+static const char *const cmd_names[] = {
+#define GA_DEF_IOCTL(name, ...) #name,
+#include <gpuasync/ioctls.def>
+};
+#define NCMD (sizeof(cmd_names) / sizeof(cmd_names[0]))
+
+/* Every row's count into @n; 0 when the file lists exactly the table. */
+static int commands_read(long long *n)
+{
+	char path[160], line[128], name[64];
+	unsigned int i = 0;
+	int bad = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/gpuasync/%s/commands",
+		 strrchr(dev_path, '/') + 1);
+	f = fopen(path, "r");
+	if (!f) {
+		fail(__func__, __LINE__, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (i >= NCMD || sscanf(line, "%63s %lld", name, &n[i]) != 2 ||
+		    strcmp(name, cmd_names[i]) != 0 || n[i] < 0) {
+			fail(__func__, __LINE__, "line %u '%.60s', want '%s COUNT'", i + 1, line,
+			     i < NCMD ? cmd_names[i] : "(end)");
+			bad = 1;
+			break;
+		}
+		i++;
+	}
+	fclose(f);
+	CHECK(bad || i == NCMD, "%u rows, the table has %zu", i, NCMD);
+	return bad || i != NCMD ? -1 : 0;
+}
+
+/* The rows whose count moved from @a to @b, by how much: "NAME+N ...". */
+static const char *commands_moved(const long long *a, const long long *b)
+{
+	static char out[512];
+	size_t len = 0;
+
+	out[0] = 0;
+	for (unsigned int i = 0; i < NCMD && len < sizeof(out) - 80; i++)
+		if (a[i] != b[i])
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s%+lld",
+						len ? " " : "", cmd_names[i], b[i] - a[i]);
+	return out;
+}
+
+static void t_commands(void)
+{
+	long long a[NCMD], b[NCMD];
+	int fd = open_card();
+	unsigned int bad_index = max_buffers + 7;
+	/* GA_Get_Buffer_Table with a 1-byte argument: not a size it takes */
+	unsigned long table_of_1 =
+		_IOC(_IOC_READ | _IOC_WRITE, GA_IOC_TYPE, _IOC_NR(GA_Get_Buffer_Table), 1);
+
+	if (commands_read(a) == 0) {
+		/* Answered, refused by the handler, or by our size check. */
+		for (int i = 0; i < 3; i++)
+			CHECK(ioctl(fd, GPU_Get_Max_Buffers, 0) == (long)max_buffers);
+		CHECK_ERR(ioctl(fd, GPU_Set_Write_Enable, &bad_index), EINVAL);
+		CHECK_ERR(ioctl(fd, table_of_1, NULL), ENOTTY);
+		CHECK_ERR(ioctl(fd, _IO(GA_IOC_TYPE, 0x7f), 0), ENOTTY);
+		if (commands_read(b) == 0)
+			CHECK(!strcmp(commands_moved(a, b),
+				      "GPU_Set_Write_Enable+1 GPU_Get_Max_Buffers+3"),
+			      "moved: %s", commands_moved(a, b));
+	}
+	close(fd);
+}
+
 const struct kcase proc_cases[] = {
 	{ "proc", t_proc },
+	{ "commands", t_commands },
 };
 const unsigned int n_proc_cases = sizeof(proc_cases) / sizeof(proc_cases[0]);

@@ -166,6 +166,27 @@ boot() { # NAME KERNEL CPIO MEM
 			log "$name: QEMU printed nothing in $waited s: hung emulator, boot $try of 2"
 			continue
 		fi
+		# A guest that then goes quiet for GA_BOOT_STALL_S (600 s; no
+		# step of any suite is quiet for more than a few minutes, even on
+		# a loaded debug kernel) is hung: stopped there and named, rather
+		# than waiting out TIMEOUT (seen: a TCG guest spinning on both
+		# vCPUs, tests/kmod/t_lib.c says why).
+		local size last=-1 quiet=0
+		while kill -0 "$q" 2>/dev/null; do
+			size=$(stat -c %s "$serial" 2>/dev/null || echo 0)
+			if [ "$size" = "$last" ]; then
+				quiet=$((quiet + 1))
+			else
+				quiet=0
+				last=$size
+			fi
+			if [ $quiet -ge "${GA_BOOT_STALL_S:-600}" ]; then
+				log "$name: the guest printed nothing for $quiet s after '$(tr -d '\r' <"$serial" | tail -1)': hung, stopped"
+				kill "$q" 2>/dev/null
+				break
+			fi
+			sleep 1
+		done
 		wait "$q" 2>/dev/null || true
 		break
 	done

@@ -18,8 +18,10 @@
  * /dev/udmabuf and free huge pages): each buffer is a whole dma-buf, so the
  * library must add it through upstream's GPU_DmaBuf_Add_Wr/Rd_Buffer and
  * remove all through GPU_DmaBuf_Remove_Buffers, not GA_Add_Dmabuf and
- * GPU_Rem_Nvidia_Memory.  Which of the driver's handlers ran is counted by
- * kprobes on them (tracefs kprobe_profile), so the driver says it.
+ * GPU_Rem_Nvidia_Memory.  Which commands the driver answered it counts
+ * itself (debugfs gpuasync/<card>/commands).  Not kprobes: patching kernel
+ * text while the other vCPU runs hung a TCG guest (both CPUs spinning, one
+ * on a stale int3 in __schedule, the other waiting for its IPI).
  *
  *   t_lib same_run PLAYED RECORDED
  *
@@ -34,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include "gpuasync/device.h"
@@ -107,64 +108,23 @@ static void check_pinned(struct ga_dev *dev, struct ga_buf *b, unsigned int at, 
 	CHECK(!p->invalidated, "entry %u invalidated", at);
 }
 
-/* ---- the driver's handlers, counted by kprobes --------------------------- */
+/* ---- the driver's commands, as it counts them ---------------------------- */
 
-#define TRACING "/sys/kernel/tracing"
+static char card_name[64];
 
-/* Each probe: our event name and the handler of gpuasync.ko it counts. */
-static const char *const kp_probes[][2] = {
-	{ "ga_by_value", "ga_dmabuf_add_whole" }, /* GPU_DmaBuf_Add_Wr/Rd_Buffer */
-	{ "ga_by_range", "ga_ioctl_GA_Add_Dmabuf" },
-	{ "ga_rem_800e", "ga_ioctl_GPU_DmaBuf_Remove_Buffers" },
-	{ "ga_rem_8003", "ga_ioctl_GPU_Rem_Nvidia_Memory" },
-	{ "ga_ask_800a", "ga_ioctl_GPU_Is_Dma_Buf_Supp" },
-};
-#define KP_N (sizeof(kp_probes) / sizeof(kp_probes[0]))
-
-static int tr_write(const char *name, const char *val)
+/* How often gpuasync.ko answered command @name on the card under test
+ * (debugfs gpuasync/<card>/commands), or -1. */
+static long cmd_count(const char *name)
 {
-	char path[256];
-	int fd, ok;
+	char path[256], line[128], row[64];
+	long hits = -1, n;
+	FILE *f;
 
-	snprintf(path, sizeof(path), TRACING "/%s", name);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-static int kp_setup(void)
-{
-	char defs[1024] = "";
-	size_t i, n = 0;
-
-	if (access(TRACING "/kprobe_events", W_OK) != 0 &&
-	    mount("tracefs", TRACING, "tracefs", 0, NULL) != 0)
-		return -1;
-	for (i = 0; i < KP_N; i++)
-		n += (size_t)snprintf(defs + n, sizeof(defs) - n, "p:%s gpuasync:%s\n",
-				      kp_probes[i][0], kp_probes[i][1]);
-	return tr_write("kprobe_events", defs) || tr_write("events/kprobes/enable", "1") ? -1 : 0;
-}
-
-static void kp_cleanup(void)
-{
-	tr_write("events/kprobes/enable", "0");
-	tr_write("kprobe_events", "");
-}
-
-/* How often the handler behind probe @event ran (kprobe_profile), or -1. */
-static long kp_hits(const char *event)
-{
-	char line[256], name[64];
-	long hits = -1, h, miss;
-	FILE *f = fopen(TRACING "/kprobe_profile", "r");
-
+	snprintf(path, sizeof(path), "/sys/kernel/debug/gpuasync/%s/commands", card_name);
+	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld %ld", name, &h, &miss) == 3 && strcmp(name, event) == 0)
-			hits = h;
+		if (sscanf(line, "%63s %ld", row, &n) == 2 && strcmp(row, name) == 0)
+			hits = n;
 	if (f)
 		fclose(f);
 	return hits;
@@ -173,6 +133,11 @@ static long kp_hits(const char *event)
 /* The dma-buf pin path: see the head of this file. */
 static int dmabuf_path(const char *path)
 {
+	static const char *const cmds[] = {
+		"GPU_DmaBuf_Add_Wr_Buffer", "GPU_DmaBuf_Add_Rd_Buffer", "GA_Add_Dmabuf",
+		"GPU_DmaBuf_Remove_Buffers", "GPU_Rem_Nvidia_Memory", "GPU_Is_Dma_Buf_Supp",
+	};
+	enum { ADD_WR, ADD_RD, ADD_RANGE, REM_ALL_DMABUF, REM_ALL_NV, ASK_DMABUF, NCMDS };
 	struct ga_open_opts opts = GA_OPEN_OPTS_DEFAULT;
 	struct ga_buf *w0 = NULL, *w1 = NULL, *r0 = NULL;
 	struct ga_dev_info info;
@@ -180,38 +145,35 @@ static int dmabuf_path(const char *path)
 	struct ga_dev *dev = NULL;
 	struct ga_header h;
 	unsigned int n = 0, i;
-	long base[KP_N];
+	long base[NCMDS];
 	int rc;
 
-	rc = kp_setup();
-	CHECK(rc == 0, "kprobes on gpuasync.ko's handlers: %s", strerror(errno));
-	if (rc)
-		return 1;
-	for (i = 0; i < KP_N; i++)
-		base[i] = kp_hits(kp_probes[i][0]);
+	snprintf(card_name, sizeof(card_name), "%s",
+		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	for (i = 0; i < NCMDS; i++) {
+		base[i] = cmd_count(cmds[i]);
+		CHECK(base[i] >= 0, "debugfs gpuasync/%s/commands has no %s", card_name, cmds[i]);
+	}
+#define SINCE(c) (cmd_count(cmds[c]) - base[c])
 	opts.use_gpu = false;
 	opts.gpu_index = -1;
 	opts.pin = GA_PIN_DMABUF;
 	rc = ga_dev_open_opts(path, &opts, &dev);
 	CHECK(rc == 0, "open %s with pin=dmabuf: %d", path, rc);
-	if (rc) {
-		kp_cleanup();
+	if (rc)
 		return 1;
-	}
 	CHECK(ga_dev_info(dev, &info) == 0 && strcmp(info.pin, "dmabuf") == 0, "pin %s",
 	      info.pin);
 	CHECK(ga_dev_has(dev, GA_CAP_DMABUF) && ga_dev_has(dev, GA_CAP_DMABUF_WHOLE));
 	CHECK(ga_dev_has(dev, GA_CAP_GPUDIRECT));
-	CHECK(kp_hits("ga_ask_800a") == base[4] + 1, "GPU_Is_Dma_Buf_Supp asked %ld times",
-	      kp_hits("ga_ask_800a") - base[4]);
+	CHECK(SINCE(ASK_DMABUF) == 1, "GPU_Is_Dma_Buf_Supp asked %ld times", SINCE(ASK_DMABUF));
 
 	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 0, 0x10000, &w0) == 0);
 	CHECK(ga_buf_create(dev, GA_DIR_WRITE, 1, 0x10000, &w1) == 0);
 	CHECK(ga_buf_create(dev, GA_DIR_READ, 0, 0x10000, &r0) == 0);
-	CHECK(kp_hits("ga_by_value") == base[0] + 3, "by value: %ld adds",
-	      kp_hits("ga_by_value") - base[0]);
-	CHECK(kp_hits("ga_by_range") == base[1], "GA_Add_Dmabuf: %ld adds",
-	      kp_hits("ga_by_range") - base[1]);
+	CHECK(SINCE(ADD_WR) == 2 && SINCE(ADD_RD) == 1, "by value: %ld write, %ld read adds",
+	      SINCE(ADD_WR), SINCE(ADD_RD));
+	CHECK(SINCE(ADD_RANGE) == 0, "GA_Add_Dmabuf: %ld adds", SINCE(ADD_RANGE));
 	CHECK(ga_dev_pinned(dev, pin, 4, &n) == 0 && n == 3, "table: %u", n);
 	for (i = 0; i < n && i < 4; i++)
 		CHECK(pin[i].dmabuf && pin[i].gpu_address == 0 && pin[i].size == 0x10000,
@@ -227,13 +189,11 @@ static int dmabuf_path(const char *path)
 		CHECK(ga_dev_enable(dev, GA_DIR_WRITE, false) == 0);
 	}
 	CHECK(ga_buf_destroy_all(dev) == 0);
-	CHECK(kp_hits("ga_rem_800e") == base[2] + 1, "GPU_DmaBuf_Remove_Buffers: %ld",
-	      kp_hits("ga_rem_800e") - base[2]);
-	CHECK(kp_hits("ga_rem_8003") == base[3], "GPU_Rem_Nvidia_Memory: %ld",
-	      kp_hits("ga_rem_8003") - base[3]);
+	CHECK(SINCE(REM_ALL_DMABUF) == 1, "GPU_DmaBuf_Remove_Buffers: %ld", SINCE(REM_ALL_DMABUF));
+	CHECK(SINCE(REM_ALL_NV) == 0, "GPU_Rem_Nvidia_Memory: %ld", SINCE(REM_ALL_NV));
 	CHECK(ga_dev_pinned(dev, pin, 4, &n) == 0 && n == 0, "left: %u", n);
 	ga_dev_close(dev);
-	kp_cleanup();
+#undef SINCE
 	printf("KTEST %s libgpuasync_dmabuf_by_value\n", failures ? "FAIL" : "ok");
 	return failures;
 }
