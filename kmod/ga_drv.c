@@ -776,9 +776,10 @@ static long ga_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 /*
  * debugfs gpuasync/<card>/commands: each command of the table and how often
- * this card answered it ("GPU_DmaBuf_Add_Wr_Buffer 3"), refusals included,
- * a size this driver does not know not (another command).  Counted at the
- * dispatch rather than probed: tests read it with no kernel text patched.
+ * this card answered it ("GPU_DmaBuf_Add_Wr_Buffer 3").  A call its handler
+ * refuses counts; an argument size the driver does not take is another
+ * command and counts nowhere.  Counted at the dispatch rather than probed:
+ * tests read it with no kernel text patched.
  */
 static struct dentry *ga_debugfs;
 
