@@ -198,6 +198,9 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctx, c
  * writes, gathered reads) so far, or -1 when its kernel is not loaded:
  * for tests, which must know which path they exercised. */
 long long ga_mem_cuda_kernel_copies(void *ctx);
+/* Batches the resident delivery kernel (GPUASYNC_CUDA_RESIDENT) of @ctx
+ * has done so far, or -1 when it has none: likewise for tests. */
+long long ga_mem_cuda_resident_batches(void *ctx);
 
 /* ---- patterns (pattern.c) ---------------------------------------------- */
 

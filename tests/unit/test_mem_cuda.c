@@ -616,13 +616,79 @@ START_TEST(test_write_from)
 }
 END_TEST
 
+/*
+ * The resident delivery kernel (GPUASYNC_CUDA_RESIDENT): every write of
+ * defer_case lands exactly through its mailbox (those over 64 KiB on the
+ * stream, ordered with it) and the frees between the cases, which park the
+ * kernel, go on; a pattern and the descriptor after it (the card's frame)
+ * land with the pattern exactly as the CPU makes it; then the same with
+ * the payloads staged in host memory (GPUASYNC_CUDA_NO_FILL).  Fails with
+ * no batch done: the mailbox was not used.
+ */
+static void resident_frames(const struct ga_mem_ops *o, void *c)
+{
+	enum { BLK = 64 << 10, LEN = 4096, N = 200 };
+	static uint8_t want[LEN], got[LEN + 8];
+	struct ga_mem_block b;
+	long long b0 = ga_mem_cuda_resident_batches(c);
+
+	ck_assert_int_eq(o->alloc(c, BLK, &b), 0);
+	for (uint32_t seq = 0; seq < N; seq++) {
+		uint64_t size = LEN | (uint64_t)seq << 32;
+
+		if (o->write_pattern &&
+		    o->write_pattern(c, &b, 8, GA_PATTERN_PRBS, seq, LEN) == 0) {
+			ga_pattern_fill(GA_PATTERN_PRBS, seq, want, LEN);
+		} else {
+			ga_pattern_fill(GA_PATTERN_COUNTER, seq, want, LEN);
+			ck_assert_int_eq(o->write_defer(c, &b, 8, want, LEN), 0);
+		}
+		ck_assert_int_eq(o->write_defer(c, &b, 0, &size, 8), 0);
+		ck_assert_int_eq(o->write_flush(c), 0);
+		if (seq % 16 == 15 || seq == N - 1) {
+			ck_assert_int_eq(o->read(c, &b, 0, got, LEN + 8), 0);
+			ck_assert_int_eq(memcmp(got, &size, 8), 0);
+			ck_assert_msg(memcmp(got + 8, want, LEN) == 0, "frame %u differs", seq);
+		}
+	}
+	ck_assert_int_ge(ga_mem_cuda_resident_batches(c) - b0, N);
+	o->free(c, &b);
+}
+
+START_TEST(test_resident)
+{
+	const struct ga_mem_ops *o2 = NULL;
+	void *c2 = NULL;
+
+	if (!have_gpu())
+		return;
+	ck_assert_int_eq(ga_mem_cuda_resident_batches(mctx), -1);
+	if (ga_mem_cuda_kernel_copies(mctx) < 0) {
+		printf("kernel not loaded (library built without nvcc): no resident kernel\n");
+		return;
+	}
+	open_with("GPUASYNC_CUDA_RESIDENT", "1", NULL, &o2, &c2);
+	ck_assert_int_eq(ga_mem_cuda_resident_batches(c2), 0);
+	defer_case(o2, c2, -1);
+	ck_assert_int_gt(ga_mem_cuda_resident_batches(c2), 0);
+	resident_frames(o2, c2);
+	from_case(o2, c2);
+	o2->close(c2);
+	open_with("GPUASYNC_CUDA_RESIDENT", "1", "GPUASYNC_CUDA_NO_FILL", &o2, &c2);
+	defer_case(o2, c2, -1);
+	resident_frames(o2, c2);
+	o2->close(c2);
+}
+END_TEST
+
 static Suite *mem_cuda_suite(void)
 {
 	return suite_of("mem_cuda", "core", 0,
 			SUITE_TESTS({test_open_reports}, {test_bad_index}, {test_alloc_rw_leak},
 				    {test_async_order}, {test_threads}, {test_ipc},
 				    {test_read_many}, {test_defer_copies},
-				    {test_alloc_waits_for_frees}, {test_write_from}));
+				    {test_alloc_waits_for_frees}, {test_write_from},
+				    {test_resident}));
 }
 
 int main(int argc, char **argv)

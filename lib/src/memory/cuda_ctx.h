@@ -5,7 +5,8 @@
  * open and close), mem_cuda_free.c (the free thread), mem_cuda_write.c
  * (the staging ring, the card's batches), mem_cuda_dmabuf.c (dma-buf
  * export), mem_cuda_kernel.c (the kernel of fill.cu: patterns, copies,
- * gathered reads), cuda_ctx.c (entering the context, CUDA's errors).
+ * gathered reads), mem_cuda_resident.c (the resident delivery kernel),
+ * cuda_ctx.c (entering the context, CUDA's errors).
  * Only built with cuda.h (GA_HAVE_CUDA_H).
  */
 #ifndef GA_MEM_CUDA_CTX_H
@@ -19,6 +20,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <cuda.h>
@@ -53,6 +56,7 @@
 	X(cuStreamCreate)                                                                          \
 	X(cuStreamDestroy)                                                                         \
 	X(cuStreamSynchronize)                                                                     \
+	X(cuStreamQuery)                                                                           \
 	X(cuEventCreate)                                                                           \
 	X(cuEventDestroy)                                                                          \
 	X(cuEventRecord)                                                                           \
@@ -115,6 +119,7 @@ struct stage_rec {
 	unsigned int copies;
 	bool open;
 	CUevent ev;
+	uint64_t ticket; /* non-zero: done when the resident kernel is (not @ev) */
 };
 
 #define REC_BYTES  (STAGE_BYTES / 64) /* close a record after this many bytes */
@@ -229,12 +234,39 @@ struct cuda_ctx {
 	unsigned int fr_n, fr_cap, fr_busy;
 	bool fr_started, fr_stop;
 	pthread_t fr_thread;
+	/*
+	 * The resident delivery kernel (mem_cuda_resident.c), when asked for
+	 * (GPUASYNC_CUDA_RESIDENT): its mailbox, stream and function.
+	 * @res_posted counts batches put in the mailbox (written under @lock);
+	 * @res_dirty says stream work was queued since the last batch (under
+	 * @lock); @res_lock guards whether the kernel runs and who holds it
+	 * stopped (taken under @lock, never the other way round).
+	 */
+	struct res_box *res_box;
+	CUdeviceptr res_box_dev;
+	CUstream res_stream;
+	CUfunction res_fn;
+	uint64_t res_posted;
+	bool res_dirty;
+	pthread_mutex_t res_lock;
+	bool res_running;
+	unsigned int res_hold;
+	bool fill_patterns; /* patterns on the GPU (not GPUASYNC_CUDA_NO_FILL) */
 	/* dma-buf export: 0 when the device and driver can, else a negative
 	 * errno with the reason in dmabuf_why (set once at open). */
 	int dmabuf;
 	char dmabuf_why[160];
 	char pci[16]; /* the GPU's PCI address (sysfs form), "" when CUDA did not say */
 };
+
+/* GPUASYNC_CUDA_RESIDENT set and not "0": the card's batches through the
+ * resident delivery kernel (mem_cuda_resident.c). */
+static inline bool cuda_resident_wanted(void)
+{
+	const char *v = getenv("GPUASYNC_CUDA_RESIDENT");
+
+	return v && strcmp(v, "0");
+}
 
 /* ---- shared between the files (see each for what it does) -------------- */
 
@@ -279,6 +311,20 @@ int cuda_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
 int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 		       enum ga_pattern pattern, uint32_t seq, size_t len);
 int cuda_batch_sync(struct cuda_ctx *c);
+
+/* mem_cuda_resident.c */
+struct res_box;
+int cuda_res_open(struct cuda_ctx *c);
+int cuda_res_post_locked(struct cuda_ctx *c, const struct fill_job *jobs, unsigned int nj,
+			 const CUstreamBatchMemOpParams *descs, unsigned int nd, uint64_t *ticket);
+int cuda_res_wait(struct cuda_ctx *c, uint64_t ticket);
+bool cuda_res_landed(struct cuda_ctx *c, uint64_t ticket);
+int cuda_res_drain(struct cuda_ctx *c);
+void cuda_res_park(struct cuda_ctx *c);
+void cuda_res_unpark(struct cuda_ctx *c);
+CUresult cuda_mem_free(struct cuda_ctx *c, CUdeviceptr d);
+CUresult cuda_host_free_pinned(struct cuda_ctx *c, void *p);
+void cuda_res_close(struct cuda_ctx *c);
 
 /* mem_cuda_free.c */
 void cuda_free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n);

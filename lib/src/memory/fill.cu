@@ -22,6 +22,7 @@
  */
 #include "../prbs_lfsr.h"
 #include "../../include/gpuasync/timing.h"
+#include "resident.h"
 
 #define GA_FILL_CHUNK 16
 #define GA_FILL_COPY  0xFFu
@@ -41,44 +42,49 @@ __device__ static unsigned int matvec(const unsigned int *col, unsigned int s)
 	return r;
 }
 
-template <typename T> __device__ static void copy_units(const ga_fill_job &j)
+/* Loads that go to memory every time: the resident kernel (ga_deliver)
+ * reads pinned host memory that the host rewrites while the kernel runs,
+ * where a cached line could be a previous lap's. */
+template <typename T> __device__ static T load(const T *p, bool fresh)
+{
+	return fresh ? __ldcv(p) : *p;
+}
+
+/* Work item i of a job's items, i = first, first + stride, ... */
+template <typename T>
+__device__ static void copy_units(const ga_fill_job &j, unsigned int first, unsigned int stride,
+				  bool fresh)
 {
 	const T *src = (const T *)j.src;
 	T *dst = (T *)j.dst;
 	unsigned int n = j.len / sizeof(T);
 
-	for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		dst[i] = src[i];
+	for (unsigned int i = first; i < n; i += stride)
+		dst[i] = load(src + i, fresh);
 }
 
-__device__ static void copy_job(const ga_fill_job &j)
+__device__ static void copy_job(const ga_fill_job &j, unsigned int first, unsigned int stride,
+				bool fresh)
 {
 	unsigned long long a = j.dst | j.src | j.len;
 
 	if (!(a & 15))
-		copy_units<uint4>(j);
+		copy_units<uint4>(j, first, stride, fresh);
 	else if (!(a & 7))
-		copy_units<unsigned long long>(j);
+		copy_units<unsigned long long>(j, first, stride, fresh);
 	else if (!(a & 3))
-		copy_units<unsigned int>(j);
+		copy_units<unsigned int>(j, first, stride, fresh);
 	else
-		copy_units<unsigned char>(j);
+		copy_units<unsigned char>(j, first, stride, fresh);
 }
 
-/* pattern: 0 prbs, 1 counter, 3 timing (enum ga_pattern), GA_FILL_COPY a copy. */
-extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *jump)
+__device__ static void pattern_job(const ga_fill_job &j, const unsigned int *jump,
+				   unsigned int first, unsigned int stride)
 {
-	const ga_fill_job j = jobs[blockIdx.y];
 	unsigned int pattern = j.pattern, words = (j.len + 3) / 4;
 	unsigned char *dst = (unsigned char *)j.dst;
 
-	if (pattern == GA_FILL_COPY) {
-		copy_job(j);
-		return;
-	}
-
-	for (unsigned int c = blockIdx.x * blockDim.x + threadIdx.x; c < (words + GA_FILL_CHUNK - 1) / GA_FILL_CHUNK;
-	     c += gridDim.x * blockDim.x) {
+	for (unsigned int c = first; c < (words + GA_FILL_CHUNK - 1) / GA_FILL_CHUNK; c += stride) {
 		unsigned int w = c * GA_FILL_CHUNK, s = 0;
 
 		if (pattern == 0) {
@@ -105,5 +111,125 @@ extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *
 			if (pattern == 0)
 				s = GA_LFSR_NEXT(s);
 		}
+	}
+}
+
+__device__ static void run_job(const ga_fill_job &j, const unsigned int *jump, unsigned int first,
+			       unsigned int stride, bool fresh)
+{
+	if (j.pattern == GA_FILL_COPY)
+		copy_job(j, first, stride, fresh);
+	else
+		pattern_job(j, jump, first, stride);
+}
+
+/* pattern: 0 prbs, 1 counter, 3 timing (enum ga_pattern), GA_FILL_COPY a copy. */
+extern "C" __global__ void ga_fill(const ga_fill_job *jobs, const unsigned int *jump)
+{
+	run_job(jobs[blockIdx.y], jump, blockIdx.x * blockDim.x + threadIdx.x,
+		gridDim.x * blockDim.x, false);
+}
+
+/*
+ * The resident delivery kernel (resident.h): one block that stays on the
+ * GPU, takes batches from the mailbox in order and runs their jobs, then
+ * makes their descriptors visible and says done.  Warp 0 looks at the next
+ * slot's first RES_LOOK chunks with the readers' back-off (8 ns doubling
+ * to 256 ns); a batch counts as there when every chunk it takes carries
+ * its tag.  Returns when asked to stop and no batch is waiting.
+ */
+extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
+				      unsigned long long seq)
+{
+	__shared__ unsigned int bytes[RES_CHUNKS * 3];
+	__shared__ unsigned int njobs, ndescs, quit;
+
+	for (;; seq++) {
+		const unsigned int tag = (unsigned int)seq + 1;
+		const res_chunk *slot = box->slot[seq % RES_SLOTS];
+
+		if (threadIdx.x < 32) {
+			unsigned int lane = threadIdx.x, ns = 8, need = 0, stop = 0;
+
+			for (;;) {
+				uint4 v = make_uint4(0, 0, 0, tag);
+				unsigned int hx, hy, hw;
+				bool ok;
+
+				if (lane < RES_LOOK)
+					v = __ldcv((const uint4 *)&slot[lane]);
+				else if (lane == RES_LOOK)
+					v.x = __ldcv(&box->stop);
+				hx = __shfl_sync(0xffffffffu, v.x, 0);
+				hy = __shfl_sync(0xffffffffu, v.y, 0);
+				hw = __shfl_sync(0xffffffffu, v.w, 0);
+				need = hw == tag && hx <= RES_JOBS && hy <= RES_DESCS
+					       ? RES_BATCH_CHUNKS(hx, hy)
+					       : 0;
+				ok = need && (lane >= need || v.w == tag);
+				if (__all_sync(0xffffffffu, ok)) {
+					if (lane < need) {
+						bytes[3 * lane] = v.x;
+						bytes[3 * lane + 1] = v.y;
+						bytes[3 * lane + 2] = v.z;
+					}
+					if (!lane) {
+						njobs = hx;
+						ndescs = hy;
+					}
+					break;
+				}
+				/* Asked to stop: only between batches (the host
+				 * writes a batch's first chunk last). */
+				stop = __shfl_sync(0xffffffffu, v.x, RES_LOOK);
+				if (stop && !need)
+					break;
+				__nanosleep(ns);
+				ns = ns < 256 ? 2 * ns : 256;
+			}
+			/* The rest of a larger batch: each chunk once its tag is there. */
+			for (unsigned int i = RES_LOOK + lane; i < need; i += 32) {
+				uint4 v;
+
+				do
+					v = __ldcv((const uint4 *)&slot[i]);
+				while (v.w != tag);
+				bytes[3 * i] = v.x;
+				bytes[3 * i + 1] = v.y;
+				bytes[3 * i + 2] = v.z;
+			}
+			if (!lane)
+				quit = !need;
+			/* What the batch names (a staged payload) was written
+			 * before its chunks: read nothing of it before them. */
+			__threadfence_system();
+		}
+		__syncthreads();
+		if (quit)
+			return;
+		for (unsigned int i = 0; i < njobs; i++) {
+			ga_fill_job j;
+
+			memcpy(&j, (const char *)bytes + RES_HDR_BYTES + i * RES_JOB_BYTES,
+			       sizeof(j));
+			run_job(j, jump, threadIdx.x, blockDim.x, true);
+		}
+		__syncthreads();
+		if (!threadIdx.x) {
+			const char *d = (const char *)bytes + RES_HDR_BYTES + njobs * RES_JOB_BYTES;
+
+			/* The payloads first, for every reader on the GPU or beyond it. */
+			__threadfence_system();
+			for (unsigned int i = 0; i < ndescs; i++) {
+				unsigned long long a, v;
+
+				memcpy(&a, d + i * RES_DESC_BYTES, 8);
+				memcpy(&v, d + i * RES_DESC_BYTES + 8, 8);
+				*(volatile unsigned long long *)a = v;
+			}
+			__threadfence_system();
+			*(volatile unsigned long long *)&box->done = seq + 1;
+		}
+		__syncthreads();
 	}
 }

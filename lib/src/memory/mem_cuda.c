@@ -63,9 +63,16 @@ long long ga_mem_cuda_kernel_copies(void *ctx)
 	return -1;
 }
 
+long long ga_mem_cuda_resident_batches(void *ctx)
+{
+	(void)ctx;
+	return -1;
+}
+
 #else /* GA_HAVE_CUDA_H */
 
 #include "cuda_ctx.h"
+#include "resident.h"
 
 /* ---- ops ---------------------------------------------------------------- */
 
@@ -124,11 +131,11 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 
 		ga_log("cuda: block at 0x%llx is not 64 KiB aligned: %zu bytes taken instead",
 		       (unsigned long long)d, big);
-		c->f.cuMemFree(d);
+		cuda_mem_free(c, d);
 		d = 0;
 		res = c->f.cuMemAlloc(&d, big);
 		if (res == CUDA_SUCCESS && d % GA_GPU_PAGE_SIZE) {
-			c->f.cuMemFree(d);
+			cuda_mem_free(c, d);
 			rc = ga_err(-ENOMEM, "cuMemAlloc gave no 64 KiB aligned block of %zu bytes",
 				    size);
 			goto out;
@@ -163,7 +170,7 @@ static int cuda_alloc(void *ctx, size_t size, struct ga_mem_block *blk)
 	goto out;
 
 out_free:
-	c->f.cuMemFree(d);
+	cuda_mem_free(c, d);
 out:
 	cuda_leave(c, pushed);
 	return rc;
@@ -222,7 +229,7 @@ static int rd_reserve_locked(struct cuda_ctx *c, size_t bytes, unsigned int n)
 		if (res != CUDA_SUCCESS)
 			return cuda_fail(c, res, "cuMemHostAlloc (read staging)");
 		if (c->rd_stage)
-			c->f.cuMemFreeHost(c->rd_stage);
+			cuda_host_free_pinned(c, c->rd_stage);
 		c->rd_stage = p;
 		c->rd_cap = cap;
 		/* The gather kernel writes here through the mapping. */
@@ -430,7 +437,7 @@ static void cuda_host_free(void *ctx, void *p)
 		if (c->pinned[i].p == p)
 			c->pinned[i].p = NULL;
 	pthread_mutex_unlock(&c->lock);
-	c->f.cuMemFreeHost(p);
+	cuda_host_free_pinned(c, p);
 	cuda_leave(c, pushed);
 }
 
@@ -454,6 +461,7 @@ static void cuda_close(void *ctx)
 			cuda_batch_sync(c);
 			c->f.cuStreamSynchronize(c->stream);
 		}
+		cuda_res_close(c); /* before any free: those wait for it */
 		for (unsigned int i = 0; i < STAGE_RECORDS; i++)
 			if (c->rec[i].ev)
 				c->f.cuEventDestroy(c->rec[i].ev);
@@ -487,6 +495,7 @@ static void cuda_close(void *ctx)
 	pthread_cond_destroy(&c->fr_cond);
 	pthread_mutex_destroy(&c->fr_lock);
 	pthread_mutex_destroy(&c->rd_lock);
+	pthread_mutex_destroy(&c->res_lock);
 	pthread_mutex_destroy(&c->lock);
 	/* libcuda stays loaded: unloading a driver library while other code
 	 * in the process (an application's own CUDA use) holds it is unsafe,
@@ -501,6 +510,15 @@ long long ga_mem_cuda_kernel_copies(void *ctx)
 	if (c->fill_state <= 0)
 		return -1;
 	return (long long)__atomic_load_n(&c->kcopies, __ATOMIC_RELAXED);
+}
+
+long long ga_mem_cuda_resident_batches(void *ctx)
+{
+	struct cuda_ctx *c = ctx;
+
+	if (!c->res_box)
+		return -1;
+	return (long long)__atomic_load_n(&c->res_box->done, __ATOMIC_ACQUIRE);
 }
 
 static int cuda_pci_address(void *ctx, char *bdf, size_t len)
@@ -589,6 +607,7 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->rd_lock, NULL);
 	pthread_mutex_init(&c->fr_lock, NULL);
+	pthread_mutex_init(&c->res_lock, NULL);
 	pthread_cond_init(&c->fr_cond, NULL);
 	rc = load_driver(c, why, why_len);
 	if (rc)
@@ -695,9 +714,19 @@ int ga_mem_cuda_open(int gpu_index, const struct ga_mem_ops **ops, void **ctxp, 
 	 * for work on other streams of the context, such as a consumer's
 	 * wait for the frames the generator is to make. */
 	if (cuda_enter(c, &pushed) == 0) {
+		bool fill;
+
 		pthread_mutex_lock(&c->lock);
-		cuda_fill_ready_locked(c);
+		fill = cuda_fill_ready_locked(c);
 		pthread_mutex_unlock(&c->lock);
+		/* GPUASYNC_CUDA_RESIDENT=1: the card's small frames through
+		 * the resident kernel (mem_cuda_resident.c). */
+		if (cuda_resident_wanted()) {
+			if (!fill)
+				ga_log("cuda: no GPU kernel here: no resident delivery kernel");
+			else if (cuda_res_open(c))
+				ga_log("cuda: the card's batches go on the stream instead");
+		}
 		cuda_leave(c, pushed);
 	}
 	cuda_dmabuf_check(c, gpu_index);
@@ -714,6 +743,7 @@ out_free:
 	pthread_cond_destroy(&c->fr_cond);
 	pthread_mutex_destroy(&c->fr_lock);
 	pthread_mutex_destroy(&c->rd_lock);
+	pthread_mutex_destroy(&c->res_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return ga_err(rc, "%s", why);

@@ -20,12 +20,14 @@ void cuda_free_now(struct cuda_ctx *c, const CUdeviceptr *d, unsigned int n)
 	cuda_batch_sync(c);
 	c->f.cuStreamSynchronize(c->stream);
 	t1 = ga_mono_us();
+	cuda_res_park(c); /* cuMemFree waits for every kernel */
 	for (unsigned int i = 0; i < n; i++) {
 		CUresult res = c->f.cuMemFree(d[i]);
 
 		if (res != CUDA_SUCCESS)
 			cuda_fail(c, res, "cuMemFree");
 	}
+	cuda_res_unpark(c);
 	ga_log("cuda: freed %u block%s at 0x%llx%s (waiting for the stream %.0f us, cuMemFree "
 	       "%.0f us)",
 	       n, n == 1 ? "" : "s", (unsigned long long)d[0], n > 1 ? "..." : "", t1 - t0,

@@ -40,8 +40,11 @@ bool cuda_fill_ready_locked(struct cuda_ctx *c)
 	if (c->fill_state)
 		return c->fill_state > 0;
 	c->fill_state = -1;
+	/* GPUASYNC_CUDA_NO_FILL: patterns on the CPU, and no kernel at all
+	 * unless the resident one is asked for. */
+	c->fill_patterns = !getenv("GPUASYNC_CUDA_NO_FILL");
 	if (!c->f.cuModuleLoadData || !c->f.cuModuleGetFunction || !c->f.cuLaunchKernel ||
-	    !c->f.cuMemHostGetDevicePointer || getenv("GPUASYNC_CUDA_NO_FILL"))
+	    !c->f.cuMemHostGetDevicePointer || (!c->fill_patterns && !cuda_resident_wanted()))
 		return false;
 	/* M^(2^b) as columns: M^1 is one LFSR step, each next one the square. */
 	for (int i = 0; i < 32; i++)
@@ -73,7 +76,8 @@ bool cuda_fill_ready_locked(struct cuda_ctx *c)
 		c->fill_mod = NULL;
 		return false;
 	}
-	ga_log("cuda: payload patterns made on the GPU");
+	if (c->fill_patterns)
+		ga_log("cuda: payload patterns made on the GPU");
 	c->fill_state = 1;
 	return true;
 #else

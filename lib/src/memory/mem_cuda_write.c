@@ -6,9 +6,13 @@
  * jobs with their table staged in the ring, then the descriptors), with
  * cuda_batch_sync sending a batch before anything that must see it.
  *
+ * With the resident delivery kernel (GPUASYNC_CUDA_RESIDENT) a batch goes
+ * into its mailbox instead, and its record waits for the kernel's count
+ * (a ticket) instead of an event.
+ *
  * Below mem_cuda.c (the ops) and mem_cuda_free.c, which call into it; it
- * calls only the context (cuda_ctx.c) and the kernel (mem_cuda_kernel.c),
- * neither of which calls back.
+ * calls only the context (cuda_ctx.c) and the kernels (mem_cuda_kernel.c,
+ * mem_cuda_resident.c), none of which calls back.
  */
 #ifdef GA_HAVE_CUDA_H
 
@@ -36,12 +40,25 @@ static int rec_close_locked(struct cuda_ctx *c)
 	if (!r->open)
 		return 0;
 	r->open = false;
+	r->ticket = 0;
 	res = c->f.cuEventRecord(r->ev, c->stream);
 	if (res == CUDA_SUCCESS)
 		return 0;
 	res = c->f.cuStreamSynchronize(c->stream);
 	c->rec_count = 0;
 	return res == CUDA_SUCCESS ? 0 : cuda_fail(c, res, "staging wait");
+}
+
+/* Has the record's work landed?  @wait: wait until it has.
+ * Prerequisite: context current. */
+static CUresult rec_landed(struct cuda_ctx *c, const struct stage_rec *r, bool wait)
+{
+	if (r->ticket) {
+		if (!wait)
+			return cuda_res_landed(c, r->ticket) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+		return cuda_res_wait(c, r->ticket) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS;
+	}
+	return wait ? c->f.cuEventSynchronize(r->ev) : c->f.cuEventQuery(r->ev);
 }
 
 /* Send the deferred batch, if any (which closes the open record), else
@@ -66,7 +83,7 @@ static int stage_retire_oldest_locked(struct cuda_ctx *c)
 		if (rc || !c->rec_count)
 			return rc;
 	}
-	res = c->f.cuEventSynchronize(r->ev);
+	res = rec_landed(c, r, true);
 	c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
 	c->rec_count--;
 	return res == CUDA_SUCCESS ? 0 : cuda_fail(c, res, "staging wait");
@@ -166,6 +183,13 @@ static int queue_write_locked(struct cuda_ctx *c, CUdeviceptr dst, const void *s
 {
 	int rc = stage_close_locked(c);
 
+	/* The resident kernel does not wait for the stream, nor the stream
+	 * for it: what it was given lands first, and its next batch waits
+	 * for this (res_dirty). */
+	if (!rc && c->res_box) {
+		rc = cuda_res_drain(c);
+		c->res_dirty = true;
+	}
 	if (rc)
 		return rc;
 	if ((len == 8 && c->memop64 && !(dst & 7)) || (len == 4 && c->memop32 && !(dst & 3))) {
@@ -248,6 +272,31 @@ static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
 	return cuda_fill_launch(c, c->stage_dev + apos % STAGE_BYTES, tab, nj);
 }
 
+/* Send the batch's @nj jobs and @nd descriptors to the resident kernel,
+ * and close the open record (an empty one where nothing was staged) on
+ * its ticket.  Prerequisite: c->lock held, context current. */
+static int res_send_locked(struct cuda_ctx *c, unsigned int nj, unsigned int nd)
+{
+	struct stage_rec *r;
+	uint64_t ticket;
+	int rc = cuda_res_post_locked(c, c->wb_job, nj, c->wb_desc, nd, &ticket);
+
+	if (rc)
+		return rc;
+	if (!c->rec_count || !c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS].open) {
+		while (c->rec_count == STAGE_RECORDS) {
+			rc = stage_retire_oldest_locked(c);
+			if (rc)
+				return rc;
+		}
+		stage_note_locked(c, c->head, 0, 0);
+	}
+	r = &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS];
+	r->open = false;
+	r->ticket = ticket;
+	return 0;
+}
+
 /*
  * Send the deferred batch: the copies as one cuMemcpyBatchAsync (single
  * copies where the driver has none or refuses), then the descriptors as
@@ -265,6 +314,8 @@ static int batch_send_locked(struct cuda_ctx *c)
 		return 0;
 	c->wb_n = c->wb_nd = c->wb_nj = 0;
 	c->wb_bytes = 0;
+	if (c->res_box && !n)
+		return res_send_locked(c, nj, nd);
 #if GA_HAVE_BATCH
 	if (n > 1 && c->wb_batch) {
 		CUmemcpyAttributes attr;
@@ -357,7 +408,7 @@ int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, cons
 		rc = batch_send_locked(c);
 	if (rc) {
 		/* nothing more */
-	} else if (len == 8 && !(dst & 7) && c->memop64) {
+	} else if (len == 8 && !(dst & 7) && (c->memop64 || c->res_box)) {
 		CUstreamBatchMemOpParams *p;
 
 		if (c->wb_nd == WB_DESCS)
@@ -370,13 +421,19 @@ int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, cons
 			memcpy(&p->writeValue.value64, src, 8);
 			p->writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
 		}
-	} else if (len > WB_BYTES) {
+	} else if (len > WB_BYTES || (c->res_box && len > KCOPY_MAX_DEFAULT)) {
 		rc = queue_write_locked(c, dst, src, len); /* sends the batch first */
 	} else {
 		const struct pinned_region *pr = pinned_locked(c, src, len);
 		/* A small copy goes to the kernel when its source has a GPU
-		 * address (KCOPY_MAX_DEFAULT); @from is what the copy reads. */
-		bool kernel = len <= c->kcopy_max && c->fill_state > 0 && (!pr || pr->dev);
+		 * address (KCOPY_MAX_DEFAULT); @from is what the copy reads.
+		 * The resident kernel takes every copy it is given (staged
+		 * where its source has no GPU address). */
+		bool kernel = c->res_box ||
+			      (len <= c->kcopy_max && c->fill_state > 0 && (!pr || pr->dev));
+
+		if (c->res_box && pr && !pr->dev)
+			pr = NULL;
 		CUdeviceptr from = 0;
 		uint64_t pos;
 
@@ -422,7 +479,7 @@ int cuda_write_defer(void *ctx, const struct ga_mem_block *blk, size_t off, cons
 static void stage_reap_locked(struct cuda_ctx *c)
 {
 	while (c->rec_count && !c->rec[c->rec_first].open &&
-	       c->f.cuEventQuery(c->rec[c->rec_first].ev) == CUDA_SUCCESS) {
+	       rec_landed(c, &c->rec[c->rec_first], false) == CUDA_SUCCESS) {
 		c->rec_first = (c->rec_first + 1) % STAGE_RECORDS;
 		c->rec_count--;
 	}
@@ -501,10 +558,10 @@ bool cuda_write_room(void *ctx, size_t bytes, bool batch, bool wait)
 		if (c->rec_count && !c->rec[c->rec_first].open) {
 			/* Wait for the oldest batch without the lock, so that
 			 * readers and writers on other threads go on. */
-			CUevent ev = c->rec[c->rec_first].ev;
+			struct stage_rec r = c->rec[c->rec_first];
 
 			pthread_mutex_unlock(&c->lock);
-			c->f.cuEventSynchronize(ev);
+			rec_landed(c, &r, true);
 			pthread_mutex_lock(&c->lock);
 			stage_reap_locked(c);
 		} else if (c->rec_count || c->wb_n || c->wb_nd || c->wb_nj) {
@@ -542,7 +599,7 @@ int cuda_write_pattern(void *ctx, const struct ga_mem_block *blk, size_t off,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->lock);
-	if (!cuda_fill_ready_locked(c)) {
+	if (!cuda_fill_ready_locked(c) || !c->fill_patterns) {
 		rc = 1;
 	} else {
 		CUdeviceptr dst = (CUdeviceptr)(blk->dptr + off);
@@ -595,6 +652,10 @@ int cuda_write_from(void *ctx, const struct ga_mem_block *blk, size_t off,
 		CUresult res;
 
 		rc = stage_close_locked(c);
+		if (!rc && c->res_box) {
+			rc = cuda_res_drain(c); /* as in queue_write_locked */
+			c->res_dirty = true;
+		}
 		res = rc ? CUDA_SUCCESS : c->f.cuMemcpyDtoDAsync(dst, from, len, c->stream);
 		if (res != CUDA_SUCCESS)
 			rc = cuda_fail(c, res, "cuMemcpyDtoDAsync");
@@ -614,6 +675,9 @@ int cuda_batch_sync(struct cuda_ctx *c)
 	if (c->wb_n || c->wb_nd || c->wb_nj)
 		rc = batch_send_locked(c);
 	pthread_mutex_unlock(&c->lock);
+	/* The resident kernel's batches land outside the stream. */
+	if (!rc && c->res_box)
+		rc = cuda_res_drain(c);
 	return rc;
 }
 
