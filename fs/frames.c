@@ -897,7 +897,12 @@ static void put_hist(struct strbuf *sb, const char *name, const char *labels, co
 		sb_puts(sb, "\n");
 	}
 	sb_printf(sb, "%s_sum{%s} %.9g\n", name, labels, h->sum);
-	sb_printf(sb, "%s_count{%s} %llu\n", name, labels, (unsigned long long)h->count);
+	sb_puts(sb, name);
+	sb_puts(sb, "_count{");
+	sb_puts(sb, labels);
+	sb_puts(sb, "} ");
+	sb_put_uint(sb, h->count);
+	sb_puts(sb, "\n");
 }
 
 static const struct {
@@ -935,25 +940,43 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 		return;
 	fs_frames_scan(fs); /* the caller holds bufs_lock for reading */
 	pthread_mutex_lock(&fr->lock);
+	/* Piece by piece, not sb_printf: metrics renders these every time. */
 	for (unsigned int i = 0; i < sizeof(metric_counters) / sizeof(metric_counters[0]); i++) {
-		sb_printf(sb, "# HELP %s %s\n# TYPE %s counter\n", metric_counters[i].name,
-			  metric_counters[i].help, metric_counters[i].name);
-		sb_printf(sb, "%s{%s} %llu\n", metric_counters[i].name, id,
-			  (unsigned long long)counter_of(fs, fr, metric_counters[i].c));
+		const char *name = metric_counters[i].name;
+
+		sb_puts(sb, "# HELP ");
+		sb_puts(sb, name);
+		sb_puts(sb, " ");
+		sb_puts(sb, metric_counters[i].help);
+		sb_puts(sb, "\n# TYPE ");
+		sb_puts(sb, name);
+		sb_puts(sb, " counter\n");
+		sb_puts(sb, name);
+		sb_puts(sb, "{");
+		sb_puts(sb, id);
+		sb_puts(sb, "} ");
+		sb_put_uint(sb, counter_of(fs, fr, metric_counters[i].c));
+		sb_puts(sb, "\n");
 	}
-	sb_printf(sb, "# HELP gpuasync_batch_errors_total batches (AxiStream Batcher v1) the DRP "
-		      "would reject, by its error\n# TYPE gpuasync_batch_errors_total counter\n");
-	for (int e = GA_BATCH_TOO_SHORT; e < GA_BATCH_NERR; e++)
-		sb_printf(sb, "gpuasync_batch_errors_total{%s,error=\"%s\"} %llu\n", id,
-			  ga_batch_result_name(e), (unsigned long long)fr->count[C_BATCH + e - 1]);
-	sb_printf(sb, "# HELP gpuasync_frame_age_seconds time from the TimingHeader's stamp (when "
-		      "the card made the frame) to when the daemon first saw it\n"
-		      "# TYPE gpuasync_frame_age_seconds histogram\n");
+	sb_puts(sb, "# HELP gpuasync_batch_errors_total batches (AxiStream Batcher v1) the DRP "
+		    "would reject, by its error\n# TYPE gpuasync_batch_errors_total counter\n");
+	for (int e = GA_BATCH_TOO_SHORT; e < GA_BATCH_NERR; e++) {
+		sb_puts(sb, "gpuasync_batch_errors_total{");
+		sb_puts(sb, id);
+		sb_puts(sb, ",error=\"");
+		sb_puts(sb, ga_batch_result_name(e));
+		sb_puts(sb, "\"} ");
+		sb_put_uint(sb, fr->count[C_BATCH + e - 1]);
+		sb_puts(sb, "\n");
+	}
+	sb_puts(sb, "# HELP gpuasync_frame_age_seconds time from the TimingHeader's stamp (when "
+		    "the card made the frame) to when the daemon first saw it\n"
+		    "# TYPE gpuasync_frame_age_seconds histogram\n");
 	put_hist(sb, "gpuasync_frame_age_seconds", id, &fr->age);
-	sb_printf(sb, "# HELP gpuasync_frame_latency_seconds the card's latency registers of the "
-		      "buffer a frame was seen in, sampled at that frame (V4-5: buffer 0, once "
-		      "per ring lap)\n"
-		      "# TYPE gpuasync_frame_latency_seconds histogram\n");
+	sb_puts(sb, "# HELP gpuasync_frame_latency_seconds the card's latency registers of the "
+		    "buffer a frame was seen in, sampled at that frame (V4-5: buffer 0, once "
+		    "per ring lap)\n"
+		    "# TYPE gpuasync_frame_latency_seconds histogram\n");
 	for (unsigned int i = 0; i < NLAT; i++) {
 		uint32_t off;
 

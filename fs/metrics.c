@@ -32,34 +32,51 @@
 
 #include "fs.h"
 
+/* @s escaped for a HELP text, or with @label for a label value.  Copied a
+ * run at a time: the texts rarely hold anything to escape, and a HELP line
+ * is written for every family of every render. */
 static void put_escaped(struct strbuf *sb, const char *s, bool label)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			sb_put(sb, "\\\\", 2);
-		else if (*s == '\n')
-			sb_put(sb, "\\n", 2);
-		else if (label && *s == '"')
-			sb_put(sb, "\\\"", 2);
-		else
-			sb_put(sb, s, 1);
+	const char *special = label ? "\\\n\"" : "\\\n";
+
+	for (;;) {
+		size_t run = strcspn(s, special);
+
+		sb_put(sb, s, run);
+		s += run;
+		if (!*s)
+			return;
+		sb_puts(sb, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
+		s++;
 	}
 }
 
 static void family(struct strbuf *sb, const char *name, const char *type, const char *help,
 		   const char *unit)
 {
-	sb_printf(sb, "# HELP %s ", name);
+	sb_puts(sb, "# HELP ");
+	sb_puts(sb, name);
+	sb_puts(sb, " ");
 	put_escaped(sb, help, false);
-	if (unit && *unit)
-		sb_printf(sb, " (%s)", unit);
-	sb_printf(sb, "\n# TYPE %s %s\n", name, type);
+	if (unit && *unit) {
+		sb_puts(sb, " (");
+		sb_puts(sb, unit);
+		sb_puts(sb, ")");
+	}
+	sb_puts(sb, "\n# TYPE ");
+	sb_puts(sb, name);
+	sb_puts(sb, " ");
+	sb_puts(sb, type);
+	sb_puts(sb, "\n");
 }
 
+/* gpuasync_<name><suffix> into @out (truncated to @len - 1 bytes), without
+ * snprintf: it runs for every register of every render. */
 static void metric_name(const struct ga_reg *r, char *out, size_t len)
 {
 	const char *suffix = "";
-	size_t n = strlen(r->name);
+	size_t n = strlen(r->name), used = 0;
+	const char *parts[3];
 
 	if (r->flags & GA_F_COUNTER)
 		suffix = "_total";
@@ -67,7 +84,18 @@ static void metric_name(const struct ga_reg *r, char *out, size_t len)
 		suffix = "_seconds";
 	else if ((r->flags & GA_F_BYTES) && !(n >= 5 && !strcmp(r->name + n - 5, "bytes")))
 		suffix = "_bytes";
-	snprintf(out, len, "gpuasync_%s%s", r->name, suffix);
+	parts[0] = "gpuasync_";
+	parts[1] = r->name;
+	parts[2] = suffix;
+	for (unsigned int i = 0; i < 3; i++) {
+		size_t k = strlen(parts[i]);
+
+		if (k > len - 1 - used)
+			k = len - 1 - used;
+		memcpy(out + used, parts[i], k);
+		used += k;
+	}
+	out[used] = '\0';
 }
 
 /*
@@ -123,7 +151,12 @@ static void scalar_registers(struct fs *fs, struct strbuf *sb, const char *id)
 			continue; /* a failing read leaves the sample out, never a fake 0 */
 		metric_name(r, name, sizeof(name));
 		family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc, r->unit);
-		sb_printf(sb, "%s{%s} %llu\n", name, id, (unsigned long long)v);
+		sb_puts(sb, name);
+		sb_puts(sb, "{");
+		sb_puts(sb, id);
+		sb_puts(sb, "} ");
+		sb_put_uint(sb, v);
+		sb_puts(sb, "\n");
 	}
 }
 
@@ -171,6 +204,22 @@ static const char *const state_names[] = {
 };
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
+/* What follows the buffer number in a gpuasync_buffer_state line, per
+ * state, so that the line is three copies (written 1024 times a render). */
+#define STATE_TAIL(s) "\",state=\"" s "\"} 1\n"
+static const struct {
+	const char *text;
+	size_t len;
+} state_tails[] = {
+	[GA_BUF_IDLE] = {STATE_TAIL("IDLE"), sizeof(STATE_TAIL("IDLE")) - 1},
+	[GA_BUF_FREE] = {STATE_TAIL("FREE"), sizeof(STATE_TAIL("FREE")) - 1},
+	[GA_BUF_READY] = {STATE_TAIL("READY"), sizeof(STATE_TAIL("READY")) - 1},
+	[GA_BUF_BUSY] = {STATE_TAIL("BUSY"), sizeof(STATE_TAIL("BUSY")) - 1},
+	[GA_BUF_ERROR] = {STATE_TAIL("ERROR"), sizeof(STATE_TAIL("ERROR")) - 1},
+};
+_Static_assert(sizeof(state_tails) / sizeof(state_tails[0]) == NSTATES,
+	       "a line ending for every state name");
+
 /* Buffer states: left out while the link is down (@link false), as the
  * registers are: only a card that answers can say what a buffer is doing. */
 static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool link)
@@ -207,17 +256,23 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool
 			per_state[d][bi[b].state]++;
 			sb_put(sb, pre.buf, pre.len);
 			sb_put_uint(sb, bi[b].index);
-			sb_puts(sb, "\",state=\"");
-			sb_puts(sb, state_names[bi[b].state]);
-			sb_puts(sb, "\"} 1\n");
+			sb_put(sb, state_tails[bi[b].state].text, state_tails[bi[b].state].len);
 		}
 		sb_free(&pre);
 	}
 	family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
 	for (int d = 0; d < 2; d++)
-		for (unsigned int s = 0; s < NSTATES; s++)
-			sb_printf(sb, "gpuasync_buffers{%s,direction=\"%s\",state=\"%s\"} %u\n", id,
-				  dirname[d], state_names[s], per_state[d][s]);
+		for (unsigned int s = 0; s < NSTATES; s++) {
+			sb_puts(sb, "gpuasync_buffers{");
+			sb_puts(sb, id);
+			sb_puts(sb, ",direction=\"");
+			sb_puts(sb, dirname[d]);
+			sb_puts(sb, "\",state=\"");
+			sb_puts(sb, state_names[s]);
+			sb_puts(sb, "\"} ");
+			sb_put_uint(sb, per_state[d][s]);
+			sb_puts(sb, "\n");
+		}
 out_lost:
 	family(sb, "gpuasync_registrations_lost_total", "counter",
 	       "times the card was found no longer holding our buffers (another program "
@@ -320,8 +375,14 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	struct fs *fs = c->fs;
 	struct strbuf idsb = {0};
 	const char *id;
+	size_t len_hint;
 	int link;
 
+	/* Room for the last length and a little more (counters grow digits),
+	 * or the doublings would copy about as much as the render writes. */
+	len_hint = atomic_load(&fs->metrics_len);
+	if (len_hint)
+		sb_reserve(sb, sb->len + len_hint + len_hint / 16);
 	card_labels(fs, &idsb);
 	if (idsb.oom) {
 		sb_free(&idsb);
@@ -375,5 +436,7 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	sb_printf(sb, "gpuasyncfs_poll_notifications_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->notifies));
 	sb_free(&idsb);
+	if (!sb->oom)
+		atomic_store(&fs->metrics_len, sb->len);
 	return sb->oom ? -ENOMEM : 0;
 }

@@ -10,7 +10,8 @@
 
 #include "fs.h"
 
-static int sb_grow(struct strbuf *sb, size_t need)
+/* Room for @need more bytes and the NUL (the slow path of sb_put). */
+int sb_grow(struct strbuf *sb, size_t need)
 {
 	size_t cap = sb->cap ? sb->cap : 256;
 	char *p;
@@ -31,31 +32,48 @@ static int sb_grow(struct strbuf *sb, size_t need)
 	return 0;
 }
 
-int sb_put(struct strbuf *sb, const void *data, size_t len)
+/*
+ * Capacity for @cap bytes in all (NUL included), in one allocation: a
+ * renderer that knows about how long its text will be (metrics: its last
+ * length) saves the doublings, each a copy of all written so far.
+ */
+int sb_reserve(struct strbuf *sb, size_t cap)
 {
-	if (sb_grow(sb, len))
+	char *p;
+
+	if (sb->oom)
 		return -1;
-	memcpy(sb->buf + sb->len, data, len);
-	sb->len += len;
-	sb->buf[sb->len] = '\0';
+	if (cap <= sb->cap)
+		return 0;
+	p = realloc(sb->buf, cap);
+	if (!p) {
+		sb->oom = true;
+		return -1;
+	}
+	p[sb->len] = '\0'; /* a reserved empty buffer reads as "" */
+	sb->buf = p;
+	sb->cap = cap;
 	return 0;
 }
 
-int sb_puts(struct strbuf *sb, const char *s)
-{
-	return sb_put(sb, s, strlen(s));
-}
-
-/* @v in decimal, without printf (for lines written by the thousand). */
+/* @v in decimal, without printf (for lines written by the thousand): the
+ * digits are counted first and written in place, last one first. */
 int sb_put_uint(struct strbuf *sb, uint64_t v)
 {
-	char d[24];
-	int i = sizeof(d);
+	size_t n = 1;
+	char *p;
 
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	if ((sb->oom || sb->len + n + 1 > sb->cap) && sb_grow(sb, n))
+		return -1;
+	sb->len += n;
+	p = sb->buf + sb->len;
+	*p = '\0';
 	do
-		d[--i] = (char)('0' + v % 10);
-	while ((v /= 10) && i);
-	return sb_put(sb, d + i, sizeof(d) - (size_t)i);
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	return 0;
 }
 
 int sb_printf(struct strbuf *sb, const char *fmt, ...)

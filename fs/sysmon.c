@@ -299,51 +299,100 @@ static int store_sim_sensor(struct fs_ctx *c, const char *buf, size_t len)
 	return ga_sim_sysmon_set(c->fs->dev, (enum ga_sysmon_sensor)s, v);
 }
 
+/* @v milli-units as "%.3f" of v / 1000.0 prints it (exact for whole
+ * milli-units), without printf: metrics prints a few dozen a render. */
+static void put_milli3(struct strbuf *sb, int32_t v)
+{
+	int64_t a = v;
+	char frac[4];
+
+	if (a < 0) {
+		sb_puts(sb, "-");
+		a = -a;
+	}
+	sb_put_uint(sb, (uint64_t)a / 1000);
+	frac[0] = '.';
+	frac[1] = (char)('0' + a / 100 % 10);
+	frac[2] = (char)('0' + a / 10 % 10);
+	frac[3] = (char)('0' + a % 10);
+	sb_put(sb, frac, sizeof(frac));
+}
+
+/* "NAME{ID" and @more (a label or "") then "} ": a sample up to its value. */
+static void sample(struct strbuf *sb, const char *name, const char *id, const char *more)
+{
+	sb_puts(sb, name);
+	sb_puts(sb, "{");
+	sb_puts(sb, id);
+	sb_puts(sb, more);
+	sb_puts(sb, "} ");
+}
+
+/* The same with a rail label. */
+static void rail_sample(struct strbuf *sb, const char *name, const char *id, unsigned int s)
+{
+	sb_puts(sb, name);
+	sb_puts(sb, "{");
+	sb_puts(sb, id);
+	sb_puts(sb, ",rail=\"");
+	sb_puts(sb, sensor_name[s]);
+	sb_puts(sb, "\"} ");
+}
+
 /* The metrics of one reading (fs_show_metrics, link up): one
- * ga_dev_sysmon pass for every sample. */
+ * ga_dev_sysmon pass for every sample.  Written piece by piece rather
+ * than with sb_printf, which cost more than the rest of this together. */
 void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	struct ga_sysmon_reading r;
 	unsigned int mm;
+	char name[96];
 
-	if (ga_dev_memory_map_version(fs->dev, &mm) == 0)
-		sb_printf(sb,
-			  "# HELP gpuasync_memory_map_version the card's BAR0 memory-map "
-			  "version (device/firmware/memory_map_version)\n"
-			  "# TYPE gpuasync_memory_map_version gauge\n"
-			  "gpuasync_memory_map_version{%s} %u\n",
-			  id, mm);
+	if (ga_dev_memory_map_version(fs->dev, &mm) == 0) {
+		sb_puts(sb, "# HELP gpuasync_memory_map_version the card's BAR0 memory-map "
+			    "version (device/firmware/memory_map_version)\n"
+			    "# TYPE gpuasync_memory_map_version gauge\n");
+		sample(sb, "gpuasync_memory_map_version", id, "");
+		sb_put_uint(sb, mm);
+		sb_puts(sb, "\n");
+	}
 	if (ga_dev_sysmon(fs->dev, &r) < 0)
 		return; /* no SysMon (or refused): no samples, never made-up ones */
 	/* temperatures: a family per reading and limit */
 	for (unsigned int w = 0; w < NWORDS; w++) {
-		char name[64];
+		char word[64];
 
 		if (ga_sysmon_sensors[word_sensor(w)].kind != GA_SYSMON_MC)
 			continue;
-		word_name(w, name, sizeof(name));
-		sb_printf(sb,
-			  "# HELP gpuasync_fpga_%s_celsius %s\n"
-			  "# TYPE gpuasync_fpga_%s_celsius gauge\n"
-			  "gpuasync_fpga_%s_celsius{%s} %.3f\n",
-			  name, word_doc[w], name, name, id, word_milli(&r, w) / 1000.0);
+		word_name(w, word, sizeof(word));
+		snprintf(name, sizeof(name), "gpuasync_fpga_%s_celsius", word);
+		sb_puts(sb, "# HELP ");
+		sb_puts(sb, name);
+		sb_puts(sb, " ");
+		sb_puts(sb, word_doc[w]);
+		sb_puts(sb, "\n# TYPE ");
+		sb_puts(sb, name);
+		sb_puts(sb, " gauge\n");
+		sample(sb, name, id, "");
+		put_milli3(sb, word_milli(&r, w));
+		sb_puts(sb, "\n");
 	}
 	/* supplies: a family per kind of reading and of limit, the rail a label */
 	for (unsigned int k = 0; k < PER_SENSOR; k++) {
 		static const char *const what[PER_SENSOR] = {"now", "highest since power-up",
 							     "lowest since power-up"};
 
+		snprintf(name, sizeof(name), "gpuasync_fpga_voltage%s_volts", per_suffix[k]);
 		sb_printf(sb,
-			  "# HELP gpuasync_fpga_voltage%s_volts the FPGA's supply voltage %s, "
-			  "by rail (device/sysmon/RAIL%s)\n"
-			  "# TYPE gpuasync_fpga_voltage%s_volts gauge\n",
-			  per_suffix[k], what[k], per_suffix[k], per_suffix[k]);
+			  "# HELP %s the FPGA's supply voltage %s, by rail (device/sysmon/RAIL%s)\n"
+			  "# TYPE %s gauge\n",
+			  name, what[k], per_suffix[k], name);
 		for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
-			if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV)
-				sb_printf(sb,
-					  "gpuasync_fpga_voltage%s_volts{%s,rail=\"%s\"} %.3f\n",
-					  per_suffix[k], id, sensor_name[s],
-					  word_milli(&r, s * PER_SENSOR + k) / 1000.0);
+			if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV) {
+				rail_sample(sb, name, id, s);
+				put_milli3(sb, word_milli(&r, s * PER_SENSOR + k));
+				sb_puts(sb, "\n");
+			}
 	}
 	for (unsigned int l = 0; l < GA_SYSMON_LIMIT_COUNT; l++) {
 		unsigned int s = ga_sysmon_limits[l].sensor, first = l;
@@ -351,6 +400,7 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 
 		if (ga_sysmon_sensors[s].kind != GA_SYSMON_MV)
 			continue;
+		snprintf(name, sizeof(name), "gpuasync_fpga_voltage_%s_volts", k);
 		/* the family's header at its first row */
 		for (unsigned int e = 0; e < l; e++)
 			if (ga_sysmon_sensors[ga_sysmon_limits[e].sensor].kind == GA_SYSMON_MV &&
@@ -358,27 +408,29 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 				first = e;
 		if (first == l)
 			sb_printf(sb,
-				  "# HELP gpuasync_fpga_voltage_%s_volts the %s limit the card's "
-				  "SysMon holds for each supply, by rail (device/sysmon/RAIL_%s)\n"
-				  "# TYPE gpuasync_fpga_voltage_%s_volts gauge\n",
-				  k, k, k, k);
-		if (r.limit_known[l])
-			sb_printf(sb, "gpuasync_fpga_voltage_%s_volts{%s,rail=\"%s\"} %.3f\n", k,
-				  id, sensor_name[s], r.limit[l] / 1000.0);
+				  "# HELP %s the %s limit the card's SysMon holds for each supply, "
+				  "by rail (device/sysmon/RAIL_%s)\n"
+				  "# TYPE %s gauge\n",
+				  name, k, k, name);
+		if (r.limit_known[l]) {
+			rail_sample(sb, name, id, s);
+			put_milli3(sb, r.limit[l]);
+			sb_puts(sb, "\n");
+		}
 	}
-	sb_printf(sb, "# HELP gpuasync_fpga_voltage_out_of_range 1 while the supply is outside "
-		      "its limits, by rail (health/fpga_voltage)\n"
-		      "# TYPE gpuasync_fpga_voltage_out_of_range gauge\n");
+	sb_puts(sb, "# HELP gpuasync_fpga_voltage_out_of_range 1 while the supply is outside "
+		    "its limits, by rail (health/fpga_voltage)\n"
+		    "# TYPE gpuasync_fpga_voltage_out_of_range gauge\n");
 	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
-		if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV)
-			sb_printf(sb, "gpuasync_fpga_voltage_out_of_range{%s,rail=\"%s\"} %d\n", id,
-				  sensor_name[s], out_of_range(&r, s));
-	sb_printf(sb,
-		  "# HELP gpuasync_fpga_overheated 1 while the FPGA is above its critical "
-		  "temperature (health/fpga_temperature)\n"
-		  "# TYPE gpuasync_fpga_overheated gauge\n"
-		  "gpuasync_fpga_overheated{%s} %d\n",
-		  id, overheated(&r));
+		if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV) {
+			rail_sample(sb, "gpuasync_fpga_voltage_out_of_range", id, s);
+			sb_puts(sb, out_of_range(&r, s) ? "1\n" : "0\n");
+		}
+	sb_puts(sb, "# HELP gpuasync_fpga_overheated 1 while the FPGA is above its critical "
+		    "temperature (health/fpga_temperature)\n"
+		    "# TYPE gpuasync_fpga_overheated gauge\n");
+	sample(sb, "gpuasync_fpga_overheated", id, "");
+	sb_puts(sb, overheated(&r) ? "1\n" : "0\n");
 }
 
 /* ---- rows ------------------------------------------------------------------------------------ */
