@@ -40,6 +40,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1083,6 +1084,14 @@ int main(int argc, char *argv[])
 		loop = fuse_session_loop(se);
 	}
 	ret = loop_exit_status(loop);
+	/* The teardown runs to its end: a second SIGINT/SIGTERM/SIGHUP (a
+	 * script's kill right after its unmount, a service manager) would
+	 * otherwise end the process halfway with the GPU's kernels running,
+	 * and under MPS that fails the next program to open the GPU.  SIGKILL
+	 * still ends a teardown that hangs. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	notifier_stopping(&nt);
 	fs_log(LOG_INFO, "unmounting %s", opts.mountpoint);
 

@@ -46,14 +46,16 @@ MNT=$(mktemp -d /tmp/gpuasync-drpbench.XXXXXX)
 PID=
 cleanup() {
 	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"; }
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null
+	# Wait for it: the next run's daemon must find the GPU given back.
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
 	rmdir "$MNT" 2>/dev/null
 }
 trap cleanup EXIT
 env $CARD_ENV "$FS" --sim "$MNT" -f &
 PID=$!
 for _ in $(seq 100); do [ -r "$MNT/device/version" ] && break; sleep 0.1; done
-[ "$(cat "$MNT/device/memory" 2>/dev/null)" = gpu ] || { echo "mount not on GPU memory"; exit 2; }
+m=$(cat "$MNT/device/memory" 2>/dev/null)
+[ "$m" = gpu ] || { echo "mount not on GPU memory (device/memory: ${m:-unreadable})"; exit 2; }
 for i in $(seq 0 $((${GA_DRP_BUFFERS:-8} - 1))); do mkdir "$MNT/buffers/$i" || exit 2; done
 
 rate() { sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p' <<<"$1" | tail -1; }

@@ -93,8 +93,10 @@ static uint32_t job_units(const struct fill_job *j)
 {
 	uint64_t a = j->dst | j->src | j->len;
 
+	if (j->pattern == 0)
+		return ((j->len + 3) / 4 + 15) / 16; /* PRBS: fill.cu's GA_FILL_CHUNK */
 	if (j->pattern != FILL_COPY)
-		return ((j->len + 3) / 4 + 15) / 16; /* fill.cu's GA_FILL_CHUNK */
+		return ((j->len + 3) / 4 + 3) / 4; /* counter, timing: GA_FILL_QUAD */
 	return j->len / (!(a & 15) ? 16 : !(a & 7) ? 8 : !(a & 3) ? 4 : 1);
 }
 
