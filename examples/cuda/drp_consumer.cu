@@ -1018,13 +1018,26 @@ stop:
 		double give_up = now_s() + frame_wait_s;
 		cudaStream_t sst;
 
+		cudaError_t e;
+
 		CU(cudaStreamCreateWithFlags(&sst, cudaStreamNonBlocking));
 		CU(cudaMemcpyAsync(dstop, &one, sizeof(one), cudaMemcpyHostToDevice, sst));
-		CU(cudaStreamSynchronize(sst));
+		/* Where the GPU runs one kernel at a time, even this copy waits
+		 * behind a reader that never ends: give up in bounded time.  The
+		 * exits are _exit (see clk_must). */
+		while ((e = cudaStreamQuery(sst)) == cudaErrorNotReady && now_s() < give_up)
+			usleep(1000);
+		if (e == cudaErrorNotReady) {
+			printf("drp: FAIL: the stop flag was not written within %.0f s: the GPU ran "
+			       "nothing beside the readers (one kernel at a time, as under "
+			       "compute-sanitizer: run one reader there)\n",
+			       frame_wait_s);
+			fflush(stdout);
+			_exit(1);
+		}
+		CU(e);
 		CU(cudaStreamDestroy(sst));
 		for (unsigned int r = 0; r < nreaders; r++) {
-			cudaError_t e;
-
 			while ((e = cudaStreamQuery(st[r])) == cudaErrorNotReady &&
 			       now_s() < give_up)
 				usleep(1000);
@@ -1032,7 +1045,8 @@ stop:
 				printf("drp: FAIL: reader %u did not stop within %.0f s of the stop "
 				       "flag\n",
 				       r, frame_wait_s);
-				exit(1);
+				fflush(stdout);
+				_exit(1);
 			}
 			CU(e);
 		}

@@ -162,6 +162,15 @@ if [ -x "$CS" ]; then
 	grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT" || fail "memcheck: $(tail -n 5 <<<"$OUT")"
 	grep -q '^drp: OK$' <<<"$OUT" || fail "memcheck: no OK"
 	echo "memcheck: one reader, 10 frames, 0 errors"
+	# Two readers cannot both run there: the consumer must say so and
+	# end by itself, well inside the timeout (frames 30 s, stop 30 s).
+	OUT=$(timeout 600 "$CS" --tool memcheck "$D" -n 10 -r 2 -g 4096 -t 30 "$MNT" 2>&1)
+	rc=$?
+	[ "$rc" = 124 ] && fail "memcheck, two readers: still running after 600 s"
+	[ "$rc" = 0 ] && grep -q '^drp: OK$' <<<"$OUT" && echo "memcheck: two readers ran side by side"
+	[ "$rc" != 0 ] && { grep -q '^drp: FAIL: ' <<<"$OUT" ||
+		fail "memcheck, two readers: exit $rc without a reason: $(tail -n 5 <<<"$OUT")"; }
+	[ "$rc" != 0 ] && echo "memcheck: two readers: exit $rc in bounded time: $(grep -m1 '^drp: FAIL: ' <<<"$OUT")"
 	run after_memcheck -n 5000 -r 2 -g 4096
 elif [ "${GA_REQUIRE_GPU:-0}" = 1 ]; then
 	fail "no compute-sanitizer (GA_REQUIRE_GPU=1)"
