@@ -272,6 +272,22 @@ static int fill_launch_locked(struct cuda_ctx *c, unsigned int nj)
 	return cuda_fill_launch(c, c->stage_dev + apos % STAGE_BYTES, tab, nj);
 }
 
+/* An open record for what a batch sent: the open one, or a new, empty one
+ * where the batch staged nothing.  Prerequisite: c->lock held. */
+static int rec_open_locked(struct cuda_ctx *c)
+{
+	if (c->rec_count && c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS].open)
+		return 0;
+	while (c->rec_count == STAGE_RECORDS) {
+		int rc = stage_retire_oldest_locked(c);
+
+		if (rc)
+			return rc;
+	}
+	stage_note_locked(c, c->head, 0, 0);
+	return 0;
+}
+
 /* Send the batch's @nj jobs and @nd descriptors to the resident kernel,
  * and close the open record (an empty one where nothing was staged) on
  * its ticket.  Prerequisite: c->lock held, context current. */
@@ -281,16 +297,10 @@ static int res_send_locked(struct cuda_ctx *c, unsigned int nj, unsigned int nd)
 	uint64_t ticket;
 	int rc = cuda_res_post_locked(c, c->wb_job, nj, c->wb_desc, nd, &ticket);
 
+	if (!rc)
+		rc = rec_open_locked(c);
 	if (rc)
 		return rc;
-	if (!c->rec_count || !c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS].open) {
-		while (c->rec_count == STAGE_RECORDS) {
-			rc = stage_retire_oldest_locked(c);
-			if (rc)
-				return rc;
-		}
-		stage_note_locked(c, c->head, 0, 0);
-	}
 	r = &c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS];
 	r->open = false;
 	r->ticket = ticket;
@@ -362,17 +372,9 @@ static int batch_send_locked(struct cuda_ctx *c)
 	}
 	if (rc)
 		return rc;
-	/* An event behind the batch, in the open record (a new, empty one
-	 * when the copies needed no staging). */
-	if (!c->rec_count || !c->rec[(c->rec_first + c->rec_count - 1) % STAGE_RECORDS].open) {
-		while (c->rec_count == STAGE_RECORDS) {
-			rc = stage_retire_oldest_locked(c);
-			if (rc)
-				return rc;
-		}
-		stage_note_locked(c, c->head, 0, 0);
-	}
-	return rec_close_locked(c);
+	/* An event behind the batch, in the open record. */
+	rc = rec_open_locked(c);
+	return rc ? rc : rec_close_locked(c);
 }
 
 /* Does [dst, dst + len) overlap a write in the deferred batch?
