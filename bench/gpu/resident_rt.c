@@ -7,7 +7,10 @@
  * descriptor).  Three kinds of batch: a descriptor alone (8 bytes), a 4 KiB
  * timing pattern made on the GPU and its descriptor, a 4 KiB copy from host
  * memory and its descriptor.  Prints the time to post (the card's CPU
- * cost) and the round trip, p50 / p90 / p99, in microseconds.  Set against
+ * cost) and the round trip, p50 / p90 / p99, in microseconds, and the
+ * kernel's own part of each batch by the GPU's clock: from seeing the
+ * batch to its descriptors' stores (the mean; what a reader waits for
+ * beyond the kernel's look across PCIe, before its own look).  Set against
  * the doorbell ping-pong (gpuasync-drp-consumer -F) it says what the kernel
  * adds to the floor.  A measurement, not a test.
  *
@@ -66,6 +69,12 @@ int main(int argc, char **argv)
 	}
 	printf("%s, %d round trips each, us\n", gpu, n);
 	for (int k = 0; k < 3; k++) {
+		uint64_t w0 = 0, b0 = 0, w1 = 0, b1 = 0;
+
+		if (ga_mem_cuda_resident_work(c, &w0, &b0)) {
+			fprintf(stderr, "no report from the resident kernel\n");
+			return 1;
+		}
 		for (int i = -n / 10; i < n; i++) {
 			long long done = ga_mem_cuda_resident_batches(c);
 			uint64_t size = LEN | (uint64_t)i << 32;
@@ -90,6 +99,8 @@ int main(int argc, char **argv)
 		printf("%-12s", kinds[k]);
 		print("post", post, n);
 		print("round trip", rt, n);
+		if (!ga_mem_cuda_resident_work(c, &w1, &b1) && b1 > b0)
+			printf(" kernel seen->descriptors mean %.2f", (w1 - w0) / 1e3 / (b1 - b0));
 		printf("\n");
 	}
 	o->free(c, &b);

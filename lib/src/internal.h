@@ -201,6 +201,10 @@ long long ga_mem_cuda_kernel_copies(void *ctx);
 /* Batches the resident delivery kernel (GPUASYNC_CUDA_RESIDENT) of @ctx
  * has done so far, or -1 when it has none: likewise for tests. */
 long long ga_mem_cuda_resident_batches(void *ctx);
+/* The resident kernel's work so far: from seeing each batch to its
+ * descriptors' stores, summed (GPU clock), and the batches; it stops the
+ * kernel for a moment to have it report.  For gpuasync-resident-rt. */
+int ga_mem_cuda_resident_work(void *ctx, uint64_t *ns, uint64_t *batches);
 
 /* ---- patterns (pattern.c) ---------------------------------------------- */
 

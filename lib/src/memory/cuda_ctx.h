@@ -251,6 +251,7 @@ struct cuda_ctx {
 	pthread_mutex_t res_lock;
 	bool res_running;
 	unsigned int res_hold;
+	uint64_t res_work_ns, res_work_batches; /* the kernel's reports (under @res_lock) */
 	bool fill_patterns; /* patterns on the GPU (not GPUASYNC_CUDA_NO_FILL) */
 	/* dma-buf export: 0 when the device and driver can, else a negative
 	 * errno with the reason in dmabuf_why (set once at open). */

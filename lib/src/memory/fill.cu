@@ -33,6 +33,14 @@ struct ga_fill_job {
 	unsigned int len, seq, pattern, pad;
 };
 
+__device__ static unsigned long long gtimer(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
 __device__ static unsigned int matvec(const unsigned int *col, unsigned int s)
 {
 	unsigned int r = 0;
@@ -187,6 +195,7 @@ extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
 {
 	__shared__ unsigned int bytes[RES_CHUNKS * 3];
 	__shared__ unsigned int njobs, ndescs, quit;
+	unsigned long long seen = 0, work_ns = 0, work_batches = 0; /* thread 0's */
 
 	for (;; seq++) {
 		const unsigned int tag = (unsigned int)seq + 1;
@@ -220,6 +229,7 @@ extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
 					if (!lane) {
 						njobs = hx;
 						ndescs = hy;
+						seen = gtimer();
 					}
 					break;
 				}
@@ -250,8 +260,13 @@ extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
 			 * the chunks' loads have completed. */
 		}
 		__syncthreads();
-		if (quit)
+		if (quit) {
+			if (!threadIdx.x) {
+				box->work_ns = work_ns;
+				box->work_batches = work_batches;
+			}
 			return;
+		}
 		for (unsigned int i = 0; i < njobs; i++) {
 			ga_fill_job j;
 
@@ -274,6 +289,8 @@ extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
 				memcpy(&v, d + i * RES_DESC_BYTES + 8, 8);
 				*(volatile unsigned long long *)a = v;
 			}
+			work_ns += gtimer() - seen;
+			work_batches++;
 			/* Everything before done, for the host (this fence
 			 * costs about 0.5 us of the host's round trip, none
 			 * of a reader's: the descriptors are out). */

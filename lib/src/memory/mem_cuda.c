@@ -69,6 +69,14 @@ long long ga_mem_cuda_resident_batches(void *ctx)
 	return -1;
 }
 
+int ga_mem_cuda_resident_work(void *ctx, uint64_t *ns, uint64_t *batches)
+{
+	(void)ctx;
+	(void)ns;
+	(void)batches;
+	return -ENOTSUP;
+}
+
 #else /* GA_HAVE_CUDA_H */
 
 #include "cuda_ctx.h"
@@ -519,6 +527,27 @@ long long ga_mem_cuda_resident_batches(void *ctx)
 	if (!c->res_box)
 		return -1;
 	return (long long)__atomic_load_n(&c->res_box->done, __ATOMIC_ACQUIRE);
+}
+
+int ga_mem_cuda_resident_work(void *ctx, uint64_t *ns, uint64_t *batches)
+{
+	struct cuda_ctx *c = ctx;
+	bool pushed;
+	int rc;
+
+	if (!c->res_box)
+		return -ENOTSUP;
+	rc = cuda_enter(c, &pushed);
+	if (rc)
+		return rc;
+	cuda_res_park(c); /* the kernel reports as it returns */
+	cuda_res_unpark(c);
+	cuda_leave(c, pushed);
+	pthread_mutex_lock(&c->res_lock);
+	*ns = c->res_work_ns;
+	*batches = c->res_work_batches;
+	pthread_mutex_unlock(&c->res_lock);
+	return 0;
 }
 
 static int cuda_pci_address(void *ctx, char *bdf, size_t len)

@@ -248,6 +248,9 @@ void cuda_res_park(struct cuda_ctx *c)
 	c->f.cuStreamSynchronize(c->res_stream);
 	pthread_mutex_lock(&c->res_lock);
 	c->res_running = false;
+	c->res_work_ns += c->res_box->work_ns;
+	c->res_work_batches += c->res_box->work_batches;
+	c->res_box->work_ns = c->res_box->work_batches = 0;
 	pthread_mutex_unlock(&c->res_lock);
 }
 

@@ -16,7 +16,7 @@
  * fill_job: patterns and copies), then the descriptors (address, value:
  * 8-byte stores made after every job's bytes are in memory).  The kernel
  * writes done = seq + 1 after the descriptors; the host sets stop to have
- * it return once no batch is waiting.
+ * it return once no batch is waiting, and it reports its work as it does.
  *
  * Included by C (the host) and by CUDA (fill.cu): plain types only.
  */
@@ -55,6 +55,11 @@ struct res_box {
 	unsigned long long pad0[15];
 	unsigned int stop;
 	unsigned int pad1[31];
+	/* Written by the kernel as it returns (for gpuasync-resident-rt):
+	 * from seeing each batch to its descriptors' stores, in %globaltimer
+	 * ns, summed over the batches it did. */
+	unsigned long long work_ns, work_batches;
+	unsigned long long pad2[14];
 };
 
 #endif
