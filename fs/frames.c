@@ -944,13 +944,7 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 	for (unsigned int i = 0; i < sizeof(metric_counters) / sizeof(metric_counters[0]); i++) {
 		const char *name = metric_counters[i].name;
 
-		sb_puts(sb, "# HELP ");
-		sb_puts(sb, name);
-		sb_puts(sb, " ");
-		sb_puts(sb, metric_counters[i].help);
-		sb_puts(sb, "\n# TYPE ");
-		sb_puts(sb, name);
-		sb_puts(sb, " counter\n");
+		fs_metrics_family(sb, name, "counter", metric_counters[i].help, NULL);
 		sb_puts(sb, name);
 		sb_puts(sb, "{");
 		sb_puts(sb, id);
@@ -958,8 +952,9 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 		sb_put_uint(sb, counter_of(fs, fr, metric_counters[i].c));
 		sb_puts(sb, "\n");
 	}
-	sb_puts(sb, "# HELP gpuasync_batch_errors_total batches (AxiStream Batcher v1) the DRP "
-		    "would reject, by its error\n# TYPE gpuasync_batch_errors_total counter\n");
+	fs_metrics_family(sb, "gpuasync_batch_errors_total", "counter",
+			  "batches (AxiStream Batcher v1) the DRP would reject, by its error",
+			  NULL);
 	for (int e = GA_BATCH_TOO_SHORT; e < GA_BATCH_NERR; e++) {
 		sb_puts(sb, "gpuasync_batch_errors_total{");
 		sb_puts(sb, id);
@@ -969,14 +964,15 @@ void fs_frames_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 		sb_put_uint(sb, fr->count[C_BATCH + e - 1]);
 		sb_puts(sb, "\n");
 	}
-	sb_puts(sb, "# HELP gpuasync_frame_age_seconds time from the TimingHeader's stamp (when "
-		    "the card made the frame) to when the daemon first saw it\n"
-		    "# TYPE gpuasync_frame_age_seconds histogram\n");
+	fs_metrics_family(sb, "gpuasync_frame_age_seconds", "histogram",
+			  "time from the TimingHeader's stamp (when the card made the frame) to "
+			  "when the daemon first saw it",
+			  NULL);
 	put_hist(sb, "gpuasync_frame_age_seconds", id, &fr->age);
-	sb_puts(sb, "# HELP gpuasync_frame_latency_seconds the card's latency registers of the "
-		    "buffer a frame was seen in, sampled at that frame (V4-5: buffer 0, once "
-		    "per ring lap)\n"
-		    "# TYPE gpuasync_frame_latency_seconds histogram\n");
+	fs_metrics_family(sb, "gpuasync_frame_latency_seconds", "histogram",
+			  "the card's latency registers of the buffer a frame was seen in, sampled "
+			  "at that frame (V4-5: buffer 0, once per ring lap)",
+			  NULL);
 	for (unsigned int i = 0; i < NLAT; i++) {
 		uint32_t off;
 

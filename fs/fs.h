@@ -364,6 +364,11 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id);
 /* device/platform/ (platform.c), from the library's check table. */
 int fs_platform_rows(struct fs *fs, struct fs_node *rows, unsigned int max);
 int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb);
+/* A metric family's "# HELP" and "# TYPE" lines (metrics.c): @help escaped
+ * for HELP, then " (@unit)" where @unit is set.  Every part of the metrics
+ * text writes its families with it. */
+void fs_metrics_family(struct strbuf *sb, const char *name, const char *type, const char *help,
+		       const char *unit);
 
 /* ---- buffers.c ------------------------------------------------------------ */
 int fs_buffer_mkdir(struct fs *fs, enum ga_dir dir, const char *name, unsigned int *idx);

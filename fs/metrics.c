@@ -51,8 +51,10 @@ static void put_escaped(struct strbuf *sb, const char *s, bool label)
 	}
 }
 
-static void family(struct strbuf *sb, const char *name, const char *type, const char *help,
-		   const char *unit)
+/* The one writer of HELP and TYPE lines (fs.h): every part of the metrics
+ * text calls it, so the format and HELP's escaping are the same throughout. */
+void fs_metrics_family(struct strbuf *sb, const char *name, const char *type, const char *help,
+		       const char *unit)
 {
 	sb_puts(sb, "# HELP ");
 	sb_puts(sb, name);
@@ -150,7 +152,8 @@ static void scalar_registers(struct fs *fs, struct strbuf *sb, const char *id)
 		if (ga_reg_read64(fs->dev, (enum ga_reg_id)n->reg, 0, &v) < 0)
 			continue; /* a failing read leaves the sample out, never a fake 0 */
 		metric_name(r, name, sizeof(name));
-		family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc, r->unit);
+		fs_metrics_family(sb, name, (r->flags & GA_F_COUNTER) ? "counter" : "gauge", r->doc,
+				  r->unit);
 		sb_puts(sb, name);
 		sb_puts(sb, "{");
 		sb_puts(sb, id);
@@ -190,7 +193,8 @@ static void buffer_latencies(struct fs *fs, struct strbuf *sb, const char *id)
 			    v == ga_reg_field_max((enum ga_reg_id)n->reg, fs->info.layout))
 				continue;
 			if (first)
-				family(sb, name, "gauge", ga_regs[n->reg].doc, "seconds");
+				fs_metrics_family(sb, name, "gauge", ga_regs[n->reg].doc,
+						  "seconds");
 			first = false;
 			sb_printf(sb, "%s{%s,direction=\"%s\",buffer=\"%u\"} %.9g\n", name, id,
 				  dir == GA_DIR_WRITE ? "write" : "read", b, (double)v / hz);
@@ -235,9 +239,10 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool
 	if (!link)
 		goto out_lost;
 	/* Per buffer: its state as a label (one sample), and its size. */
-	family(sb, "gpuasync_buffer_state", "gauge",
-	       "1 for each buffer, labelled with its state: IDLE, FREE (armed), READY, BUSY, ERROR",
-	       NULL);
+	fs_metrics_family(sb, "gpuasync_buffer_state", "gauge",
+			  "1 for each buffer, labelled with its state: IDLE, FREE (armed), READY, "
+			  "BUSY, ERROR",
+			  NULL);
 	for (int d = 0; d < 2; d++) {
 		struct strbuf pre = {0};
 		unsigned int count = 0;
@@ -260,7 +265,7 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool
 		}
 		sb_free(&pre);
 	}
-	family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
+	fs_metrics_family(sb, "gpuasync_buffers", "gauge", "buffers per direction and state", NULL);
 	for (int d = 0; d < 2; d++)
 		for (unsigned int s = 0; s < NSTATES; s++) {
 			sb_puts(sb, "gpuasync_buffers{");
@@ -274,17 +279,17 @@ static void buffer_states(struct fs *fs, struct strbuf *sb, const char *id, bool
 			sb_puts(sb, "\n");
 		}
 out_lost:
-	family(sb, "gpuasync_registrations_lost_total", "counter",
-	       "times the card was found no longer holding our buffers (another program "
-	       "removed them, or the driver did)",
-	       NULL);
+	fs_metrics_family(sb, "gpuasync_registrations_lost_total", "counter",
+			  "times the card was found no longer holding our buffers (another program "
+			  "removed them, or the driver did)",
+			  NULL);
 	sb_printf(sb, "gpuasync_registrations_lost_total{%s} %u\n", id,
 		  ga_dev_registrations_lost(fs->dev));
-	family(sb, "gpuasync_add_stopped_frames_total", "counter",
-	       "frames the card counted while a buffer add had the write engine stopped or the "
-	       "payload limit cleared (upstream's datadev: dropped or cut short; 0 where adds "
-	       "run live)",
-	       NULL);
+	fs_metrics_family(sb, "gpuasync_add_stopped_frames_total", "counter",
+			  "frames the card counted while a buffer add had the write engine "
+			  "stopped or the payload limit cleared (upstream's datadev: dropped or "
+			  "cut short; 0 where adds run live)",
+			  NULL);
 	sb_printf(sb, "gpuasync_add_stopped_frames_total{%s} %llu\n", id,
 		  (unsigned long long)ga_dev_add_stopped_frames(fs->dev));
 	free(bi);
@@ -297,7 +302,7 @@ static void sim_stats(struct fs *fs, struct strbuf *sb, const char *id)
 	if (!fs->sim || ga_sim_stats(fs->dev, &st) < 0)
 		return;
 #define SIM_COUNTER(field, name, help)                                                             \
-	family(sb, "gpuasync_sim_" name, "counter", help, NULL);                                   \
+	fs_metrics_family(sb, "gpuasync_sim_" name, "counter", help, NULL);                        \
 	sb_printf(sb, "gpuasync_sim_" name "{%s} %llu\n", id, (unsigned long long)st.field)
 	SIM_COUNTER(generated, "generated_frames_total",
 		    "frames the simulated card's generator produced");
@@ -309,8 +314,8 @@ static void sim_stats(struct fs *fs, struct strbuf *sb, const char *id)
 	SIM_COUNTER(reads, "read_frames_total", "GPU->FPGA frames the simulated card received");
 	SIM_COUNTER(read_bytes, "read_bytes_total", "GPU->FPGA bytes the simulated card received");
 #undef SIM_COUNTER
-	family(sb, "gpuasync_sim_stalled_seconds_total", "counter",
-	       "time the input waited for a free buffer", NULL);
+	fs_metrics_family(sb, "gpuasync_sim_stalled_seconds_total", "counter",
+			  "time the input waited for a free buffer", NULL);
 	sb_printf(sb, "gpuasync_sim_stalled_seconds_total{%s} %.9g\n", id,
 		  (double)st.stalled_ns / 1e9);
 }
@@ -333,10 +338,11 @@ static void pcie_links(struct fs *fs, struct strbuf *sb, const char *id)
 
 	fs_pcie_read(fs, &p);
 	n = p.n;
-	family(sb, "gpuasync_pcie_link_readable", "gauge",
-	       "1 when this end's (card, gpu) PCIe link was read from sysfs, 0 when it could not "
-	       "be told (no PCI function, as on the simulated card, or no link files)",
-	       NULL);
+	fs_metrics_family(sb, "gpuasync_pcie_link_readable", "gauge",
+			  "1 when this end's (card, gpu) PCIe link was read from sysfs, 0 when it "
+			  "could not be told (no PCI function, as on the simulated card, or no "
+			  "link files)",
+			  NULL);
 	for (unsigned int i = 0; i < n; i++)
 		sb_printf(sb, "gpuasync_pcie_link_readable{%s,end=\"%s\",pci=\"%s\"} %d\n", id,
 			  e[i].end, e[i].bdf, e[i].ok);
@@ -362,7 +368,7 @@ static void pcie_links(struct fs *fs, struct strbuf *sb, const char *id)
 			if (k < 2 ? v <= 0 : v < 0)
 				continue; /* could not tell: no sample */
 			if (first)
-				family(sb, name[k], "gauge", help[k], NULL);
+				fs_metrics_family(sb, name[k], "gauge", help[k], NULL);
 			first = false;
 			sb_printf(sb, "%s{%s,end=\"%s\",pci=\"%s\"} %.9g\n", name[k], id, e[i].end,
 				  e[i].bdf, v);
@@ -389,22 +395,25 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 		return -ENOMEM;
 	}
 	id = idsb.buf;
-	family(sb, "gpuasync_device_info", "gauge", "identity of the card (value is always 1)",
-	       NULL);
+	fs_metrics_family(sb, "gpuasync_device_info", "gauge",
+			  "identity of the card (value is always 1)", NULL);
 	sb_printf(sb, "gpuasync_device_info{%s,backend=\"", id);
 	put_escaped(sb, fs->info.backend, true);
 	sb_printf(sb, "\",version=\"%u\",layout=\"%s\",memory=\"%s\",gpu=\"", fs->info.version,
 		  ga_layout_name(fs->info.layout), fs->info.memory);
 	put_escaped(sb, fs->info.gpu, true);
 	sb_printf(sb, "\"} 1\n");
-	family(sb, "gpuasync_link_up", "gauge",
-	       "1 while the card answers, 0 when its link is down (registers read all ones)", NULL);
+	fs_metrics_family(sb, "gpuasync_link_up", "gauge",
+			  "1 while the card answers, 0 when its link is down (registers read all "
+			  "ones)",
+			  NULL);
 	link = ga_dev_link(fs->dev) > 0;
 	sb_printf(sb, "gpuasync_link_up{%s} %d\n", id, link);
 	fs_health_metrics(fs, sb, id);
 	if (link)
 		fs_sysmon_metrics(fs, sb, id);
-	family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters", NULL);
+	fs_metrics_family(sb, "gpuasync_clock_hertz", "gauge", "clock of the latency counters",
+			  NULL);
 	sb_printf(sb, "gpuasync_clock_hertz{%s} %llu\n", id, (unsigned long long)fs->info.clock_hz);
 
 	/* A card whose link is down reads all ones: no register or buffer
@@ -423,16 +432,16 @@ int fs_show_metrics(struct fs_ctx *c, struct strbuf *sb)
 	sim_stats(fs, sb, id);
 	pcie_links(fs, sb, id);
 
-	family(sb, "gpuasyncfs_errors_total", "counter", "requests refused (lines added to errors)",
-	       NULL);
+	fs_metrics_family(sb, "gpuasyncfs_errors_total", "counter",
+			  "requests refused (lines added to errors)", NULL);
 	sb_printf(sb, "gpuasyncfs_errors_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->err_total));
-	family(sb, "gpuasyncfs_poll_samples_total", "counter",
-	       "times the sampler looked at the polled live files", NULL);
+	fs_metrics_family(sb, "gpuasyncfs_poll_samples_total", "counter",
+			  "times the sampler looked at the polled live files", NULL);
 	sb_printf(sb, "gpuasyncfs_poll_samples_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->samples));
-	family(sb, "gpuasyncfs_poll_notifications_total", "counter",
-	       "poll wake-ups sent for changed live files", NULL);
+	fs_metrics_family(sb, "gpuasyncfs_poll_notifications_total", "counter",
+			  "poll wake-ups sent for changed live files", NULL);
 	sb_printf(sb, "gpuasyncfs_poll_notifications_total{%s} %llu\n", id,
 		  (unsigned long long)atomic_load(&fs->notifies));
 	sb_free(&idsb);

@@ -346,12 +346,13 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	struct ga_sysmon_reading r;
 	unsigned int mm;
-	char name[96];
+	char name[96], help[160];
 
 	if (ga_dev_memory_map_version(fs->dev, &mm) == 0) {
-		sb_puts(sb, "# HELP gpuasync_memory_map_version the card's BAR0 memory-map "
-			    "version (device/firmware/memory_map_version)\n"
-			    "# TYPE gpuasync_memory_map_version gauge\n");
+		fs_metrics_family(sb, "gpuasync_memory_map_version", "gauge",
+				  "the card's BAR0 memory-map version "
+				  "(device/firmware/memory_map_version)",
+				  NULL);
 		sample(sb, "gpuasync_memory_map_version", id, "");
 		sb_put_uint(sb, mm);
 		sb_puts(sb, "\n");
@@ -366,13 +367,7 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 			continue;
 		word_name(w, word, sizeof(word));
 		snprintf(name, sizeof(name), "gpuasync_fpga_%s_celsius", word);
-		sb_puts(sb, "# HELP ");
-		sb_puts(sb, name);
-		sb_puts(sb, " ");
-		sb_puts(sb, word_doc[w]);
-		sb_puts(sb, "\n# TYPE ");
-		sb_puts(sb, name);
-		sb_puts(sb, " gauge\n");
+		fs_metrics_family(sb, name, "gauge", word_doc[w], NULL);
 		sample(sb, name, id, "");
 		put_milli3(sb, word_milli(&r, w));
 		sb_puts(sb, "\n");
@@ -383,10 +378,10 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 							     "lowest since power-up"};
 
 		snprintf(name, sizeof(name), "gpuasync_fpga_voltage%s_volts", per_suffix[k]);
-		sb_printf(sb,
-			  "# HELP %s the FPGA's supply voltage %s, by rail (device/sysmon/RAIL%s)\n"
-			  "# TYPE %s gauge\n",
-			  name, what[k], per_suffix[k], name);
+		snprintf(help, sizeof(help),
+			 "the FPGA's supply voltage %s, by rail (device/sysmon/RAIL%s)", what[k],
+			 per_suffix[k]);
+		fs_metrics_family(sb, name, "gauge", help, NULL);
 		for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
 			if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV) {
 				rail_sample(sb, name, id, s);
@@ -406,29 +401,31 @@ void fs_sysmon_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 			if (ga_sysmon_sensors[ga_sysmon_limits[e].sensor].kind == GA_SYSMON_MV &&
 			    ga_sysmon_limits[e].side == ga_sysmon_limits[l].side && first == l)
 				first = e;
-		if (first == l)
-			sb_printf(sb,
-				  "# HELP %s the %s limit the card's SysMon holds for each supply, "
-				  "by rail (device/sysmon/RAIL_%s)\n"
-				  "# TYPE %s gauge\n",
-				  name, k, k, name);
+		if (first == l) {
+			snprintf(help, sizeof(help),
+				 "the %s limit the card's SysMon holds for each supply, by rail "
+				 "(device/sysmon/RAIL_%s)",
+				 k, k);
+			fs_metrics_family(sb, name, "gauge", help, NULL);
+		}
 		if (r.limit_known[l]) {
 			rail_sample(sb, name, id, s);
 			put_milli3(sb, r.limit[l]);
 			sb_puts(sb, "\n");
 		}
 	}
-	sb_puts(sb, "# HELP gpuasync_fpga_voltage_out_of_range 1 while the supply is outside "
-		    "its limits, by rail (health/fpga_voltage)\n"
-		    "# TYPE gpuasync_fpga_voltage_out_of_range gauge\n");
+	fs_metrics_family(sb, "gpuasync_fpga_voltage_out_of_range", "gauge",
+			  "1 while the supply is outside its limits, by rail (health/fpga_voltage)",
+			  NULL);
 	for (unsigned int s = 0; s < GA_SYSMON_SENSOR_COUNT; s++)
 		if (ga_sysmon_sensors[s].kind == GA_SYSMON_MV) {
 			rail_sample(sb, "gpuasync_fpga_voltage_out_of_range", id, s);
 			sb_puts(sb, out_of_range(&r, s) ? "1\n" : "0\n");
 		}
-	sb_puts(sb, "# HELP gpuasync_fpga_overheated 1 while the FPGA is above its critical "
-		    "temperature (health/fpga_temperature)\n"
-		    "# TYPE gpuasync_fpga_overheated gauge\n");
+	fs_metrics_family(sb, "gpuasync_fpga_overheated", "gauge",
+			  "1 while the FPGA is above its critical temperature "
+			  "(health/fpga_temperature)",
+			  NULL);
 	sample(sb, "gpuasync_fpga_overheated", id, "");
 	sb_puts(sb, overheated(&r) ? "1\n" : "0\n");
 }
