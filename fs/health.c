@@ -171,18 +171,18 @@ void fs_health_metrics(struct fs *fs, struct strbuf *sb, const char *id)
 {
 	int gpu = gpu_present(fs);
 
-	sb_printf(sb, "# HELP gpuasync_frames_flowing 1 when the write engine finished a frame "
-		      "since the previous look or in the last 2 s (health/frames_flowing)\n"
-		      "# TYPE gpuasync_frames_flowing gauge\n"
-		      "gpuasync_frames_flowing{%s} %d\n",
-		  id, frames_flowing(fs));
+	fs_metrics_family(sb, "gpuasync_frames_flowing", "gauge",
+			  "1 when the write engine finished a frame since the previous look or in "
+			  "the last 2 s (health/frames_flowing)",
+			  NULL);
+	sb_printf(sb, "gpuasync_frames_flowing{%s} %d\n", id, frames_flowing(fs));
 	if (gpu < 0)
 		return; /* no GPU: no sample, never a made-up one */
-	sb_printf(sb, "# HELP gpuasync_gpu_present 1 while the GPU holding the buffers is on the "
-		      "bus with a link, 0 when it fell off (health/gpu)\n"
-		      "# TYPE gpuasync_gpu_present gauge\n"
-		      "gpuasync_gpu_present{%s,pci=\"%s\"} %d\n",
-		  id, fs->info.gpu_pci, gpu);
+	fs_metrics_family(sb, "gpuasync_gpu_present", "gauge",
+			  "1 while the GPU holding the buffers is on the bus with a link, 0 "
+			  "when it fell off (health/gpu)",
+			  NULL);
+	sb_printf(sb, "gpuasync_gpu_present{%s,pci=\"%s\"} %d\n", id, fs->info.gpu_pci, gpu);
 }
 
 /* clang-format off */
