@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +30,23 @@
 #define GPU_PROBE_CUDA_SUCCESS	 0
 #define GPU_PROBE_CUDA_NO_DEVICE 100
 
-static inline int gpu_probe_verdict(int absent, const char *fmt, ...)
+/* GA_REQUIRE_GPU=1: the GPU machine's run, where a GPU case that would
+ * skip (no GPU, or a part of it that cannot run) fails instead. */
+static inline bool gpu_required(void)
 {
 	const char *req = getenv("GA_REQUIRE_GPU");
+
+	return req && strcmp(req, "1") == 0;
+}
+
+static inline int gpu_probe_verdict(int absent, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
 	if (!absent) {
 		printf("FAILED: GPU probe: ");
-	} else if (req && strcmp(req, "1") == 0) {
+	} else if (gpu_required()) {
 		printf("FAILED: GA_REQUIRE_GPU=1 and no GPU: ");
 		absent = 0;
 	} else {
