@@ -623,7 +623,8 @@ END_TEST
  * kernel, go on; a pattern and the descriptor after it (the card's frame)
  * land with the pattern exactly as the CPU makes it; then the same with
  * the payloads staged in host memory (GPUASYNC_CUDA_NO_FILL).  Fails with
- * no batch done: the mailbox was not used.
+ * no batch done: the mailbox was not used.  The kernel's report of its
+ * work counts every batch it did, each in a plausible time.
  */
 static void pattern_frames(const struct ga_mem_ops *o, void *c)
 {
@@ -665,6 +666,11 @@ START_TEST(test_resident)
 	if (!have_gpu())
 		return;
 	ck_assert_int_eq(ga_mem_cuda_resident_batches(mctx), -1);
+	{
+		uint64_t ns, batches;
+
+		ck_assert_int_eq(ga_mem_cuda_resident_work(mctx, &ns, &batches), -ENOTSUP);
+	}
 	if (ga_mem_cuda_kernel_copies(mctx) < 0) {
 		/* Nothing to test, which on the GPU machine means its build
 		 * lost the kernel: a failure there, not a quiet pass. */
@@ -683,6 +689,15 @@ START_TEST(test_resident)
 	ck_assert_int_gt(ga_mem_cuda_resident_batches(c2), 0);
 	pattern_frames(o2, c2);
 	from_case(o2, c2);
+	{
+		uint64_t ns = 0, batches = 0;
+
+		ck_assert_int_eq(ga_mem_cuda_resident_work(c2, &ns, &batches), 0);
+		ck_assert_int_eq((long long)batches, ga_mem_cuda_resident_batches(c2));
+		ck_assert_msg(ns > 0 && ns / batches < 1000000,
+			      "the kernel's work: %llu ns over %llu batches",
+			      (unsigned long long)ns, (unsigned long long)batches);
+	}
 	o2->close(c2);
 	open_with("GPUASYNC_CUDA_RESIDENT", "1", "GPUASYNC_CUDA_NO_FILL", &o2, &c2);
 	defer_case(o2, c2, -1);
