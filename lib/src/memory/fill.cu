@@ -296,10 +296,10 @@ extern "C" __global__ void ga_deliver(res_box *box, const unsigned int *jump,
 			 * of a reader's: the descriptors are out). */
 			__threadfence_system();
 			*(volatile unsigned long long *)&box->done = seq + 1;
-			/* And done itself out now: a store to host memory with
-			 * nothing behind it reached the host about 1.6 us late
-			 * (H200), and every wait on the kernel waits for it. */
-			__threadfence_system();
+			/* No fence after done: with one, the host saw a batch of
+			 * descriptors or a pattern done about 1 us sooner, but a
+			 * batch with a 4 KiB copy from host memory 0.6 us later
+			 * (H200, gpuasync-resident-rt), and readers not at all. */
 		}
 		__syncthreads();
 	}
